@@ -1,0 +1,253 @@
+/*
+ * acc_common.h - status codes, errors, logging, settings, allocation, hashing, text buffers and
+ * YAML reading helpers shared by every part of acc.
+ *
+ * Conventions for the whole library (stated once here, as hwloc.h does):
+ *
+ * Errors.  Every function that can fail returns an acc_status_t: ACC_OK (0) on success, a negative
+ *   ACC_ERR_* on failure.  The failing function also records a message for the calling thread with
+ *   acc_error_set(); acc_error_message() returns it.  Messages name the file, line, variable or peer
+ *   involved and say what to do next.  Foreign errors (libyaml, libxml2, hwloc, SQLite, CUDA, NVRTC,
+ *   NCCL) are mapped to the closest acc code and their original code and text are kept in the message.
+ *
+ * Ownership.  acc_x_create(..., acc_x_t **out) hands the caller a new object it must release with
+ *   acc_x_destroy(); destroy(NULL) does nothing.  Pointer parameters are borrowed unless the
+ *   documentation says "taken".  Strings returned as const char * live as long as their owner.
+ *
+ * Threads.  Objects are not internally locked: one object, one thread at a time.  The logger,
+ *   the settings table and the error message slot are safe to use from any thread.
+ */
+#ifndef ACC_COMMON_H
+#define ACC_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ACC_VERSION_STRING "0.1.0"
+
+#if defined(__GNUC__)
+#define ACC_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define ACC_PRINTF(f, a)
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Status codes: one list, so that the enum and its strings cannot drift apart.
+ * X(name, value, description)
+ */
+#define ACC_STATUS_MAP(X)                                                                          \
+    X(OK, 0, "success")                                                                            \
+    X(ERR_INVALID, -1, "invalid argument")                                                         \
+    X(ERR_NOMEM, -2, "out of memory")                                                              \
+    X(ERR_IO, -3, "input/output error")                                                            \
+    X(ERR_PARSE, -4, "malformed input")                                                            \
+    X(ERR_UNSUPPORTED, -5, "unsupported input or operation")                                       \
+    X(ERR_NOT_FOUND, -6, "not found")                                                              \
+    X(ERR_TOPO, -7, "inconsistent topology")                                                       \
+    X(ERR_NO_DEVICE, -8, "no GPU available")                                                       \
+    X(ERR_VERIFY, -9, "plan verification failed")                                                  \
+    X(ERR_RANGE, -10, "value out of range")                                                        \
+    X(ERR_EXISTS, -11, "already exists")                                                           \
+    X(ERR_BUSY, -12, "resource busy")                                                              \
+    X(ERR_HWLOC, -20, "hwloc error")                                                               \
+    X(ERR_YAML, -21, "libyaml error")                                                              \
+    X(ERR_XML, -22, "libxml2 error")                                                               \
+    X(ERR_SQLITE, -23, "SQLite error")                                                             \
+    X(ERR_CUDA, -24, "CUDA driver error")                                                          \
+    X(ERR_NVRTC, -25, "NVRTC error")                                                               \
+    X(ERR_NCCL, -26, "NCCL error")                                                                 \
+    X(ERR_NVML, -27, "NVML error")                                                                 \
+    X(ERR_CRYPTO, -28, "libcrypto error")                                                          \
+    X(ERR_INTERNAL, -99, "internal error")
+
+typedef enum {
+#define ACC_STATUS_ENUM(name, value, desc) ACC_##name = value,
+    ACC_STATUS_MAP(ACC_STATUS_ENUM)
+#undef ACC_STATUS_ENUM
+} acc_status_t;
+
+/* "ACC_ERR_PARSE" style name, and its one-line description. Unknown values give "ACC_UNKNOWN". */
+const char *acc_status_name(acc_status_t st);
+const char *acc_status_string(acc_status_t st);
+
+/* Record a message for the calling thread and return st, so that failures read
+ *     return acc_error_set(ACC_ERR_PARSE, "%s:%d: expected a number", file, line);
+ * The message replaces the previous one.  acc_error_prefix() puts context in front of the
+ * current message ("loading topo.xml: " + message) and also returns st. */
+acc_status_t acc_error_set(acc_status_t st, const char *fmt, ...) ACC_PRINTF(2, 3);
+acc_status_t acc_error_prefix(acc_status_t st, const char *fmt, ...) ACC_PRINTF(2, 3);
+/* The calling thread's last message; "" when none.  Valid until the next acc call on the thread. */
+const char *acc_error_message(void);
+void acc_error_clear(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Logging.  One logger with levels and subsystems, configured by ACC_LOG_LEVEL and ACC_LOG_SUBSYS.
+ * Lines go to stderr as "acc <LEVEL> <subsys>: message".
+ */
+typedef enum {
+    ACC_LOG_ERROR = 0,
+    ACC_LOG_WARN = 1,
+    ACC_LOG_INFO = 2,
+    ACC_LOG_DEBUG = 3,
+    ACC_LOG_TRACE = 4,
+} acc_log_level_t;
+
+#define ACC_SUBSYS_MAP(X)                                                                          \
+    X(COMMON, "common")                                                                            \
+    X(TOPO, "topo")                                                                                \
+    X(COMPILER, "compiler")                                                                        \
+    X(DB, "db")                                                                                    \
+    X(RUNTIME, "runtime")                                                                          \
+    X(TUNER, "tuner")                                                                              \
+    X(CLI, "cli")
+
+typedef enum {
+#define ACC_SUBSYS_ENUM(name, str) ACC_SUBSYS_##name,
+    ACC_SUBSYS_MAP(ACC_SUBSYS_ENUM)
+#undef ACC_SUBSYS_ENUM
+        ACC_SUBSYS_COUNT
+} acc_subsys_t;
+
+/* True when a message of this level and subsystem would be printed (for costly messages). */
+int acc_log_enabled(acc_log_level_t level, acc_subsys_t subsys);
+void acc_log(acc_log_level_t level, acc_subsys_t subsys, const char *fmt, ...) ACC_PRINTF(3, 4);
+/* Send log lines to a stream instead of stderr (NULL restores stderr).  For tests and CLIs. */
+void acc_log_set_stream(FILE *stream);
+
+#define ACC_ERROR(sub, ...) acc_log(ACC_LOG_ERROR, ACC_SUBSYS_##sub, __VA_ARGS__)
+#define ACC_WARN(sub, ...)  acc_log(ACC_LOG_WARN, ACC_SUBSYS_##sub, __VA_ARGS__)
+#define ACC_INFO(sub, ...)  acc_log(ACC_LOG_INFO, ACC_SUBSYS_##sub, __VA_ARGS__)
+#define ACC_DEBUG(sub, ...) acc_log(ACC_LOG_DEBUG, ACC_SUBSYS_##sub, __VA_ARGS__)
+
+/* ---------------------------------------------------------------------------------------------
+ * Settings.  Every ACC_* environment variable is a row of ACC_SETTINGS_MAP; this table is the only
+ * place in acc that reads the environment.  X(id, type, default, doc).
+ */
+typedef enum {
+    ACC_SETTING_STRING,
+    ACC_SETTING_INT,
+    ACC_SETTING_SIZE, /* bytes, with optional K/M/G suffix (powers of 1024) */
+    ACC_SETTING_PATH,
+    ACC_SETTING_LEVEL, /* a log level name */
+} acc_setting_type_t;
+
+#define ACC_SETTINGS_MAP(X)                                                                        \
+    X(LOG_LEVEL, ACC_SETTING_LEVEL, "warn",                                                        \
+      "Least severe log level printed: error, warn, info, debug or trace.")                        \
+    X(LOG_SUBSYS, ACC_SETTING_STRING, "all",                                                       \
+      "Comma-separated subsystems to log (common, topo, compiler, db, runtime, tuner, cli), "      \
+      "'all', or a list prefixed with ^ to exclude.")                                              \
+    X(PLATFORM_DIR, ACC_SETTING_PATH, "",                                                          \
+      "Directory of shipped platform descriptions; empty means the installed default.")
+
+typedef enum {
+#define ACC_SETTING_ENUM(id, type, def, doc) ACC_SETTING_##id,
+    ACC_SETTINGS_MAP(ACC_SETTING_ENUM)
+#undef ACC_SETTING_ENUM
+        ACC_SETTING_COUNT
+} acc_setting_id_t;
+
+typedef struct {
+    const char *name; /* "ACC_LOG_LEVEL" */
+    acc_setting_type_t type;
+    const char *default_value;
+    const char *doc;
+} acc_setting_info_t;
+
+const acc_setting_info_t *acc_setting_info(acc_setting_id_t id);
+/* The value in effect: the environment's if set and non-empty, else the default.  Borrowed. */
+const char *acc_setting_str(acc_setting_id_t id);
+/* Parsed forms.  An invalid value is an error naming the variable; never a silent clamp. */
+acc_status_t acc_setting_int(acc_setting_id_t id, int64_t *out);
+acc_status_t acc_setting_size(acc_setting_id_t id, uint64_t *out);
+acc_status_t acc_setting_level(acc_setting_id_t id, acc_log_level_t *out);
+/* Check every setting; returns the first error. */
+acc_status_t acc_settings_validate(void);
+/* Print the table (name, type, default, value in effect, doc) for acc-info and --help. */
+void acc_settings_print(FILE *out);
+
+/* Parse "64K", "25M", "1G", "4096" into bytes (powers of 1024). */
+acc_status_t acc_parse_size(const char *text, uint64_t *out);
+
+/* ---------------------------------------------------------------------------------------------
+ * Allocation.  Thin wrappers that check size arithmetic for overflow and return NULL on failure;
+ * the caller turns NULL into ACC_ERR_NOMEM.  acc_free(NULL) does nothing.
+ */
+void *acc_malloc(size_t size);
+void *acc_calloc(size_t count, size_t size);
+void *acc_realloc_array(void *ptr, size_t count, size_t size);
+char *acc_strdup(const char *s);
+char *acc_strndup(const char *s, size_t n);
+void acc_free(void *ptr);
+/* Make room for at least `need` elements of `elem` bytes in *array of capacity *cap, growing
+ * geometrically.  On failure *array is unchanged. */
+acc_status_t acc_array_reserve(void **array, size_t *cap, size_t need, size_t elem);
+
+/* ---------------------------------------------------------------------------------------------
+ * Text buffer: a growable NUL-terminated string for building output.
+ * A failed append marks the buffer as failed; acc_buf_status() reports it once at the end.
+ */
+typedef struct {
+    char *data;
+    size_t len;
+    size_t cap;
+    int failed;
+} acc_buf_t;
+
+void acc_buf_init(acc_buf_t *b);
+void acc_buf_free(acc_buf_t *b);
+void acc_buf_reset(acc_buf_t *b);
+void acc_buf_append(acc_buf_t *b, const char *s, size_t n);
+void acc_buf_puts(acc_buf_t *b, const char *s);
+void acc_buf_printf(acc_buf_t *b, const char *fmt, ...) ACC_PRINTF(2, 3);
+void acc_buf_vprintf(acc_buf_t *b, const char *fmt, va_list ap);
+acc_status_t acc_buf_status(const acc_buf_t *b);
+/* Hand the string to the caller (to free with acc_free) and reset the buffer. */
+char *acc_buf_take(acc_buf_t *b);
+
+/* Read a whole file into a NUL-terminated buffer (taken by the caller).  Errors name the path. */
+acc_status_t acc_read_file(const char *path, char **out, size_t *len);
+/* Write data to path atomically (temporary file + rename); errors name the path. */
+acc_status_t acc_write_file(const char *path, const void *data, size_t len);
+
+/* ---------------------------------------------------------------------------------------------
+ * Hashing.  SHA-256 (libcrypto) for fingerprints and cache keys; FNV-1a for hash tables.
+ */
+#define ACC_SHA256_LEN 32
+#define ACC_SHA256_HEX_LEN 64
+
+typedef struct acc_sha256 acc_sha256_t;
+
+acc_status_t acc_sha256_create(acc_sha256_t **out);
+void acc_sha256_update(acc_sha256_t *h, const void *data, size_t len);
+/* Finish into out; the hasher may then be destroyed or reused after acc_sha256_reset(). */
+acc_status_t acc_sha256_final(acc_sha256_t *h, uint8_t out[ACC_SHA256_LEN]);
+void acc_sha256_reset(acc_sha256_t *h);
+void acc_sha256_destroy(acc_sha256_t *h);
+/* One call: digest of data as 64 lowercase hex characters plus NUL. */
+acc_status_t acc_sha256_hex(const void *data, size_t len, char out[ACC_SHA256_HEX_LEN + 1]);
+void acc_hex_encode(const uint8_t *bytes, size_t n, char *out);
+
+uint64_t acc_fnv1a64(const void *data, size_t len);
+
+/* ---------------------------------------------------------------------------------------------
+ * Small string helpers used by every parser.
+ */
+/* Strict number parsing: the whole string must be the number (leading/trailing blanks allowed). */
+acc_status_t acc_parse_int64(const char *s, int64_t *out);
+acc_status_t acc_parse_double(const char *s, double *out);
+/* Case-insensitive equality of two NUL-terminated strings. */
+int acc_str_ieq(const char *a, const char *b);
+/* Duplicate s without leading and trailing white space. */
+char *acc_str_trim_dup(const char *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ACC_COMMON_H */

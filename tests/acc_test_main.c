@@ -1,0 +1,83 @@
+/* The test runner: `test_x CASE` runs one case, `test_x` runs all, `test_x --list` names them. */
+#include "acc_test.h"
+
+#include <stdarg.h>
+#include <sys/stat.h>
+
+static acc_test_case_t *cases;
+static const char *current = "?";
+
+void acc_test_register(acc_test_case_t *tc)
+{
+    acc_test_case_t **p = &cases;
+    while (*p)
+        p = &(*p)->next;
+    *p = tc;
+}
+
+void acc_test_fail(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "FAIL %s at %s:%d: ", current, file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(1);
+}
+
+void acc_test_skip(const char *reason)
+{
+    printf("SKIP %s: %s\n", current, reason);
+    exit(77);
+}
+
+static const char *join(const char *base, const char *rel)
+{
+    static char slots[8][4096];
+    static int next;
+    char *s = slots[next++ & 7];
+    snprintf(s, sizeof(slots[0]), "%s/%s", base, rel);
+    return s;
+}
+
+const char *acc_test_data(const char *rel)
+{
+    return join(ACC_TEST_DATA_DIR, rel);
+}
+
+const char *acc_test_src(const char *rel)
+{
+    return join(ACC_TEST_SOURCE_DIR, rel);
+}
+
+const char *acc_test_tmp(const char *rel)
+{
+    mkdir(ACC_TEST_TMP_DIR, 0755);
+    return join(ACC_TEST_TMP_DIR, rel);
+}
+
+int main(int argc, char **argv)
+{
+    acc_test_case_t *tc;
+    int ran = 0;
+
+    if (argc > 1 && strcmp(argv[1], "--list") == 0) {
+        for (tc = cases; tc; tc = tc->next)
+            printf("%s\n", tc->name);
+        return 0;
+    }
+    for (tc = cases; tc; tc = tc->next) {
+        if (argc > 1 && strcmp(argv[1], tc->name) != 0)
+            continue;
+        current = tc->name;
+        tc->fn();
+        printf("ok %s\n", tc->name);
+        ran++;
+    }
+    if (argc > 1 && !ran) {
+        fprintf(stderr, "no test case named '%s'\n", argv[1]);
+        return 2;
+    }
+    return 0;
+}
