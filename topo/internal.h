@@ -1,0 +1,88 @@
+/*
+ * topo/internal.h - what the files of topo/ share and nothing outside topo/ may include.
+ */
+#ifndef ACC_TOPO_INTERNAL_H
+#define ACC_TOPO_INTERNAL_H
+
+#include "acc_topo.h"
+
+struct acc_topo {
+    char name[ACC_TOPO_NAME_MAX];
+    char *source;
+    acc_topo_format_t format;
+
+    acc_topo_vertex_t *vertices;
+    int nvertices;
+    size_t vertices_cap;
+    int kind_count[ACC_VTX_KIND_COUNT];
+
+    acc_topo_link_t *links;
+    int nlinks;
+    size_t links_cap;
+
+    acc_topo_network_t net;
+
+    char **assumed;
+    int nassumed;
+    size_t assumed_cap;
+
+    /* Computed by acc_topo_finalize(). */
+    int finalized;
+    int *adj_start;       /* CSR adjacency: outgoing links of vertex v are */
+    int *adj_links;       /* adj_links[adj_start[v] .. adj_start[v+1]) */
+    acc_topo_path_t *vpaths; /* nvertices x nvertices, node-local best paths */
+    int *gpu_vertex;      /* GPU id -> vertex index */
+    int *gpu_nic;         /* GPU id -> NIC vertex index of its rail, -1 without NICs */
+    int *vertex_numa;     /* vertex -> CPU id, -1 */
+};
+
+/* Importers fill an empty topology `t` from text; `name` is the file or description for
+ * messages.  The caller finalizes.  Each sets an error naming the file and place on failure. */
+acc_status_t topo_import_hwloc_xml(acc_topo_t *t, const char *text, size_t len, const char *name);
+acc_status_t topo_import_nccl_xml(acc_topo_t *t, const char *text, size_t len, const char *name);
+acc_status_t topo_import_nvidia_smi(acc_topo_t *t, const char *text, size_t len,
+                                    const char *name);
+acc_status_t topo_import_yaml(acc_topo_t *t, const char *text, size_t len, const char *name);
+acc_status_t topo_import_synthetic(acc_topo_t *t, const char *desc);
+acc_status_t topo_import_live(acc_topo_t *t);
+
+/* Fill GPU facts (model, sm, SM count, memory) from the PCI device id or model name where the
+ * input left them out, recording each assumption.  Used by every importer. */
+acc_status_t topo_fill_gpu_defaults(acc_topo_t *t, int vertex);
+
+/* ---- building conventions shared by every importer (topo_build.c) ----
+ * - One CPU vertex per NUMA node; a device's `numa` is the id of the CPU it hangs under.
+ * - Every NVSwitch chip of a node is folded into one NVSwitch vertex, "the NVSwitch fabric",
+ *   as NCCL does: what matters to schedules is each GPU's link count into the fabric.
+ * - NVLink bandwidth is never taken from an input: acc_topo_finalize() sets it to link count x the
+ *   per-link rate of the GPU's generation (hwloc and driver captures disagree on the rate).
+ * - PCIe links carry generation and width; bandwidth follows from them. */
+#define TOPO_LAT_NVLINK_US 0.6 /* NCCL hwLat NVLINK, LL protocol, per hop */
+#define TOPO_LAT_PCIE_US 1.0   /* NCCL hwLat PCI, LL protocol, per hop */
+#define TOPO_LAT_C2C_US 0.6    /* NVLink-C2C: taken as one NVLink hop */
+#define TOPO_LAT_SMP_US 1.0    /* inter-socket hop, as a PCIe hop in NCCL's model */
+#define TOPO_LAT_NET_US 2.7    /* NCCL hwLat NET, LL protocol: default fabric latency */
+
+/* The node's NVSwitch fabric vertex, created on first use. */
+acc_status_t topo_nvswitch(acc_topo_t *t, int *index);
+/* Add `count` NVLinks between a and b (both directions), merging with an existing connection. */
+acc_status_t topo_add_nvlinks(acc_topo_t *t, int a, int b, int count);
+/* PCIe link child-parent; gen/width 0 means unknown: the caller passes defaults and assumes. */
+acc_status_t topo_add_pcie(acc_topo_t *t, int child, int parent, int gen, int width);
+/* SMP links between every pair of CPU vertices, bandwidth by CPU type (topo_hw.c). */
+acc_status_t topo_connect_cpus(acc_topo_t *t);
+double topo_smp_bw(const acc_topo_vertex_t *cpu);
+/* Parse a PCIe speed string ("16.0 GT/s PCIe", "8 GT/s", "2.5 GT/s") into a generation, 0 if
+ * unrecognised. */
+int topo_pcie_gen_from_speed(const char *speed);
+/* Default PCIe generation for a GPU architecture (the GPU's own host link). */
+int topo_default_pcie_gen(int sm);
+
+/* Paths: computed by finalize (topo_paths.c). */
+acc_status_t topo_compute_paths(acc_topo_t *t);
+void topo_free_paths(acc_topo_t *t);
+
+/* Normalise a bus id to "dddd:bb:dd.f" lower case; returns 0 if it is not a bus id. */
+int topo_busid_normalize(const char *in, char out[24]);
+
+#endif

@@ -1,0 +1,171 @@
+/*
+ * Hardware facts used to fill what an input leaves out.  Every number has its source beside it;
+ * the rates are hardware rates per direction, not the effective rates a cost model uses.
+ */
+#include "internal.h"
+
+#include <ctype.h>
+#include <string.h>
+
+#define GIB (1024ull * 1024 * 1024)
+
+/* NVLink per-link rate per direction:
+ *   NVLink1 (P100) 20 GB/s: 4 links, 160 GB/s bidirectional (NVIDIA P100 whitepaper).
+ *   NVLink2 (V100) 25 GB/s: 6 links, 300 GB/s bidirectional (V100 datasheet).
+ *   NVLink3 (A100) 25 GB/s: 12 links, 600 GB/s bidirectional (A100 datasheet; DGX A100 NV12).
+ *   NVLink3 on GA10x (A40/A10 bridge) 14.0625 GB/s: 4 links, 112.5 GB/s bidirectional (A40 datasheet).
+ *   NVLink4 (H100/H200) 25 GB/s: 18 links, 900 GB/s bidirectional (H100 datasheet; NV18).
+ *   NVLink5 (B200/GB200) 50 GB/s: 18 links, 1.8 TB/s bidirectional (reference/04-topology.md §5).
+ * Ada (sm_89) and Turing (sm_75) data-centre parts have no NVLink. */
+static const acc_gpu_arch_t archs[] = {
+    {35, "kepler", 0.0, 0},      {37, "kepler", 0.0, 0},     {60, "pascal", 20.0, 4},
+    {61, "pascal", 0.0, 0},      {70, "volta", 25.0, 6},     {75, "turing", 0.0, 0},
+    {80, "ampere", 25.0, 12},    {86, "ampere", 14.0625, 4}, {89, "ada", 0.0, 0},
+    {90, "hopper", 25.0, 18},    {100, "blackwell", 50.0, 18}, {103, "blackwell", 50.0, 18},
+    {120, "blackwell", 0.0, 0},
+};
+
+/* PCI device ids of NVIDIA data-centre and common workstation GPUs (vendor 0x10de), as they
+ * appear in lspci, hwloc and NCCL dumps; SM counts and memory from each product's datasheet. */
+static const acc_gpu_model_t models[] = {
+    {0x15f9, "P100 SXM2 16GB", 60, 56, 16 * GIB, 4, 3},
+    {0x1db1, "V100 SXM2 16GB", 70, 80, 16 * GIB, 6, 3},
+    {0x1db5, "V100 SXM2 32GB", 70, 80, 32 * GIB, 6, 3},
+    {0x1db8, "V100 SXM3 32GB", 70, 80, 32 * GIB, 6, 3},
+    {0x1db4, "V100 PCIe 16GB", 70, 80, 16 * GIB, 0, 3},
+    {0x1eb8, "T4", 75, 40, 16 * GIB, 0, 3},
+    {0x20b0, "A100 SXM4 40GB", 80, 108, 40 * GIB, 12, 4},
+    {0x20b2, "A100 SXM4 80GB", 80, 108, 80 * GIB, 12, 4},
+    {0x20b5, "A100 PCIe 80GB", 80, 108, 80 * GIB, 0, 4},
+    {0x20f1, "A100 PCIe 40GB", 80, 108, 40 * GIB, 0, 4},
+    {0x2236, "A10", 86, 72, 24 * GIB, 0, 4},
+    {0x2237, "A10G", 86, 80, 24 * GIB, 0, 4},
+    {0x2235, "A40", 86, 84, 48 * GIB, 0, 4},
+    {0x2684, "GeForce RTX 4090", 89, 128, 24 * GIB, 0, 4},
+    {0x26b5, "L40", 89, 142, 48 * GIB, 0, 4},
+    {0x26b9, "L40S", 89, 142, 48 * GIB, 0, 4},
+    {0x2330, "H100 SXM5 80GB", 90, 132, 80 * GIB, 18, 5},
+    {0x2331, "H100 PCIe 80GB", 90, 114, 80 * GIB, 0, 5},
+    {0x2335, "H200 SXM 141GB", 90, 132, 141 * GIB, 18, 5},
+    {0x2901, "B200", 100, 148, 180 * GIB, 18, 5},
+};
+
+/* Name fragments as nvidia-smi, NVML and hwloc's GPUModel print them, most specific first. */
+static const struct {
+    const char *fragment;
+    int device_id;
+} name_map[] = {
+    {"P100-SXM2", 0x15f9},  {"V100-SXM2-32", 0x1db5}, {"V100-SXM2", 0x1db1},
+    {"V100-SXM3", 0x1db8},  {"V100-PCIE", 0x1db4},    {"T4", 0x1eb8},
+    {"A100-SXM4-80", 0x20b2}, {"A100-SXM-80", 0x20b2}, {"A100 80GB PCIE", 0x20b5},
+    {"A100-PCIE-80", 0x20b5}, {"A100-PCIE", 0x20f1},  {"A100-SXM4", 0x20b0},
+    {"A100", 0x20b0},       {"A10G", 0x2237},         {"A40", 0x2235},
+    {"A10", 0x2236},        {"RTX 4090", 0x2684},     {"L40S", 0x26b9},
+    {"L40", 0x26b5},        {"H100 PCIE", 0x2331},    {"H100 NVL", 0x2331},
+    {"H200", 0x2335},       {"H100", 0x2330},         {"B200", 0x2901},
+};
+
+const acc_gpu_arch_t *acc_topo_gpu_arch(int sm)
+{
+    size_t i;
+    for (i = 0; i < sizeof(archs) / sizeof(archs[0]); i++)
+        if (archs[i].sm == sm)
+            return &archs[i];
+    return NULL;
+}
+
+const acc_gpu_model_t *acc_topo_gpu_model_by_pci(int device_id)
+{
+    size_t i;
+    for (i = 0; i < sizeof(models) / sizeof(models[0]); i++)
+        if (models[i].device_id == device_id)
+            return &models[i];
+    return NULL;
+}
+
+/* Case-insensitive substring search. */
+static int contains(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++) {
+        size_t i;
+        for (i = 0; i < n; i++)
+            if (!hay[i] || toupper((unsigned char)hay[i]) != toupper((unsigned char)needle[i]))
+                break;
+        if (i == n)
+            return 1;
+    }
+    return 0;
+}
+
+const acc_gpu_model_t *acc_topo_gpu_model_by_name(const char *name)
+{
+    size_t i;
+    if (!name || !*name)
+        return NULL;
+    for (i = 0; i < sizeof(name_map) / sizeof(name_map[0]); i++)
+        if (contains(name, name_map[i].fragment))
+            return acc_topo_gpu_model_by_pci(name_map[i].device_id);
+    /* The canonical names of the table itself ("H100 SXM5 80GB", as acc writes them). */
+    for (i = 0; i < sizeof(models) / sizeof(models[0]); i++)
+        if (acc_str_ieq(name, models[i].model))
+            return &models[i];
+    return NULL;
+}
+
+/* Per-lane rates after line coding: Gen1/2 8b/10b at 2.5/5 GT/s, Gen3+ 128b/130b at 8/16/32/64
+ * GT/s (PCI-SIG); Gen3 x16 = 15.75 GB/s as hwloc reports it. */
+double acc_topo_pcie_bw(int gen, int width)
+{
+    static const double lane[] = {0, 0.25, 0.5, 0.984615, 1.969231, 3.938462, 7.876923};
+    if (gen < 1 || gen > 6 || width < 1)
+        return 0.0;
+    return lane[gen] * width;
+}
+
+acc_status_t topo_fill_gpu_defaults(acc_topo_t *t, int vertex)
+{
+    acc_topo_vertex_t *v = acc_topo_vertex_mut(t, vertex);
+    const acc_gpu_model_t *m = NULL;
+
+    if (!v || v->kind != ACC_VTX_GPU)
+        return acc_error_set(ACC_ERR_INVALID, "vertex %d is not a GPU", vertex);
+    if (v->device_id)
+        m = acc_topo_gpu_model_by_pci(v->device_id);
+    if (!m && v->model[0])
+        m = acc_topo_gpu_model_by_name(v->model);
+    if (m && v->sm && m->sm != v->sm)
+        m = NULL; /* the input's compute capability wins over a guessed model */
+    if (m) {
+        if (!v->model[0] || !acc_topo_gpu_model_by_name(v->model) ||
+            acc_topo_gpu_model_by_name(v->model) == m)
+            snprintf(v->model, sizeof(v->model), "%s", m->model);
+        if (!v->sm) {
+            v->sm = m->sm;
+            acc_topo_assume(t, "GPU compute capability sm_%d (from the %s model)", m->sm,
+                            m->model);
+        }
+        if (!v->sm_count) {
+            v->sm_count = m->sm_count;
+            acc_topo_assume(t, "%s: %d SMs (datasheet)", m->model, m->sm_count);
+        }
+        if (!v->mem_bytes) {
+            v->mem_bytes = m->mem_bytes;
+            acc_topo_assume(t, "%s: %llu GiB memory (datasheet)", m->model,
+                            (unsigned long long)(m->mem_bytes / GIB));
+        }
+        if (!v->device_id)
+            v->device_id = m->device_id;
+        if (!v->vendor_id)
+            v->vendor_id = 0x10de;
+    }
+    if (!v->sm)
+        return acc_error_set(ACC_ERR_TOPO,
+                             "%s: unknown GPU model '%s' (PCI device 0x%04x) and no compute "
+                             "capability given; add 'sm' to the input",
+                             v->name, v->model, v->device_id);
+    if (!acc_topo_gpu_arch(v->sm))
+        return acc_error_set(ACC_ERR_TOPO, "%s: unknown compute capability sm_%d", v->name,
+                             v->sm);
+    return ACC_OK;
+}
