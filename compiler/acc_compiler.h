@@ -1,0 +1,56 @@
+/*
+ * acc_compiler.h - the compiler: algorithm generators that turn a topology into plans, and
+ * everything in acc_plan.h (the IR, its text form, verification, MSCCL XML, host execution).
+ *
+ * Algorithms are named everywhere (YAML, database, tune strings, logs), never referred to by
+ * index.  Each is one file in compiler/algos/ exporting one acc_algo_t descriptor, listed in the
+ * registry (compiler/algos/registry.c).  Generation is deterministic: the same topology and
+ * arguments give the same plan, operation for operation.
+ *
+ * Conventions for errors, ownership and threads as in acc_common.h.
+ */
+#ifndef ACC_COMPILER_H
+#define ACC_COMPILER_H
+
+#include "acc_plan.h"
+#include "acc_topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Arguments of a generator; 0 / NULL means "the generator's default". */
+typedef struct {
+    int lanes;           /* parallel lanes (rings, trees, thread blocks) */
+    int chunks;          /* chunks per rank, or pipeline depth */
+    int root;            /* broadcast / reduce root (default 0) */
+    const char *inner;   /* hierarchical: the intra-node algorithm name */
+    const char *outer;   /* hierarchical: the inter-node algorithm name */
+    acc_proto_t proto;   /* recorded in the plan for the cost model */
+} acc_algo_args_t;
+
+typedef struct acc_algo {
+    const char *name;    /* "ring", "tree", "rhd", "oneshot", "twoshot", "hier", "direct", ... */
+    acc_coll_t coll;
+    const char *summary; /* one line for --list-algos */
+    /* ACC_OK if the algorithm applies to this topology and these arguments; otherwise
+     * ACC_ERR_UNSUPPORTED with a message saying why not (e.g. "needs every GPU pair on
+     * NVLink/NVSwitch; GPU0-GPU4 is SYS"). */
+    acc_status_t (*supports)(const acc_topo_t *topo, const acc_algo_args_t *args);
+    /* Build the plan for all ranks of the topology (acc_topo_ranks). */
+    acc_status_t (*build)(const acc_topo_t *topo, const acc_algo_args_t *args, acc_plan_t **out);
+} acc_algo_t;
+
+/* The registry: every algorithm, in a stable order. */
+const acc_algo_t *const *acc_algo_list(size_t *count);
+/* Look up by collective and name; NULL with a message listing the names that exist. */
+const acc_algo_t *acc_algo_find(acc_coll_t coll, const char *name);
+/* supports() then build() then acc_plan_verify(): every plan that leaves the compiler is
+ * verified. */
+acc_status_t acc_algo_generate(const acc_algo_t *algo, const acc_topo_t *topo,
+                               const acc_algo_args_t *args, acc_plan_t **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ACC_COMPILER_H */
