@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what acc needs on a Debian/Ubuntu machine (only what is missing), builds it with
+# warnings as errors, and runs the main job on a shipped default platform.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages="cmake ninja-build pkg-config gcc clang libclang-rt-14-dev libhwloc-dev hwloc
+          libyaml-dev libxml2-dev libsqlite3-dev libssl-dev"
+missing=""
+for p in $packages; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo"
+    echo "setup: installing$missing"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing
+fi
+
+cmake -S . -B build -G Ninja -DACC_WERROR=ON
+cmake --build build
+echo
+build/tools/acc-compile --topo "${1:-dgx-h100}" --print-topo
