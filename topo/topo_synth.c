@@ -1,0 +1,512 @@
+/*
+ * Synthetic topologies from a one-line description, as hwloc's synthetic topologies:
+ *
+ *     nodes=2 gpus=8 nvlink=18 nic=8x400
+ *
+ * builds two nodes of eight H100s, each with 18 NVLinks into an NVSwitch fabric and eight
+ * 400 Gb/s NICs.  Every key, its accepted values and its default are in the table below and in
+ * schedules/TOPOLOGY.md; the defaults chosen are written into the topology's source as the full
+ * description, so nothing is assumed silently and nothing is recorded as assumed.
+ */
+#include "internal.h"
+
+#include <ctype.h>
+#include <string.h>
+
+#define SYNTH_MAX_NODES 1024
+#define SYNTH_MAX_GPUS  64
+#define SYNTH_MAX_NICS  128
+#define SYNTH_MAX_NUMA  64
+
+typedef struct {
+    int nodes, gpus, nvlink, nvswitch, nics, numa, pcie, rail;
+    int sw_gpus, sw_nics; /* GPUs and NICs per PCIe switch; 0 and 0: devices on the CPU */
+    double nic_gbps, latency, oversub;
+    char fabric[ACC_TOPO_NAME_MAX];
+    const acc_gpu_model_t *gpu;
+    const char *arch; /* the name written back into the description */
+    unsigned given;   /* bit per key index */
+} synth_t;
+
+typedef acc_status_t (*parse_fn)(synth_t *s, const char *key, const char *val);
+
+typedef struct {
+    const char *key;
+    parse_fn parse;
+    const char *form; /* the accepted form, for messages */
+} synth_key_t;
+
+/* GPU generations by name; each maps to the SXM part of that generation (topo_hw.c's table). */
+static const struct {
+    const char *name, *alias;
+    int device_id;
+} archs[] = {
+    {"v100", "sm_70", 0x1db1}, /* V100 SXM2 16GB (DGX-1) */
+    {"a100", "sm_80", 0x20b2}, /* A100 SXM4 80GB */
+    {"l40s", "sm_89", 0x26b9}, /* L40S, PCIe only */
+    {"h100", "sm_90", 0x2330}, /* H100 SXM5 80GB */
+    {"h200", NULL, 0x2335},    /* H200 SXM 141GB */
+    {"b200", "sm_100", 0x2901},
+};
+
+static acc_status_t bad(const char *key, const char *val, const char *form)
+{
+    return acc_error_set(ACC_ERR_INVALID, "synthetic topology: %s=%s: expected %s", key, val, form);
+}
+
+static int parse_count(const char *val, int lo, int hi, int *out)
+{
+    long v = 0;
+    const char *p = val;
+    if (!isdigit((unsigned char)*p))
+        return 0;
+    for (; isdigit((unsigned char)*p) && v <= hi; p++)
+        v = v * 10 + (*p - '0');
+    if (*p || v < lo || v > hi)
+        return 0;
+    *out = (int)v;
+    return 1;
+}
+
+static int parse_number(const char *val, double lo, double hi, double *out)
+{
+    double v;
+    if (!isdigit((unsigned char)val[0]) || acc_parse_double(val, &v) != ACC_OK || v < lo || v > hi)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_flag(const char *val, int *out)
+{
+    if (strcmp(val, "1") == 0 || strcmp(val, "yes") == 0 || strcmp(val, "true") == 0)
+        *out = 1;
+    else if (strcmp(val, "0") == 0 || strcmp(val, "no") == 0 || strcmp(val, "false") == 0)
+        *out = 0;
+    else
+        return 0;
+    return 1;
+}
+
+static acc_status_t p_nodes(synth_t *s, const char *k, const char *v)
+{
+    return parse_count(v, 1, SYNTH_MAX_NODES, &s->nodes) ? ACC_OK
+                                                         : bad(k, v, "a whole number 1 to 1024");
+}
+
+static acc_status_t p_gpus(synth_t *s, const char *k, const char *v)
+{
+    return parse_count(v, 1, SYNTH_MAX_GPUS, &s->gpus)
+               ? ACC_OK
+               : bad(k, v, "the GPUs per node, a whole number 1 to 64");
+}
+
+static acc_status_t p_arch(synth_t *s, const char *k, const char *v)
+{
+    size_t i;
+    for (i = 0; i < sizeof(archs) / sizeof(archs[0]); i++) {
+        if (acc_str_ieq(v, archs[i].name) || (archs[i].alias && acc_str_ieq(v, archs[i].alias))) {
+            s->gpu = acc_topo_gpu_model_by_pci(archs[i].device_id);
+            s->arch = archs[i].name;
+            return ACC_OK;
+        }
+    }
+    return bad(k, v, "sm_70, sm_80, sm_89, sm_90, sm_100, v100, a100, l40s, h100, h200 or b200");
+}
+
+static acc_status_t p_nvlink(synth_t *s, const char *k, const char *v)
+{
+    return parse_count(v, 0, 64, &s->nvlink) ? ACC_OK
+                                             : bad(k, v, "the NVLinks per GPU, 0 (none) to 18");
+}
+
+static acc_status_t p_nvswitch(synth_t *s, const char *k, const char *v)
+{
+    return parse_flag(v, &s->nvswitch) ? ACC_OK : bad(k, v, "yes or no");
+}
+
+static acc_status_t p_nic(synth_t *s, const char *k, const char *v)
+{
+    const char *x = strchr(v, 'x');
+    char count[16];
+    if (strcmp(v, "0") == 0) {
+        s->nics = 0;
+        return ACC_OK;
+    }
+    if (!x || (size_t)(x - v) >= sizeof(count))
+        return bad(k, v, "COUNTxGBPS such as 8x400 (eight 400 Gb/s NICs per node), or 0");
+    memcpy(count, v, (size_t)(x - v));
+    count[x - v] = '\0';
+    if (!parse_count(count, 1, SYNTH_MAX_NICS, &s->nics) ||
+        !parse_number(x + 1, 1, 100000, &s->nic_gbps))
+        return bad(k, v, "COUNTxGBPS such as 8x400, with 1 to 128 NICs of 1 to 100000 Gb/s");
+    return ACC_OK;
+}
+
+static acc_status_t p_numa(synth_t *s, const char *k, const char *v)
+{
+    return parse_count(v, 1, SYNTH_MAX_NUMA, &s->numa)
+               ? ACC_OK
+               : bad(k, v, "the NUMA nodes (CPU sockets) per node, 1 to 64");
+}
+
+static acc_status_t p_pcie(synth_t *s, const char *k, const char *v)
+{
+    return parse_count(v, 1, 6, &s->pcie) ? ACC_OK : bad(k, v, "a PCIe generation 1 to 6");
+}
+
+static acc_status_t p_switch(synth_t *s, const char *k, const char *v)
+{
+    const char *plus = strchr(v, '+');
+    char g[16];
+    if (strcmp(v, "0") == 0) {
+        s->sw_gpus = s->sw_nics = 0;
+        return ACC_OK;
+    }
+    if (plus && (size_t)(plus - v) < sizeof(g)) {
+        memcpy(g, v, (size_t)(plus - v));
+        g[plus - v] = '\0';
+        if (parse_count(g, 1, SYNTH_MAX_GPUS, &s->sw_gpus) &&
+            parse_count(plus + 1, 0, SYNTH_MAX_NICS, &s->sw_nics))
+            return ACC_OK;
+    }
+    return bad(k, v,
+               "GPUS+NICS per PCIe switch such as 2+1, or 0 for devices on the CPU's own "
+               "PCIe ports");
+}
+
+static acc_status_t p_fabric(synth_t *s, const char *k, const char *v)
+{
+    const char *p;
+    if (strlen(v) >= sizeof(s->fabric))
+        return bad(k, v, "a fabric name of at most 63 characters");
+    for (p = v; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.')
+            return bad(k, v, "a fabric name of letters, digits, '-', '_' and '.' (ib-ndr, efa)");
+    snprintf(s->fabric, sizeof(s->fabric), "%s", v);
+    return ACC_OK;
+}
+
+static acc_status_t p_latency(synth_t *s, const char *k, const char *v)
+{
+    return parse_number(v, 0, 1e6, &s->latency)
+               ? ACC_OK
+               : bad(k, v, "the one-way network latency in microseconds, >= 0");
+}
+
+static acc_status_t p_rail(synth_t *s, const char *k, const char *v)
+{
+    return parse_flag(v, &s->rail) ? ACC_OK : bad(k, v, "1 (rail-optimised) or 0");
+}
+
+static acc_status_t p_oversub(synth_t *s, const char *k, const char *v)
+{
+    return parse_number(v, 1, 1e6, &s->oversub)
+               ? ACC_OK
+               : bad(k, v, "an oversubscription ratio >= 1 (1 = non-blocking)");
+}
+
+enum {
+    K_NODES,
+    K_GPUS,
+    K_ARCH,
+    K_NVLINK,
+    K_NVSWITCH,
+    K_NIC,
+    K_NUMA,
+    K_PCIE,
+    K_SWITCH,
+    K_FABRIC,
+    K_LATENCY,
+    K_RAIL,
+    K_OVERSUB,
+    K_COUNT
+};
+
+static const synth_key_t keys[K_COUNT] = {
+    {"nodes", p_nodes, "nodes=N"},
+    {"gpus", p_gpus, "gpus=N"},
+    {"arch", p_arch, "arch=h100"},
+    {"nvlink", p_nvlink, "nvlink=18"},
+    {"nvswitch", p_nvswitch, "nvswitch=yes"},
+    {"nic", p_nic, "nic=8x400"},
+    {"numa", p_numa, "numa=2"},
+    {"pcie", p_pcie, "pcie=5"},
+    {"switch", p_switch, "switch=1+1"},
+    {"fabric", p_fabric, "fabric=ib-ndr"},
+    {"latency", p_latency, "latency=2.7"},
+    {"rail", p_rail, "rail=1"},
+    {"oversub", p_oversub, "oversub=1"},
+};
+
+static acc_status_t parse_pair(synth_t *s, const char *tok, size_t n)
+{
+    char buf[128];
+    char *eq;
+    int k;
+
+    if (n >= sizeof(buf))
+        return acc_error_set(ACC_ERR_PARSE,
+                             "synthetic topology: '%.40s...' is too long for a "
+                             "key=value pair",
+                             tok);
+    memcpy(buf, tok, n);
+    buf[n] = '\0';
+    eq = strchr(buf, '=');
+    if (!eq)
+        return acc_error_set(ACC_ERR_PARSE,
+                             "synthetic topology: '%s' has no '='; write "
+                             "key=value pairs such as nodes=2 gpus=8 nvlink=18 nic=8x400",
+                             buf);
+    *eq = '\0';
+    for (k = 0; k < K_COUNT; k++)
+        if (strcmp(buf, keys[k].key) == 0)
+            break;
+    if (k == K_COUNT) {
+        acc_buf_t known;
+        acc_status_t st;
+        acc_buf_init(&known);
+        for (k = 0; k < K_COUNT; k++)
+            acc_buf_printf(&known, "%s%s", k ? ", " : "", keys[k].form);
+        st = acc_error_set(ACC_ERR_PARSE, "synthetic topology: unknown key '%s' (known: %s)", buf,
+                           known.data ? known.data : "");
+        acc_buf_free(&known);
+        return st;
+    }
+    if (s->given & (1u << k))
+        return acc_error_set(ACC_ERR_PARSE, "synthetic topology: key '%s' given twice", buf);
+    s->given |= 1u << k;
+    if (!eq[1])
+        return bad(buf, "", keys[k].form);
+    return keys[k].parse(s, buf, eq + 1);
+}
+
+static int gcd(int a, int b)
+{
+    while (b) {
+        int r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* Fill the defaults and check that the keys agree with each other. */
+static acc_status_t resolve(synth_t *s)
+{
+    const acc_gpu_arch_t *a;
+    int nsw;
+
+    if (!(s->given & (1u << K_GPUS)))
+        return acc_error_set(ACC_ERR_PARSE, "synthetic topology: key 'gpus' is required "
+                                            "(gpus=N, the GPUs per node)");
+    if (!s->gpu) {
+        const char *name = s->nvlink == 12 ? "a100" : s->nvlink == 6 ? "v100" : "h100";
+        p_arch(s, "arch", name);
+    }
+    a = acc_topo_gpu_arch(s->gpu->sm);
+    if (s->nvlink > (a ? a->max_nvlinks : 0))
+        return acc_error_set(ACC_ERR_INVALID,
+                             "synthetic topology: nvlink=%d: a %s GPU has %d "
+                             "NVLinks at most",
+                             s->nvlink, s->arch, a ? a->max_nvlinks : 0);
+    if (!(s->given & (1u << K_NVSWITCH)))
+        s->nvswitch = s->nvlink > 0 && s->gpus > 2;
+    if (s->nvswitch && s->nvlink == 0)
+        return acc_error_set(ACC_ERR_INVALID, "synthetic topology: nvswitch=yes needs nvlink=N "
+                                              "(the NVLinks from each GPU into the switches)");
+    if (!s->nvswitch && s->nvlink > 0) {
+        if (s->gpus == 1)
+            return acc_error_set(ACC_ERR_INVALID,
+                                 "synthetic topology: nvlink=%d with one GPU "
+                                 "and nvswitch=no: there is no peer to link to",
+                                 s->nvlink);
+        if (s->nvlink % (s->gpus - 1) != 0)
+            return acc_error_set(ACC_ERR_INVALID,
+                                 "synthetic topology: nvlink=%d with "
+                                 "nvswitch=no: direct all-to-all links need nvlink divisible by "
+                                 "gpus-1 = %d",
+                                 s->nvlink, s->gpus - 1);
+    }
+    if (s->nodes > 1 && !(s->given & (1u << K_NIC)))
+        return acc_error_set(ACC_ERR_INVALID,
+                             "synthetic topology: nodes=%d needs nic=COUNTxGBPS "
+                             "(the NICs per node, e.g. nic=8x400)",
+                             s->nodes);
+    if (s->nodes > 1 && s->nics == 0)
+        return acc_error_set(ACC_ERR_INVALID,
+                             "synthetic topology: nodes=%d with nic=0: nodes "
+                             "need NICs to talk",
+                             s->nodes);
+    if (!(s->given & (1u << K_NUMA)))
+        s->numa = s->gpus >= 4 ? 2 : 1;
+    if (!(s->given & (1u << K_PCIE)))
+        s->pcie = topo_default_pcie_gen(s->gpu->sm);
+    if (!(s->given & (1u << K_SWITCH))) {
+        /* gcd(gpus, nics) switches share GPUs and NICs evenly: 8+8 -> 1+1 per switch, 8+4 ->
+         * 2+1, 8+32 -> 1+4; without NICs each GPU has a switch of its own. */
+        nsw = s->nics ? gcd(s->gpus, s->nics) : s->gpus;
+        s->sw_gpus = s->gpus / nsw;
+        s->sw_nics = s->nics / nsw;
+    } else if (s->sw_gpus == 0) {
+        if (s->sw_nics != 0)
+            return bad("switch", "0+N", "at least one GPU per switch");
+    } else {
+        if (s->gpus % s->sw_gpus != 0)
+            return acc_error_set(ACC_ERR_INVALID,
+                                 "synthetic topology: switch=%d+%d: gpus=%d "
+                                 "does not divide into switches of %d GPUs",
+                                 s->sw_gpus, s->sw_nics, s->gpus, s->sw_gpus);
+        nsw = s->gpus / s->sw_gpus;
+        if (nsw * s->sw_nics != s->nics)
+            return acc_error_set(ACC_ERR_INVALID,
+                                 "synthetic topology: switch=%d+%d: %d switches "
+                                 "of %d NICs hold %d NICs, but nic= gives %d per node",
+                                 s->sw_gpus, s->sw_nics, nsw, s->sw_nics, nsw * s->sw_nics,
+                                 s->nics);
+    }
+    return ACC_OK;
+}
+
+/* ---- building ------------------------------------------------------------------------------ */
+
+static acc_status_t add_gpu(acc_topo_t *t, const synth_t *s, int numa, int *v)
+{
+    acc_topo_vertex_t *x;
+    acc_status_t st = acc_topo_add_vertex(t, ACC_VTX_GPU, v);
+    if (st != ACC_OK)
+        return st;
+    x = acc_topo_vertex_mut(t, *v);
+    snprintf(x->model, sizeof(x->model), "%s", s->gpu->model);
+    x->sm = s->gpu->sm;
+    x->sm_count = s->gpu->sm_count;
+    x->mem_bytes = s->gpu->mem_bytes;
+    x->device_id = s->gpu->device_id;
+    x->vendor_id = 0x10de;
+    x->numa = numa;
+    return topo_fill_gpu_defaults(t, *v);
+}
+
+static acc_status_t build(acc_topo_t *t, const synth_t *s)
+{
+    int cpu[SYNTH_MAX_NUMA], sw[SYNTH_MAX_GPUS], gpu[SYNTH_MAX_GPUS];
+    int nsw = s->sw_gpus ? s->gpus / s->sw_gpus : 0, i, j, v, nvs;
+    /* A link runs at the lower generation of its two ends. */
+    int gpu_gen = s->pcie < s->gpu->pcie_gen ? s->pcie : s->gpu->pcie_gen;
+    acc_status_t st = ACC_OK;
+
+    for (i = 0; i < s->numa && st == ACC_OK; i++)
+        st = acc_topo_add_vertex(t, ACC_VTX_CPU, &cpu[i]);
+    if (st != ACC_OK || (st = topo_connect_cpus(t)) != ACC_OK)
+        return st;
+    for (i = 0; i < nsw; i++) {
+        int numa = i * s->numa / nsw;
+        if ((st = acc_topo_add_vertex(t, ACC_VTX_PCISW, &sw[i])) != ACC_OK ||
+            (st = topo_add_pcie(t, sw[i], cpu[numa], s->pcie, 16)) != ACC_OK)
+            return st;
+        acc_topo_vertex_mut(t, sw[i])->numa = numa;
+    }
+    for (i = 0; i < s->gpus; i++) {
+        int numa = nsw ? (i / s->sw_gpus) * s->numa / nsw : i * s->numa / s->gpus;
+        if ((st = add_gpu(t, s, numa, &gpu[i])) != ACC_OK ||
+            (st = topo_add_pcie(t, gpu[i], nsw ? sw[i / s->sw_gpus] : cpu[numa], gpu_gen, 16)) !=
+                ACC_OK)
+            return st;
+    }
+    if (s->nvswitch) {
+        if ((st = topo_nvswitch(t, &nvs)) != ACC_OK)
+            return st;
+        for (i = 0; i < s->gpus && st == ACC_OK; i++)
+            st = topo_add_nvlinks(t, gpu[i], nvs, s->nvlink);
+    } else if (s->nvlink > 0) {
+        for (i = 0; i < s->gpus; i++)
+            for (j = i + 1; j < s->gpus && st == ACC_OK; j++)
+                st = topo_add_nvlinks(t, gpu[i], gpu[j], s->nvlink / (s->gpus - 1));
+    }
+    for (i = 0; i < s->nics && st == ACC_OK; i++) {
+        acc_topo_vertex_t *x;
+        int parent = nsw ? sw[i / s->sw_nics] : cpu[i * s->numa / s->nics];
+        if ((st = acc_topo_add_vertex(t, ACC_VTX_NIC, &v)) != ACC_OK)
+            return st;
+        x = acc_topo_vertex_mut(t, v);
+        x->speed_gbps = s->nic_gbps;
+        x->numa = nsw ? acc_topo_vertex(t, parent)->numa : i * s->numa / s->nics;
+        /* GPUDirect RDMA where the NIC shares a PCIe switch with GPUs (NCCL's default GDR
+         * level is PXB). */
+        x->gdr = nsw > 0;
+        st = topo_add_pcie(t, v, parent, s->pcie, 16);
+    }
+    return st;
+}
+
+static void describe(const synth_t *s, acc_buf_t *b)
+{
+    acc_buf_printf(b, "nodes=%d gpus=%d arch=%s nvlink=%d nvswitch=%s nic=", s->nodes, s->gpus,
+                   s->arch, s->nvlink, s->nvswitch ? "yes" : "no");
+    if (s->nics)
+        acc_buf_printf(b, "%dx%g", s->nics, s->nic_gbps);
+    else
+        acc_buf_puts(b, "0");
+    acc_buf_printf(b, " numa=%d pcie=%d switch=", s->numa, s->pcie);
+    if (s->sw_gpus)
+        acc_buf_printf(b, "%d+%d", s->sw_gpus, s->sw_nics);
+    else
+        acc_buf_puts(b, "0");
+    if (s->fabric[0])
+        acc_buf_printf(b, " fabric=%s", s->fabric);
+    acc_buf_printf(b, " latency=%g rail=%d oversub=%g", s->latency, s->rail, s->oversub);
+}
+
+acc_status_t topo_import_synthetic(acc_topo_t *t, const char *desc)
+{
+    synth_t s;
+    const char *p = desc;
+    acc_buf_t b;
+    acc_status_t st;
+
+    memset(&s, 0, sizeof(s));
+    s.nodes = 1;
+    s.latency = TOPO_LAT_NET_US;
+    s.rail = 1;
+    s.oversub = 1.0;
+    if (!desc)
+        return acc_error_set(ACC_ERR_INVALID, "synthetic topology: no description");
+    for (;;) {
+        size_t n;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        for (n = 0; p[n] && !isspace((unsigned char)p[n]); n++)
+            ;
+        if ((st = parse_pair(&s, p, n)) != ACC_OK)
+            return st;
+        p += n;
+    }
+    if ((st = resolve(&s)) != ACC_OK || (st = build(t, &s)) != ACC_OK)
+        return st;
+    if (s.nodes > 1 ||
+        (s.given & ((1u << K_FABRIC) | (1u << K_LATENCY) | (1u << K_RAIL) | (1u << K_OVERSUB)))) {
+        acc_topo_network_t net;
+        memset(&net, 0, sizeof(net));
+        net.nodes = s.nodes;
+        snprintf(net.name, sizeof(net.name), "%s", s.fabric);
+        net.latency_us = s.latency;
+        net.rail_optimized = s.rail;
+        net.oversubscription = s.oversub;
+        if ((st = acc_topo_set_network(t, &net)) != ACC_OK)
+            return st;
+    }
+    /* The name is short; the source spells out every value, defaults included. */
+    acc_buf_init(&b);
+    acc_buf_printf(&b, "synthetic-%dx%d-%s", s.nodes, s.gpus, s.arch);
+    st = acc_buf_status(&b);
+    if (st == ACC_OK)
+        st = acc_topo_set_name(t, b.data);
+    acc_buf_reset(&b);
+    describe(&s, &b);
+    if (st == ACC_OK && (st = acc_buf_status(&b)) == ACC_OK)
+        st = acc_topo_set_source(t, b.data, ACC_TOPO_FMT_SYNTHETIC);
+    acc_buf_free(&b);
+    return st;
+}
