@@ -1,0 +1,697 @@
+/*
+ * hwloc topologies, from an XML capture (`lstopo --of xml`, checked first by topo_hwloc_xml.c) or
+ * from this machine for live discovery (topo_live.c).
+ *
+ * Both go through this one conversion, so that a machine discovered live and its capture give
+ * the same graph (see the building conventions in internal.h):
+ *  - CPU vertices: one per NUMA node that has CPUs, numbered in os_index order.
+ *  - GPUs: PCI devices of class 0x03xx from NVIDIA, numbered by NVML index, else by CUDA index
+ *    when every GPU has one, else by bus id.  Other display devices are not part of the model.
+ *  - NICs: InfiniBand controllers (class 0x0207), and Ethernet controllers (0x0200) that carry an
+ *    RDMA (OpenFabrics) device or come from an RDMA vendor (Mellanox, AWS EFA).  Ethernet without
+ *    RDMA is the management network of a node, not its fabric.
+ *  - PCIe switches as NCCL counts them: a switch is its upstream port, into which its downstream
+ *    ports fold, and root ports fold into their host bridge.  A host bridge is kept only where two
+ *    kept subtrees meet under it; elsewhere it would change no path class.
+ *  - NVLinks only from a capture's NVLinkBandwidth matrix (live: from NVML), never guessed.
+ * hwloc must be told to keep I/O objects before loading, or PCI devices, OS devices and the
+ * NVLink matrix silently vanish (reference/04-topology.md §0).
+ */
+#include "topo_hwloc.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VENDOR_NVIDIA   0x10de
+#define VENDOR_MELLANOX 0x15b3
+#define VENDOR_AMAZON   0x1d0f
+#define PCI_DEPTH_MAX   32
+
+/* hwloc records no port speed, so a NIC's speed comes from its PCI device id: the line rate of
+ * the adapter generation (NVIDIA ConnectX product briefs: ConnectX-4 and -5 EDR 100 Gb/s,
+ * ConnectX-6 HDR 200 Gb/s, ConnectX-7 NDR 400 Gb/s; AWS: first-generation EFA 100 Gb/s on
+ * g4dn/p3dn), with the PCIe generation the adapter ships with for captures without link speed. */
+static const struct {
+    int vendor, device;
+    const char *model;
+    double gbps;
+    int gen;
+} nic_models[] = {
+    {VENDOR_MELLANOX, 0x1013, "ConnectX-4", 100, 3},
+    {VENDOR_MELLANOX, 0x1017, "ConnectX-5", 100, 3},
+    {VENDOR_MELLANOX, 0x1019, "ConnectX-5 Ex", 100, 4},
+    {VENDOR_MELLANOX, 0x101b, "ConnectX-6", 200, 4},
+    {VENDOR_MELLANOX, 0x1021, "ConnectX-7", 400, 5},
+    {VENDOR_AMAZON, 0xefa0, "EFA", 100, 3},
+};
+#define NIC_DEFAULT_GBPS 100.0
+
+/* ---- small helpers ---------------------------------------------------------------------- */
+
+static const char *info_up(hwloc_obj_t o, const char *key)
+{
+    for (; o; o = o->parent) {
+        const char *v = hwloc_obj_get_info_by_name(o, key);
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
+static void copy_str(char *dst, size_t n, const char *src)
+{
+    snprintf(dst, n, "%s", src ? src : "");
+}
+
+/* hwloc reports a link as GB/s only; the widest lane count that gives that rate decides, which
+ * reads 15.75 as Gen3 x16 rather than Gen5 x4 (devices that matter here are x16). */
+static int pcie_from_speed(double gbs, int *gen, int *width)
+{
+    static const int widths[] = {16, 8, 4, 2, 1};
+    size_t w;
+    int g;
+    for (w = 0; w < sizeof(widths) / sizeof(widths[0]); w++) {
+        for (g = 1; g <= 6; g++) {
+            double bw = acc_topo_pcie_bw(g, widths[w]);
+            if (fabs(bw - gbs) <= 0.01 * bw) {
+                *gen = g;
+                *width = widths[w];
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static float link_speed(hwloc_obj_t o)
+{
+    if (o->type == HWLOC_OBJ_BRIDGE)
+        return o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI
+                   ? o->attr->bridge.upstream.pci.linkspeed
+                   : 0.0f;
+    return o->attr->pcidev.linkspeed;
+}
+
+void topo_hwloc_busid(hwloc_obj_t o, char out[24])
+{
+    const struct hwloc_pcidev_attr_s *p =
+        o->type == HWLOC_OBJ_BRIDGE ? &o->attr->bridge.upstream.pci : &o->attr->pcidev;
+    snprintf(out, 24, "%04x:%02x:%02x.%x", (unsigned)p->domain, p->bus, p->dev, p->func);
+}
+
+static int is_pci_bridge(hwloc_obj_t o)
+{
+    return o && o->type == HWLOC_OBJ_BRIDGE &&
+           o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI;
+}
+
+static int is_host_bridge(hwloc_obj_t o)
+{
+    return o && o->type == HWLOC_OBJ_BRIDGE &&
+           o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST;
+}
+
+/* ---- CPUs ------------------------------------------------------------------------------- */
+
+static int cmp_numa(const void *a, const void *b)
+{
+    unsigned x = (*(const hwloc_obj_t *)a)->os_index, y = (*(const hwloc_obj_t *)b)->os_index;
+    return x < y ? -1 : x > y;
+}
+
+static void set_arch(acc_topo_vertex_t *v, const char *arch)
+{
+    if (!arch)
+        return;
+    if (strcmp(arch, "x86_64") == 0 || strcmp(arch, "amd64") == 0)
+        arch = "x86_64";
+    else if (strcmp(arch, "aarch64") == 0 || strcmp(arch, "arm64") == 0)
+        arch = "arm64";
+    else if (strncmp(arch, "ppc64", 5) == 0)
+        arch = "ppc64";
+    copy_str(v->cpu_arch, sizeof(v->cpu_arch), arch);
+}
+
+static acc_status_t add_cpus(topo_hwloc_conv_t *c)
+{
+    int n = hwloc_get_nbobjs_by_type(c->h, HWLOC_OBJ_NUMANODE), i;
+    acc_status_t st;
+
+    c->numa = acc_calloc((size_t)n + 1, sizeof(*c->numa));
+    c->cpu = acc_calloc((size_t)n + 1, sizeof(*c->cpu));
+    if (!c->numa || !c->cpu)
+        return acc_error_set(ACC_ERR_NOMEM, "%s: out of memory", c->name);
+    for (i = 0; i < n; i++) {
+        hwloc_obj_t o = hwloc_get_obj_by_type(c->h, HWLOC_OBJ_NUMANODE, (unsigned)i);
+        if (!o->cpuset || hwloc_bitmap_iszero(o->cpuset)) {
+            ACC_INFO(TOPO, "%s: NUMA node %u has memory but no CPUs: not a CPU vertex", c->name,
+                     o->os_index);
+            continue;
+        }
+        c->numa[c->nnuma++] = o;
+    }
+    if (!c->nnuma)
+        return acc_error_set(ACC_ERR_TOPO, "%s: no NUMA node with CPUs", c->name);
+    qsort(c->numa, (size_t)c->nnuma, sizeof(*c->numa), cmp_numa);
+    for (i = 0; i < c->nnuma; i++) {
+        hwloc_obj_t o = c->numa[i];
+        acc_topo_vertex_t *v;
+        const char *s;
+        int64_t num;
+
+        if ((st = acc_topo_add_vertex(c->t, ACC_VTX_CPU, &c->cpu[i])) != ACC_OK)
+            return st;
+        v = acc_topo_vertex_mut(c->t, c->cpu[i]);
+        v->numa = v->id;
+        set_arch(v, info_up(o, "Architecture"));
+        copy_str(v->cpu_vendor, sizeof(v->cpu_vendor), info_up(o, "CPUVendor"));
+        if ((s = info_up(o, "CPUFamilyNumber")) && acc_parse_int64(s, &num) == ACC_OK)
+            v->cpu_family = (int)num;
+        if ((s = info_up(o, "CPUModelNumber")) && acc_parse_int64(s, &num) == ACC_OK)
+            v->cpu_model = (int)num;
+        if (hwloc_bitmap_list_snprintf(v->affinity, sizeof(v->affinity), o->cpuset) >=
+            (int)sizeof(v->affinity))
+            v->affinity[0] = '\0'; /* a cut list would name the wrong CPUs */
+    }
+    return ACC_OK;
+}
+
+/* The CPU a device hangs under: the NUMA node of its non-I/O ancestor. */
+acc_status_t topo_hwloc_numa_of(topo_hwloc_conv_t *c, hwloc_obj_t io, const char *busid, int *out)
+{
+    hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(c->h, io);
+    int i, found = -1, n = 0;
+
+    for (i = 0; i < c->nnuma; i++) {
+        if (anc && anc->nodeset && hwloc_bitmap_isset(anc->nodeset, c->numa[i]->os_index)) {
+            if (found < 0)
+                found = i;
+            n++;
+        }
+    }
+    *out = found < 0 ? 0 : found;
+    if (n == 1)
+        return ACC_OK;
+    return acc_topo_assume(c->t,
+                           "%s: hwloc gives it no single NUMA node (it hangs under the %s); "
+                           "taken as local to CPU%d",
+                           busid, anc ? hwloc_obj_type_string(anc->type) : "machine", *out);
+}
+
+/* ---- GPUs and NICs ---------------------------------------------------------------------- */
+
+static int osdev_index(const char *name, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    char *end;
+    long i;
+    if (!name || strncmp(name, prefix, n) != 0 || !name[n])
+        return -1;
+    i = strtol(name + n, &end, 10);
+    return (*end || i < 0 || i > INT_MAX) ? -1 : (int)i;
+}
+
+static topo_hwloc_dev_t *new_dev(topo_hwloc_dev_t **arr, int *n, size_t *cap, hwloc_obj_t o)
+{
+    const struct hwloc_pcidev_attr_s *p = &o->attr->pcidev;
+    void *a = *arr;
+    topo_hwloc_dev_t *d;
+    if (acc_array_reserve(&a, cap, (size_t)*n + 1, sizeof(**arr)) != ACC_OK)
+        return NULL;
+    *arr = a;
+    d = &(*arr)[(*n)++];
+    memset(d, 0, sizeof(*d));
+    d->obj = o;
+    d->nvml = d->cuda = -1;
+    d->vertex = -1;
+    d->v.numa = -1;
+    d->v.vendor_id = p->vendor_id;
+    d->v.device_id = p->device_id;
+    topo_hwloc_busid(o, d->v.busid);
+    pcie_from_speed(p->linkspeed, &d->gen, &d->width);
+    return d;
+}
+
+static void gpu_osdev_facts(topo_hwloc_dev_t *d)
+{
+    hwloc_obj_t o;
+    for (o = d->obj->io_first_child; o; o = o->next_sibling) {
+        const char *model, *s;
+        int64_t num;
+        if (o->type != HWLOC_OBJ_OS_DEVICE)
+            continue;
+        model = hwloc_obj_get_info_by_name(o, "GPUModel");
+        if (model && !d->v.model[0])
+            copy_str(d->v.model, sizeof(d->v.model), model);
+        if (osdev_index(o->name, "nvml") >= 0)
+            d->nvml = osdev_index(o->name, "nvml");
+        if (osdev_index(o->name, "cuda") >= 0) {
+            d->cuda = osdev_index(o->name, "cuda");
+            if ((s = hwloc_obj_get_info_by_name(o, "CUDAMultiProcessors")) &&
+                acc_parse_int64(s, &num) == ACC_OK && num > 0 && num < INT_MAX)
+                d->v.sm_count = (int)num;
+            if ((s = hwloc_obj_get_info_by_name(o, "CUDAGlobalMemorySize")) &&
+                acc_parse_int64(s, &num) == ACC_OK && num > 0 && num < (INT64_MAX >> 10))
+                d->v.mem_bytes = (uint64_t)num << 10; /* hwloc writes KiB */
+        }
+    }
+    if (!d->v.model[0])
+        copy_str(d->v.model, sizeof(d->v.model), hwloc_obj_get_info_by_name(d->obj, "PCIDevice"));
+}
+
+static int has_osdev(hwloc_obj_t dev, hwloc_obj_osdev_type_t type, const char **name)
+{
+    hwloc_obj_t o;
+    for (o = dev->io_first_child; o; o = o->next_sibling) {
+        if (o->type == HWLOC_OBJ_OS_DEVICE && o->attr->osdev.type == type && o->name) {
+            *name = o->name;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int is_efa(const struct hwloc_pcidev_attr_s *p)
+{
+    return p->vendor_id == VENDOR_AMAZON && (p->device_id & 0xfff0) == 0xefa0;
+}
+
+/* A fabric NIC: see the file comment for the rule. */
+static int is_fabric_nic(hwloc_obj_t o)
+{
+    const struct hwloc_pcidev_attr_s *p = &o->attr->pcidev;
+    const char *ofed;
+    if (p->class_id == 0x0207)
+        return 1;
+    if (p->class_id != 0x0200)
+        return 0;
+    return has_osdev(o, HWLOC_OBJ_OSDEV_OPENFABRICS, &ofed) || p->vendor_id == VENDOR_MELLANOX ||
+           is_efa(p);
+}
+
+static acc_status_t nic_facts(topo_hwloc_conv_t *c, topo_hwloc_dev_t *d)
+{
+    const struct hwloc_pcidev_attr_s *p = &d->obj->attr->pcidev;
+    const char *dev = NULL;
+    size_t i;
+
+    if (has_osdev(d->obj, HWLOC_OBJ_OSDEV_OPENFABRICS, &dev) ||
+        has_osdev(d->obj, HWLOC_OBJ_OSDEV_NETWORK, &dev))
+        copy_str(d->v.dev_name, sizeof(d->v.dev_name), dev);
+    for (i = 0; i < sizeof(nic_models) / sizeof(nic_models[0]); i++) {
+        if (nic_models[i].vendor == p->vendor_id && nic_models[i].device == p->device_id)
+            break;
+    }
+    if (i < sizeof(nic_models) / sizeof(nic_models[0])) {
+        d->v.speed_gbps = nic_models[i].gbps;
+        if (!d->gen) {
+            d->gen = nic_models[i].gen;
+            d->width = 16;
+        }
+        return acc_topo_assume(c->t,
+                               "NIC speed %.0f Gb/s for %s (%04x:%04x): hwloc records no "
+                               "port speed",
+                               nic_models[i].gbps, nic_models[i].model, p->vendor_id, p->device_id);
+    }
+    d->v.speed_gbps = NIC_DEFAULT_GBPS;
+    if (!d->gen) {
+        d->gen = 3;
+        d->width = 16;
+    }
+    return acc_topo_assume(c->t,
+                           "NIC speed %.0f Gb/s for the unknown adapter %04x:%04x (%s): "
+                           "hwloc records no port speed; give it in an acc YAML topology if it "
+                           "differs",
+                           NIC_DEFAULT_GBPS, p->vendor_id, p->device_id,
+                           d->v.dev_name[0] ? d->v.dev_name : d->v.busid);
+}
+
+static acc_status_t collect(topo_hwloc_conv_t *c)
+{
+    hwloc_obj_t o = NULL;
+    while ((o = hwloc_get_next_pcidev(c->h, o)) != NULL) {
+        const struct hwloc_pcidev_attr_s *p = &o->attr->pcidev;
+        char bus[24];
+        topo_hwloc_dev_t *d = NULL;
+
+        topo_hwloc_busid(o, bus);
+        if ((p->class_id >> 8) == 0x03 && p->vendor_id == VENDOR_NVIDIA) {
+            if (!(d = new_dev(&c->gpu, &c->ngpu, &c->gpu_cap, o)))
+                return acc_error_set(ACC_ERR_NOMEM, "%s: out of memory", c->name);
+            d->v.kind = ACC_VTX_GPU;
+            gpu_osdev_facts(d);
+        } else if ((p->class_id >> 8) == 0x03) {
+            ACC_INFO(TOPO, "%s: display device %s (%04x:%04x) is not an NVIDIA GPU: not modelled",
+                     c->name, bus, p->vendor_id, p->device_id);
+        } else if ((p->vendor_id == VENDOR_NVIDIA && p->class_id == 0x0680) ||
+                   (o->subtype && strcmp(o->subtype, "NVSwitch") == 0)) {
+            c->nvswitch_chips++;
+        } else if (is_fabric_nic(o)) {
+            if (!(d = new_dev(&c->nic, &c->nnic, &c->nic_cap, o)))
+                return acc_error_set(ACC_ERR_NOMEM, "%s: out of memory", c->name);
+            d->v.kind = ACC_VTX_NIC;
+        } else if (p->class_id == 0x0200) {
+            ACC_INFO(TOPO,
+                     "%s: Ethernet controller %s (%04x:%04x) has no RDMA device: not a "
+                     "fabric NIC",
+                     c->name, bus, p->vendor_id, p->device_id);
+        }
+    }
+    return ACC_OK;
+}
+
+/* Insertion sort by bus id (key 0), NVML index (1) or CUDA index (2): a handful of devices. */
+static int dev_before(const topo_hwloc_dev_t *a, const topo_hwloc_dev_t *b, int key)
+{
+    if (key == 1 && a->nvml != b->nvml)
+        return a->nvml < b->nvml;
+    if (key == 2 && a->cuda != b->cuda)
+        return a->cuda < b->cuda;
+    return strcmp(a->v.busid, b->v.busid) < 0;
+}
+
+static void sort_devs(topo_hwloc_dev_t *d, int n, int key)
+{
+    int i, j;
+    for (i = 1; i < n; i++) {
+        topo_hwloc_dev_t x = d[i];
+        for (j = i; j > 0 && dev_before(&x, &d[j - 1], key); j--)
+            d[j] = d[j - 1];
+        d[j] = x;
+    }
+}
+
+/* An OS-device index orders GPUs only if every GPU has a distinct one. */
+static int index_usable(const topo_hwloc_dev_t *d, int n, int key)
+{
+    int i, j;
+    for (i = 0; i < n; i++) {
+        int a = key == 1 ? d[i].nvml : d[i].cuda;
+        if (a < 0)
+            return 0;
+        for (j = 0; j < i; j++)
+            if (a == (key == 1 ? d[j].nvml : d[j].cuda))
+                return 0;
+    }
+    return 1;
+}
+
+static acc_status_t add_gpus(topo_hwloc_conv_t *c, topo_gpu_facts_fn gpu_facts, void *ctx)
+{
+    int i, key = index_usable(c->gpu, c->ngpu, 1) ? 1 : index_usable(c->gpu, c->ngpu, 2) ? 2 : 0;
+    acc_status_t st;
+
+    sort_devs(c->gpu, c->ngpu, key);
+    for (i = 0; i < c->ngpu; i++) {
+        topo_hwloc_dev_t *d = &c->gpu[i];
+        acc_topo_vertex_t *v;
+
+        if ((st = topo_hwloc_numa_of(c, d->obj, d->v.busid, &d->v.numa)) != ACC_OK)
+            return st;
+        if (gpu_facts && !gpu_facts(ctx, &d->v, &d->gen, &d->width)) {
+            st = acc_topo_assume(c->t,
+                                 "GPU %s is on the PCI bus but not visible to the driver "
+                                 "here (container or cgroup): left out",
+                                 d->v.busid);
+            if (st != ACC_OK)
+                return st;
+            continue;
+        }
+        if (!d->v.sm && !acc_topo_gpu_model_by_pci(d->v.device_id) &&
+            !acc_topo_gpu_model_by_name(d->v.model))
+            return acc_error_set(ACC_ERR_TOPO,
+                                 "%s: GPU %s (PCI 10de:%04x, \"%s\") is a model acc "
+                                 "does not know, so its compute capability is unknown; describe "
+                                 "the machine in an acc YAML topology with 'sm' set, or pass an "
+                                 "NCCL topology dump of it",
+                                 c->name, d->v.busid, d->v.device_id, d->v.model);
+        if ((st = acc_topo_add_vertex(c->t, ACC_VTX_GPU, &d->vertex)) != ACC_OK)
+            return st;
+        v = acc_topo_vertex_mut(c->t, d->vertex);
+        d->v.id = v->id;
+        copy_str(d->v.name, sizeof(d->v.name), v->name);
+        *v = d->v;
+        if ((st = topo_fill_gpu_defaults(c->t, d->vertex)) != ACC_OK)
+            return acc_error_prefix(st, "%s: GPU %s: ", c->name, d->v.busid);
+        if (!d->gen) {
+            v = acc_topo_vertex_mut(c->t, d->vertex);
+            d->gen = topo_default_pcie_gen(v->sm);
+            d->width = 16;
+            acc_topo_assume(c->t,
+                            "GPU PCIe link speed not in the input: sm_%d GPUs taken as Gen%d "
+                            "x16",
+                            v->sm, d->gen);
+        }
+    }
+    if (acc_topo_count(c->t, ACC_VTX_GPU) == 0)
+        return acc_error_set(ACC_ERR_TOPO,
+                             "%s: no NVIDIA GPU (a PCI device of class 0x03xx from "
+                             "vendor 10de); if the machine has GPUs, export its topology with I/O "
+                             "devices: `lstopo --whole-io --of xml`",
+                             c->name);
+    return ACC_OK;
+}
+
+static acc_status_t add_nics(topo_hwloc_conv_t *c)
+{
+    int i;
+    acc_status_t st;
+
+    sort_devs(c->nic, c->nnic, 0);
+    for (i = 0; i < c->nnic; i++) {
+        topo_hwloc_dev_t *d = &c->nic[i];
+        acc_topo_vertex_t *v;
+        if ((st = topo_hwloc_numa_of(c, d->obj, d->v.busid, &d->v.numa)) != ACC_OK ||
+            (st = nic_facts(c, d)) != ACC_OK ||
+            (st = acc_topo_add_vertex(c->t, ACC_VTX_NIC, &d->vertex)) != ACC_OK)
+            return st;
+        v = acc_topo_vertex_mut(c->t, d->vertex);
+        d->v.id = v->id;
+        copy_str(d->v.name, sizeof(d->v.name), v->name);
+        *v = d->v;
+    }
+    if (c->nnic && !c->live)
+        return acc_topo_assume(c->t, "GPUDirect RDMA is not recorded in hwloc captures: NICs "
+                                     "marked without it");
+    return ACC_OK;
+}
+
+/* ---- PCIe tree -------------------------------------------------------------------------- */
+
+/* The switches (upstream ports, bottom-up) and host bridge above a device, NCCL's way: from a
+ * downstream or root port, one level up is either the switch's upstream port or the host. */
+static int pci_chain(hwloc_obj_t dev, hwloc_obj_t *sw, hwloc_obj_t *hb)
+{
+    hwloc_obj_t p = dev->parent;
+    int n = 0;
+    *hb = NULL;
+    while (p && p->type == HWLOC_OBJ_BRIDGE) {
+        if (is_host_bridge(p)) {
+            *hb = p;
+            break;
+        }
+        if (is_pci_bridge(p->parent)) {
+            if (n == PCI_DEPTH_MAX)
+                return -1;
+            sw[n++] = p->parent;
+            p = p->parent->parent;
+        } else {
+            p = p->parent;
+        }
+    }
+    return n;
+}
+
+static topo_hwloc_node_t *pnode(topo_hwloc_conv_t *c, hwloc_obj_t obj, int create)
+{
+    void *a = c->pn;
+    topo_hwloc_node_t *p;
+    int i;
+    for (i = 0; i < c->npn; i++)
+        if (c->pn[i].obj == obj)
+            return &c->pn[i];
+    if (!create || acc_array_reserve(&a, &c->pn_cap, (size_t)c->npn + 1, sizeof(*p)) != ACC_OK)
+        return NULL;
+    c->pn = a;
+    p = &c->pn[c->npn++];
+    memset(p, 0, sizeof(*p));
+    p->obj = obj;
+    p->host = is_host_bridge(obj);
+    p->vertex = -1;
+    return p;
+}
+
+/* First pass: every node on the way up, its uplink, and which host bridges are shared. */
+static acc_status_t plan_tree(topo_hwloc_conv_t *c, const topo_hwloc_dev_t *d)
+{
+    hwloc_obj_t sw[PCI_DEPTH_MAX], hb;
+    int n = pci_chain(d->obj, sw, &hb), k, gen = d->gen, width = d->width;
+    topo_hwloc_node_t *p;
+
+    if (n < 0)
+        return acc_error_set(ACC_ERR_PARSE, "%s: more than %d PCIe switches above %s", c->name,
+                             PCI_DEPTH_MAX, d->v.busid);
+    for (k = 0; k < n; k++) {
+        int created = !pnode(c, sw[k], 0);
+        if (!(p = pnode(c, sw[k], 1)))
+            return acc_error_set(ACC_ERR_NOMEM, "%s: out of memory", c->name);
+        if (created) {
+            p->numa = d->v.numa;
+            if (!pcie_from_speed(link_speed(sw[k]), &p->gen, &p->width)) {
+                p->gen = gen; /* unknown: no narrower than what hangs below it */
+                p->width = width;
+                acc_topo_assume(c->t, "PCIe switch uplink speed not in the input: taken as the "
+                                      "link of the first device below it");
+            }
+        }
+        gen = p->gen;
+        width = p->width;
+    }
+    if (!hb)
+        return ACC_OK;
+    if (!(p = pnode(c, hb, 1)))
+        return acc_error_set(ACC_ERR_NOMEM, "%s: out of memory", c->name);
+    if (!p->child) {
+        p->child = n ? sw[n - 1] : d->obj;
+        p->numa = d->v.numa;
+    } else if (p->child != (n ? sw[n - 1] : d->obj)) {
+        p->shared = 1;
+    }
+    if (acc_topo_pcie_bw(gen, width) > acc_topo_pcie_bw(p->gen, p->width)) {
+        p->gen = gen;
+        p->width = width;
+    }
+    return ACC_OK;
+}
+
+static acc_status_t node_vertex(topo_hwloc_conv_t *c, topo_hwloc_node_t *p)
+{
+    acc_topo_vertex_t *v;
+    acc_status_t st = acc_topo_add_vertex(c->t, ACC_VTX_PCISW, &p->vertex);
+    if (st != ACC_OK)
+        return st;
+    v = acc_topo_vertex_mut(c->t, p->vertex);
+    v->numa = p->numa;
+    v->host_bridge = p->host;
+    if (!p->host) {
+        topo_hwloc_busid(p->obj, v->busid);
+        v->vendor_id = p->obj->attr->bridge.upstream.pci.vendor_id;
+        v->device_id = p->obj->attr->bridge.upstream.pci.device_id;
+    }
+    return ACC_OK;
+}
+
+/* Second pass: vertices and links from the device up, stopping where an earlier device's chain
+ * already reaches. */
+static acc_status_t link_tree(topo_hwloc_conv_t *c, const topo_hwloc_dev_t *d)
+{
+    hwloc_obj_t sw[PCI_DEPTH_MAX], hb;
+    int n = pci_chain(d->obj, sw, &hb), k, cur = d->vertex, gen = d->gen, width = d->width;
+    topo_hwloc_node_t *p;
+    acc_status_t st;
+
+    for (k = 0; k <= n; k++) {
+        int created;
+        p = k < n ? pnode(c, sw[k], 0) : hb ? pnode(c, hb, 0) : NULL;
+        if (!p || (p->host && !p->shared))
+            break;
+        created = p->vertex < 0;
+        if (created && (st = node_vertex(c, p)) != ACC_OK)
+            return st;
+        if ((st = topo_add_pcie(c->t, cur, p->vertex, gen, width)) != ACC_OK)
+            return st;
+        if (!created)
+            return ACC_OK;
+        cur = p->vertex;
+        gen = p->gen;
+        width = p->width;
+    }
+    return topo_add_pcie(c->t, cur, c->cpu[d->v.numa], gen, width);
+}
+
+static acc_status_t build_tree(topo_hwloc_conv_t *c)
+{
+    int pass, i;
+    acc_status_t st;
+    for (pass = 0; pass < 2; pass++) {
+        for (i = 0; i < c->ngpu + c->nnic; i++) {
+            const topo_hwloc_dev_t *d = i < c->ngpu ? &c->gpu[i] : &c->nic[i - c->ngpu];
+            if (d->vertex < 0)
+                continue;
+            st = pass == 0 ? plan_tree(c, d) : link_tree(c, d);
+            if (st != ACC_OK)
+                return st;
+        }
+    }
+    return ACC_OK;
+}
+
+/* ---- the conversion --------------------------------------------------------------------- */
+
+static acc_status_t convert(topo_hwloc_conv_t *c, topo_gpu_facts_fn gpu_facts, void *ctx)
+{
+    hwloc_obj_t root = hwloc_get_root_obj(c->h);
+    const char *product = hwloc_obj_get_info_by_name(root, "DMIProductName");
+    acc_status_t st;
+
+    if (!product)
+        product = hwloc_obj_get_info_by_name(root, "PlatformModel");
+    if (product && !acc_topo_name(c->t)[0])
+        acc_topo_set_name(c->t, product);
+    if ((st = add_cpus(c)) != ACC_OK || (st = collect(c)) != ACC_OK ||
+        (st = add_gpus(c, gpu_facts, ctx)) != ACC_OK || (st = add_nics(c)) != ACC_OK ||
+        (st = build_tree(c)) != ACC_OK)
+        return st;
+    /* Live, NVML gives the NVLinks: a matrix from an hwloc built with NVML would count twice. */
+    if (!c->live && (st = topo_hwloc_nvlinks(c)) != ACC_OK)
+        return st;
+    return topo_connect_cpus(c->t);
+}
+
+acc_status_t topo_hwloc_build(acc_topo_t *t, const char *text, size_t len, const char *name,
+                              topo_gpu_facts_fn gpu_facts, void *ctx)
+{
+    topo_hwloc_conv_t c;
+    acc_status_t st = ACC_OK;
+
+    memset(&c, 0, sizeof(c));
+    c.t = t;
+    c.name = name;
+    c.live = text == NULL;
+    if (hwloc_topology_init(&c.h) < 0)
+        return acc_error_set(ACC_ERR_HWLOC, "hwloc_topology_init: %s", strerror(errno));
+    /* The machine, not the cgroup of the process that captured it (or that runs now). */
+    hwloc_topology_set_flags(c.h, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    hwloc_topology_set_io_types_filter(c.h, HWLOC_TYPE_FILTER_KEEP_ALL);
+    if (text && hwloc_topology_set_xmlbuffer(c.h, text, (int)len) < 0) {
+        st = acc_error_set(ACC_ERR_PARSE, "%s: hwloc cannot read this XML (%s)", name,
+                           strerror(errno));
+        goto out;
+    }
+    if (hwloc_topology_load(c.h) < 0) {
+        if (text)
+            st = acc_error_set(ACC_ERR_PARSE,
+                               "%s: hwloc rejects this topology (%s): is it a "
+                               "complete `lstopo --of xml` export?",
+                               name, strerror(errno));
+        else
+            st = acc_error_set(ACC_ERR_HWLOC, "hwloc cannot discover this machine: %s",
+                               strerror(errno));
+        goto out;
+    }
+    if (c.live && !hwloc_topology_is_thissystem(c.h))
+        acc_topo_assume(t, "hwloc described another machine than this one (HWLOC_XMLFILE or "
+                           "HWLOC_FSROOT is set in the environment)");
+    st = convert(&c, gpu_facts, ctx);
+out:
+    acc_free(c.numa);
+    acc_free(c.cpu);
+    acc_free(c.gpu);
+    acc_free(c.nic);
+    acc_free(c.pn);
+    hwloc_topology_destroy(c.h);
+    return st;
+}

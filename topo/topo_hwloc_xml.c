@@ -1,0 +1,607 @@
+/*
+ * hwloc XML captures: checks before hwloc reads the text, and what only captures carry (the
+ * NVLinkBandwidth matrix).  The conversion itself is shared with live discovery (topo_hwloc.c).
+ *
+ * hwloc answers a bad file with "invalid argument", and ignores some bad parts silently (an
+ * unparsable bus id drops the device, a dangling index drops a row of a distance matrix), so the
+ * text is first read with libxml2 and checked for what the conversion relies on; errors name the
+ * file and line.
+ */
+#include "topo_hwloc.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#define VENDOR_NVIDIA 0x10de
+#define VENDOR_IBM    0x1014
+#define MAX_MATRIX    4096 /* objects in one distance matrix: 72-GPU racks stay far below */
+
+/* ---- well-formedness: libxml2's first error, with its line ------------------------------- */
+
+typedef struct {
+    int have, line;
+    char msg[200];
+} xml_error_t;
+
+#if LIBXML_VERSION >= 21200
+static void xml_error(void *data, const xmlError *e)
+#else
+static void xml_error(void *data, xmlErrorPtr e)
+#endif
+{
+    xml_error_t *fe = ((xmlParserCtxtPtr)data)->_private;
+    size_t n;
+    if (!fe || fe->have || !e || e->level < XML_ERR_ERROR)
+        return;
+    fe->have = 1;
+    fe->line = e->line;
+    snprintf(fe->msg, sizeof(fe->msg), "%s", e->message ? e->message : "error");
+    n = strlen(fe->msg);
+    while (n > 0 && isspace((unsigned char)fe->msg[n - 1]))
+        fe->msg[--n] = '\0';
+}
+
+/* Whether line `line` is the last line of the text: an error there means a cut file. */
+static int last_line(const char *text, size_t len, int line)
+{
+    size_t i;
+    int lines = 1;
+    for (i = 0; i < len; i++)
+        if (text[i] == '\n' && i + 1 < len)
+            lines++;
+    return line >= lines;
+}
+
+/* ---- what the conversion relies on ------------------------------------------------------- */
+
+typedef struct {
+    unsigned long long gp;
+    hwloc_obj_type_t type;
+} gp_t;
+
+typedef struct {
+    const char *name;
+    gp_t *gp; /* objects by gp_index, sorted */
+    size_t ngp, gp_cap;
+} tree_t;
+
+static int cmp_gp(const void *a, const void *b)
+{
+    unsigned long long x = ((const gp_t *)a)->gp, y = ((const gp_t *)b)->gp;
+    return x < y ? -1 : x > y;
+}
+
+static int parse_ull(const char *s, unsigned long long *out)
+{
+    char *end;
+    if (!s || !isdigit((unsigned char)*s))
+        return 0;
+    errno = 0;
+    *out = strtoull(s, &end, 10);
+    return !*end && errno == 0;
+}
+
+/* The PCI attributes hwloc would otherwise skip silently, taking the device with them. */
+static acc_status_t check_pci_attrs(const tree_t *tr, xmlNodePtr n, int pcidev)
+{
+    xmlChar *bus = xmlGetProp(n, BAD_CAST "pci_busid"), *type = xmlGetProp(n, BAD_CAST "pci_type");
+    xmlChar *speed = xmlGetProp(n, BAD_CAST "pci_link_speed");
+    unsigned dom, b, d, f, cls, v1, v2, v3, v4, rev;
+    char tail;
+    acc_status_t st = ACC_OK;
+
+    if (pcidev && (!bus || !type)) {
+        st = acc_error_set(ACC_ERR_PARSE, "%s:%ld: PCIDev object without %s", tr->name,
+                           xmlGetLineNo(n), bus ? "pci_type" : "pci_busid");
+    } else if (bus && (sscanf((const char *)bus, "%x:%x:%x.%x%c", &dom, &b, &d, &f, &tail) != 4 ||
+                       b > 0xff || d > 0x1f || f > 7)) {
+        st = acc_error_set(ACC_ERR_PARSE,
+                           "%s:%ld: pci_busid=\"%s\": expected a bus id such as "
+                           "0000:18:00.0",
+                           tr->name, xmlGetLineNo(n), bus);
+    } else if (bus && dom > 0xffff) {
+        st = acc_error_set(ACC_ERR_UNSUPPORTED,
+                           "%s:%ld: pci_busid=\"%s\": a PCI domain wider "
+                           "than 16 bits, which the hwloc acc uses drops",
+                           tr->name, xmlGetLineNo(n), bus);
+    } else if (type && sscanf((const char *)type, "%x [%x:%x] [%x:%x] %x%c", &cls, &v1, &v2, &v3,
+                              &v4, &rev, &tail) != 6) {
+        st = acc_error_set(ACC_ERR_PARSE,
+                           "%s:%ld: pci_type=\"%s\": expected \"CLASS [VENDOR:"
+                           "DEVICE] [SUBVENDOR:SUBDEVICE] REVISION\" in hex",
+                           tr->name, xmlGetLineNo(n), type);
+    } else if (speed) {
+        char *end;
+        double s = strtod((const char *)speed, &end);
+        if (end == (char *)speed || *end || !(s >= 0) || !isfinite(s))
+            st = acc_error_set(ACC_ERR_PARSE, "%s:%ld: pci_link_speed=\"%s\": expected GB/s",
+                               tr->name, xmlGetLineNo(n), speed);
+    }
+    xmlFree(bus);
+    xmlFree(type);
+    xmlFree(speed);
+    return st;
+}
+
+static acc_status_t check_object(tree_t *tr, xmlNodePtr n, int v2)
+{
+    xmlChar *type = xmlGetProp(n, BAD_CAST "type"), *gp = NULL;
+    hwloc_obj_type_t ty;
+    unsigned long long g;
+    acc_status_t st = ACC_OK;
+
+    if (!type) {
+        st = acc_error_set(ACC_ERR_PARSE, "%s:%ld: <object> without a type attribute", tr->name,
+                           xmlGetLineNo(n));
+        goto out;
+    }
+    if (!v2)
+        goto out; /* hwloc 1.x exports: hwloc checks them; their names differ */
+    if (hwloc_type_sscanf((const char *)type, &ty, NULL, 0) < 0) {
+        st = acc_error_set(ACC_ERR_PARSE, "%s:%ld: unknown hwloc object type \"%s\"", tr->name,
+                           xmlGetLineNo(n), type);
+        goto out;
+    }
+    if (ty == HWLOC_OBJ_PCI_DEVICE || ty == HWLOC_OBJ_BRIDGE) {
+        if ((st = check_pci_attrs(tr, n, ty == HWLOC_OBJ_PCI_DEVICE)) != ACC_OK)
+            goto out;
+    }
+    gp = xmlGetProp(n, BAD_CAST "gp_index");
+    if (gp && parse_ull((const char *)gp, &g)) {
+        void *a = tr->gp;
+        if (acc_array_reserve(&a, &tr->gp_cap, tr->ngp + 1, sizeof(gp_t)) != ACC_OK) {
+            st = acc_error_set(ACC_ERR_NOMEM, "%s: out of memory", tr->name);
+            goto out;
+        }
+        tr->gp = a;
+        tr->gp[tr->ngp].gp = g;
+        tr->gp[tr->ngp++].type = ty;
+    }
+out:
+    xmlFree(gp);
+    xmlFree(type);
+    return st;
+}
+
+/* One index token of a distance matrix: "Type:gp_index" (heterogeneous), a gp_index of `type`,
+ * or an os_index. */
+static acc_status_t check_index(const tree_t *tr, xmlNodePtr n, const char *tok, int hetero,
+                                int by_gp, hwloc_obj_type_t type)
+{
+    const char *num = tok;
+    gp_t key, *hit;
+    char tname[32];
+
+    if (hetero) {
+        const char *colon = strchr(tok, ':');
+        size_t len = colon ? (size_t)(colon - tok) : 0;
+        if (!colon || len >= sizeof(tname))
+            return acc_error_set(ACC_ERR_PARSE,
+                                 "%s:%ld: distance index \"%s\": expected "
+                                 "TYPE:GP_INDEX",
+                                 tr->name, xmlGetLineNo(n), tok);
+        memcpy(tname, tok, len);
+        tname[len] = '\0';
+        if (hwloc_type_sscanf(tname, &type, NULL, 0) < 0)
+            return acc_error_set(ACC_ERR_PARSE,
+                                 "%s:%ld: distance index \"%s\": unknown object "
+                                 "type",
+                                 tr->name, xmlGetLineNo(n), tok);
+        num = colon + 1;
+    }
+    if (!parse_ull(num, &key.gp))
+        return acc_error_set(ACC_ERR_PARSE, "%s:%ld: distance index \"%s\" is not a number",
+                             tr->name, xmlGetLineNo(n), tok);
+    if (!hetero && !by_gp)
+        return ACC_OK;
+    hit = bsearch(&key, tr->gp, tr->ngp, sizeof(gp_t), cmp_gp);
+    if (!hit || hit->type != type)
+        return acc_error_set(ACC_ERR_PARSE,
+                             "%s:%ld: distance index \"%s\" names no %s object of "
+                             "this file",
+                             tr->name, xmlGetLineNo(n), tok, hwloc_obj_type_string(type));
+    return ACC_OK;
+}
+
+/* hwloc reads exactly `length` characters of an <indexes> or <u64values> and refuses the whole
+ * file when the text is longer or shorter: a matrix edited by hand trips on this. */
+static acc_status_t check_length(const tree_t *tr, xmlNodePtr c, const char *text)
+{
+    xmlChar *attr = xmlGetProp(c, BAD_CAST "length");
+    unsigned long long want;
+    size_t have = text ? strlen(text) : 0;
+    acc_status_t st = ACC_OK;
+
+    if (attr && (!parse_ull((const char *)attr, &want) || want != have))
+        st = acc_error_set(ACC_ERR_PARSE,
+                           "%s:%ld: <%s length=\"%s\"> holds %zu characters; "
+                           "hwloc needs the two to agree",
+                           tr->name, xmlGetLineNo(c), (const char *)c->name, (const char *)attr,
+                           have);
+    xmlFree(attr);
+    return st;
+}
+
+/* Count the whitespace-separated tokens of every child element named `elem`, checking each as an
+ * index (what == 0) or a value (what == 1). */
+static acc_status_t matrix_tokens(const tree_t *tr, xmlNodePtr d, const char *elem, int what,
+                                  int hetero, int by_gp, hwloc_obj_type_t type,
+                                  unsigned long long *count)
+{
+    xmlNodePtr c;
+    acc_status_t st = ACC_OK;
+
+    *count = 0;
+    for (c = d->children; c && st == ACC_OK; c = c->next) {
+        char *text, *save = NULL, *tok;
+        if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, BAD_CAST elem) != 0)
+            continue;
+        text = (char *)xmlNodeGetContent(c);
+        if ((st = check_length(tr, c, text)) != ACC_OK) {
+            xmlFree(text);
+            break;
+        }
+        for (tok = text ? strtok_r(text, " \t\r\n", &save) : NULL; tok && st == ACC_OK;
+             tok = strtok_r(NULL, " \t\r\n", &save)) {
+            unsigned long long v;
+            (*count)++;
+            if (what == 0)
+                st = check_index(tr, c, tok, hetero, by_gp, type);
+            else if (!parse_ull(tok, &v))
+                st = acc_error_set(ACC_ERR_PARSE,
+                                   "%s:%ld: distance value \"%s\" is not an "
+                                   "unsigned integer",
+                                   tr->name, xmlGetLineNo(c), tok);
+        }
+        xmlFree(text);
+    }
+    return st;
+}
+
+static acc_status_t check_distances(const tree_t *tr, xmlNodePtr d, int hetero)
+{
+    xmlChar *nb = xmlGetProp(d, BAD_CAST "nbobjs"), *name = xmlGetProp(d, BAD_CAST "name");
+    xmlChar *type = xmlGetProp(d, BAD_CAST "type"), *indexing = xmlGetProp(d, BAD_CAST "indexing");
+    unsigned long long n = 0, nidx, nval;
+    hwloc_obj_type_t ty = HWLOC_OBJ_MACHINE;
+    const char *label = name ? (const char *)name : "unnamed";
+    int by_gp = indexing && xmlStrcmp(indexing, BAD_CAST "gp") == 0;
+    acc_status_t st = ACC_OK;
+
+    if (!nb || !parse_ull((const char *)nb, &n) || n < 1 || n > MAX_MATRIX) {
+        st =
+            acc_error_set(ACC_ERR_PARSE,
+                          "%s:%ld: distance matrix %s: nbobjs=\"%s\": expected "
+                          "1 to %d objects",
+                          tr->name, xmlGetLineNo(d), label, nb ? (const char *)nb : "", MAX_MATRIX);
+        goto out;
+    }
+    if (!hetero && (!type || hwloc_type_sscanf((const char *)type, &ty, NULL, 0) < 0)) {
+        st = acc_error_set(ACC_ERR_PARSE,
+                           "%s:%ld: distance matrix %s: type=\"%s\" is not an "
+                           "hwloc object type",
+                           tr->name, xmlGetLineNo(d), label, type ? (const char *)type : "");
+        goto out;
+    }
+    if ((st = matrix_tokens(tr, d, "indexes", 0, hetero, by_gp, ty, &nidx)) != ACC_OK ||
+        (st = matrix_tokens(tr, d, "u64values", 1, hetero, by_gp, ty, &nval)) != ACC_OK)
+        goto out;
+    if (nidx != n || nval != n * n)
+        st = acc_error_set(ACC_ERR_PARSE,
+                           "%s:%ld: distance matrix %s of %llu objects lists %llu "
+                           "indexes and %llu values (expected %llu and %llu)",
+                           tr->name, xmlGetLineNo(d), label, n, nidx, nval, n, n * n);
+out:
+    xmlFree(nb);
+    xmlFree(name);
+    xmlFree(type);
+    xmlFree(indexing);
+    return st;
+}
+
+/* Root, version, objects and distance matrices, with line numbers. */
+static acc_status_t check_tree(xmlDocPtr doc, const char *name)
+{
+    xmlNodePtr root = xmlDocGetRootElement(doc), n;
+    xmlChar *ver = NULL;
+    tree_t tr;
+    acc_status_t st = ACC_OK;
+    int objects = 0, v2 = 0;
+
+    memset(&tr, 0, sizeof(tr));
+    tr.name = name;
+    if (!root || xmlStrcmp(root->name, BAD_CAST "topology") != 0)
+        return acc_error_set(ACC_ERR_PARSE,
+                             "%s:%ld: the root element is <%s>, not the <topology> "
+                             "of an hwloc XML export",
+                             name, root ? xmlGetLineNo(root) : 1L,
+                             root ? (const char *)root->name : "");
+    ver = xmlGetProp(root, BAD_CAST "version");
+    if (ver) {
+        char *end;
+        long major = strtol((const char *)ver, &end, 10);
+        if (end == (char *)ver || (*end && *end != '.')) {
+            st = acc_error_set(ACC_ERR_PARSE,
+                               "%s:%ld: <topology version=\"%s\">: expected a "
+                               "version number such as 2.0",
+                               name, xmlGetLineNo(root), ver);
+            goto out;
+        }
+        if (major >= 3) {
+            st = acc_error_set(ACC_ERR_UNSUPPORTED,
+                               "%s:%ld: hwloc XML version %s comes from hwloc "
+                               "3 or later, and the hwloc 2 that acc uses reads versions 1.x and "
+                               "2.x only; export it again with `lstopo --of v2xml FILE` (or "
+                               "--export-xml-flags v2)",
+                               name, xmlGetLineNo(root), ver);
+            goto out;
+        }
+        v2 = major == 2;
+    }
+    /* Objects, iteratively: the depth of the input is the input's choice. */
+    for (n = root->children; n;) {
+        if (n->type == XML_ELEMENT_NODE && xmlStrcmp(n->name, BAD_CAST "object") == 0) {
+            objects++;
+            if ((st = check_object(&tr, n, v2)) != ACC_OK)
+                goto out;
+            if (n->children) {
+                n = n->children;
+                continue;
+            }
+        }
+        while (n && !n->next && n->parent != root)
+            n = n->parent;
+        n = n ? n->next : NULL;
+    }
+    if (!objects) {
+        st = acc_error_set(ACC_ERR_PARSE,
+                           "%s:%ld: <topology> holds no <object>: not an hwloc "
+                           "topology export",
+                           name, xmlGetLineNo(root));
+        goto out;
+    }
+    if (tr.ngp)
+        qsort(tr.gp, tr.ngp, sizeof(gp_t), cmp_gp);
+    for (n = root->children; n && v2 && st == ACC_OK; n = n->next) {
+        if (n->type != XML_ELEMENT_NODE)
+            continue;
+        if (xmlStrcmp(n->name, BAD_CAST "distances2hetero") == 0)
+            st = check_distances(&tr, n, 1);
+        else if (xmlStrcmp(n->name, BAD_CAST "distances2") == 0)
+            st = check_distances(&tr, n, 0);
+    }
+out:
+    acc_free(tr.gp);
+    xmlFree(ver);
+    return st;
+}
+
+static acc_status_t check_xml(const char *text, size_t len, const char *name)
+{
+    xmlParserCtxtPtr ctxt;
+    xmlDocPtr doc = NULL;
+    xml_error_t fe;
+    acc_status_t st = ACC_OK;
+
+    if (len > INT_MAX - 1)
+        return acc_error_set(ACC_ERR_RANGE, "%s: %zu bytes is more than hwloc reads", name, len);
+    memset(&fe, 0, sizeof(fe));
+    ctxt = xmlNewParserCtxt();
+    if (!ctxt)
+        return acc_error_set(ACC_ERR_NOMEM, "%s: out of memory for the XML parser", name);
+    /* Errors come to xml_error (with this context as its data), not to stderr. */
+    ctxt->_private = &fe;
+    ctxt->sax->serror = xml_error;
+    doc = xmlCtxtReadMemory(ctxt, text, (int)len, name, NULL,
+                            XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+                                XML_PARSE_BIG_LINES);
+    if (!doc || !ctxt->wellFormed) {
+        if (!fe.have)
+            st = acc_error_set(ACC_ERR_PARSE, "%s: malformed XML", name);
+        else
+            st = acc_error_set(ACC_ERR_PARSE, "%s:%d: malformed XML: %s%s", name, fe.line, fe.msg,
+                               last_line(text, len, fe.line) ? " (the input ends there: is the "
+                                                               "file cut short?)"
+                                                             : "");
+        goto out;
+    }
+    st = check_tree(doc, name);
+out:
+    xmlFreeDoc(doc);
+    xmlFreeParserCtxt(ctxt);
+    return st;
+}
+
+/* ---- NVLinks from the NVLinkBandwidth matrix -------------------------------------------- */
+
+#define EP_NONE   (-1)
+#define EP_FABRIC (-2)
+
+/* The vertex an NVLinkBandwidth object stands for, EP_FABRIC for an NVSwitch chip, EP_NONE for
+ * none; *gpu says whether it is a GPU. */
+static int endpoint(topo_hwloc_conv_t *c, hwloc_obj_t o, int *gpu)
+{
+    int i;
+    *gpu = 0;
+    while (o && o->type == HWLOC_OBJ_OS_DEVICE)
+        o = o->parent;
+    if (!o)
+        return EP_NONE;
+    if (o->type == HWLOC_OBJ_PCI_DEVICE) {
+        for (i = 0; i < c->ngpu; i++) {
+            if (c->gpu[i].obj == o) {
+                *gpu = c->gpu[i].vertex >= 0;
+                return c->gpu[i].vertex >= 0 ? c->gpu[i].vertex : EP_NONE;
+            }
+        }
+        if (o->attr->pcidev.vendor_id == VENDOR_IBM) { /* a POWER9 NPU: the CPU's NVLink port */
+            int numa;
+            if (topo_hwloc_numa_of(c, o, "an NVLink port of the CPU", &numa) != ACC_OK)
+                return EP_NONE;
+            return c->cpu[numa];
+        }
+        if (o->attr->pcidev.vendor_id == VENDOR_NVIDIA ||
+            (o->subtype && strcmp(o->subtype, "NVSwitch") == 0))
+            return EP_FABRIC; /* every NVSwitch chip folds into the node's one fabric vertex */
+        return EP_NONE;
+    }
+    if (o->type == HWLOC_OBJ_BRIDGE || o->type == HWLOC_OBJ_MISC || !o->nodeset)
+        return EP_NONE;
+    for (i = 0; i < c->nnuma; i++)
+        if (hwloc_bitmap_isset(o->nodeset, c->numa[i]->os_index))
+            return c->cpu[i];
+    return EP_NONE;
+}
+
+static void obj_label(hwloc_obj_t o, char *buf, size_t n)
+{
+    if (o->type == HWLOC_OBJ_PCI_DEVICE) {
+        char bus[24];
+        topo_hwloc_busid(o, bus);
+        snprintf(buf, n, "%s", bus);
+    } else if (o->name) {
+        snprintf(buf, n, "%s", o->name);
+    } else {
+        snprintf(buf, n, "%s:%u", hwloc_obj_type_string(o->type), o->logical_index);
+    }
+}
+
+/* The MB/s per link that the capturing hwloc wrote for a GPU's generation.  hwloc's table moved
+ * between versions (reference/04-topology.md §1): 2.9.0 wrote 50000 for NVLink3/4 (twice the
+ * truth, open-mpi/hwloc#574) and later versions write 25000 for every NVLink3 link, GA10x too. */
+static double hwloc_link_mbps(int sm, const char *hwloc_version)
+{
+    const acc_gpu_arch_t *a = acc_topo_gpu_arch(sm);
+    if (hwloc_version && strcmp(hwloc_version, "2.9.0") == 0 && sm >= 80 && sm < 100)
+        return 50000.0;
+    if (sm == 86)
+        return 25000.0;
+    return a ? a->nvlink_gbs * 1000.0 : 0.0;
+}
+
+static acc_status_t nvlink_pair(topo_hwloc_conv_t *c, hwloc_obj_t oa, hwloc_obj_t ob,
+                                uint64_t value, const char *hwloc_version)
+{
+    int ga, gb, a = endpoint(c, oa, &ga), b = endpoint(c, ob, &gb), count, sm;
+    char la[64], lb[64];
+    double rate;
+
+    obj_label(oa, la, sizeof(la));
+    obj_label(ob, lb, sizeof(lb));
+    if (!ga && !gb)
+        return ACC_OK; /* switch-switch or CPU-side entries: inside the fabric */
+    if (!ga) {
+        int tmp = a;
+        a = b;
+        b = tmp;
+    }
+    if (a == EP_NONE || b == EP_NONE)
+        return acc_error_set(ACC_ERR_TOPO,
+                             "%s: NVLinkBandwidth joins %s and %s, which are not a "
+                             "GPU, an NVSwitch and a CPU",
+                             c->name, la, lb);
+    sm = c->t->vertices[a].sm;
+    rate = hwloc_link_mbps(sm, hwloc_version);
+    if (!(rate > 0))
+        return acc_error_set(ACC_ERR_TOPO,
+                             "%s: NVLinkBandwidth gives %s (sm_%d) NVLinks, but its "
+                             "generation has none",
+                             c->name, ga ? la : lb, sm);
+    if ((double)value / rate > 64.0) /* no GPU has that many: 18 is the most so far */
+        return acc_error_set(ACC_ERR_TOPO,
+                             "%s: NVLinkBandwidth %s - %s is %llu MB/s, more than "
+                             "64 links of %.0f MB/s",
+                             c->name, la, lb, (unsigned long long)value, rate);
+    count = (int)((double)value / rate + 0.5);
+    if (count < 1 || fabs((double)value - count * rate) > 0.25 * rate)
+        return acc_error_set(ACC_ERR_TOPO,
+                             "%s: NVLinkBandwidth %s - %s is %llu MB/s, not a whole "
+                             "number of %.0f MB/s links (sm_%d)",
+                             c->name, la, lb, (unsigned long long)value, rate, sm);
+    acc_topo_assume(c->t,
+                    "NVLink count = NVLinkBandwidth / %.0f MB/s per link for sm_%d (the "
+                    "per-link value hwloc %s writes)",
+                    rate, sm, hwloc_version ? hwloc_version : "of this capture");
+    if (b == EP_FABRIC) {
+        acc_status_t st = topo_nvswitch(c->t, &b);
+        if (st != ACC_OK)
+            return st;
+    }
+    return topo_add_nvlinks(c->t, a, b, count);
+}
+
+static int might_have_nvlink(const acc_topo_vertex_t *v)
+{
+    const acc_gpu_model_t *m = acc_topo_gpu_model_by_pci(v->device_id);
+    const acc_gpu_arch_t *a = acc_topo_gpu_arch(v->sm);
+    if (!m)
+        m = acc_topo_gpu_model_by_name(v->model);
+    return m ? m->nvlinks > 0 : (a && a->max_nvlinks > 0);
+}
+
+static acc_status_t no_matrix(topo_hwloc_conv_t *c, const char *hwloc_version)
+{
+    int i, might = 0;
+    for (i = 0; i < c->t->nvertices; i++)
+        if (c->t->vertices[i].kind == ACC_VTX_GPU)
+            might |= might_have_nvlink(&c->t->vertices[i]);
+    if (!might && !c->nvswitch_chips)
+        return ACC_OK;
+    return acc_topo_assume(c->t,
+                           "NVLinks unknown: the capture (hwloc %s) has no NVLinkBandwidth "
+                           "matrix%s, so the model has none; hwloc writes the matrix from 2.5 on, "
+                           "and only with its NVML backend, which distribution builds lack; for "
+                           "NVLinks use an NCCL topology dump (NCCL_TOPO_DUMP_FILE) or `nvidia-smi "
+                           "topo -m` output of the machine",
+                           hwloc_version ? hwloc_version : "version unrecorded",
+                           c->nvswitch_chips ? " although NVSwitch chips are on the PCI bus" : "");
+}
+
+acc_status_t topo_hwloc_nvlinks(topo_hwloc_conv_t *c)
+{
+    struct hwloc_distances_s *d = NULL;
+    const char *version = hwloc_obj_get_info_by_name(hwloc_get_root_obj(c->h), "hwlocVersion");
+    unsigned nr = 1, i, j, n;
+    acc_status_t st = ACC_OK;
+
+    if (hwloc_distances_get_by_name(c->h, "NVLinkBandwidth", &nr, &d, 0) < 0)
+        return acc_error_set(ACC_ERR_HWLOC, "%s: reading the NVLinkBandwidth matrix: %s", c->name,
+                             strerror(errno));
+    if (nr == 0 || !d)
+        return no_matrix(c, version);
+    n = d->nbobjs;
+    for (i = 0; i < n && st == ACC_OK; i++) {
+        for (j = i + 1; j < n && st == ACC_OK; j++) {
+            uint64_t vij = d->values[i * n + j], vji = d->values[j * n + i];
+            char la[64], lb[64];
+            if (vij != vji) {
+                obj_label(d->objs[i], la, sizeof(la));
+                obj_label(d->objs[j], lb, sizeof(lb));
+                st = acc_error_set(ACC_ERR_TOPO,
+                                   "%s: NVLinkBandwidth is not symmetric: %s -> %s "
+                                   "%llu MB/s, back %llu MB/s",
+                                   c->name, la, lb, (unsigned long long)vij,
+                                   (unsigned long long)vji);
+            } else if (vij && d->objs[i] && d->objs[j]) {
+                st = nvlink_pair(c, d->objs[i], d->objs[j], vij, version);
+            }
+        }
+    }
+    hwloc_distances_release(c->h, d);
+    return st;
+}
+
+acc_status_t topo_import_hwloc_xml(acc_topo_t *t, const char *text, size_t len, const char *name)
+{
+    acc_status_t st = check_xml(text, len, name);
+    if (st != ACC_OK)
+        return st;
+    return topo_hwloc_build(t, text, len, name, NULL, NULL);
+}
