@@ -431,6 +431,7 @@ static acc_status_t walk_pci(nxml_ctx_t *c, xmlNodePtr n, int cpu, int parent, i
 
 static acc_status_t walk_system(nxml_ctx_t *c, xmlNodePtr root)
 {
+    char host[NXML_ATTR_MAX], first_host[NXML_ATTR_MAX] = "";
     xmlNodePtr k;
     acc_status_t st;
 
@@ -439,6 +440,17 @@ static acc_status_t walk_system(nxml_ctx_t *c, xmlNodePtr root)
         int present, idx;
         if (!is_elem(k, "cpu"))
             continue;
+        /* NCCL fuses the XML of every host of a multi-node NVLink domain (MNNVL) into one
+         * dump, telling hosts apart by host_hash; acc models one node type. */
+        if ((st = topo_nxml_attr(c, k, "host_hash", host, &present)) != ACC_OK)
+            return st;
+        if (present && !first_host[0])
+            memcpy(first_host, host, sizeof(host));
+        else if (present && strcmp(host, first_host) != 0)
+            return topo_nxml_fail(c, ACC_ERR_UNSUPPORTED, k,
+                                  "host_hash=\"%s\" differs from \"%s\": the dump spans several "
+                                  "hosts (an MNNVL domain); keep the <cpu> elements of one host",
+                                  host, first_host);
         if ((st = topo_nxml_int(c, k, "numaid", INT_MIN, INT_MAX, &numaid, &present)) != ACC_OK)
             return st;
         if (!present)

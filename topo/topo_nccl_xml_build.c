@@ -217,12 +217,13 @@ static acc_status_t make_gpu(nxml_ctx_t *c, int i)
         v->mem_bytes = present ? (uint64_t)x : 0;
     }
     if ((st = topo_fill_gpu_defaults(c->t, it->vertex)) != ACC_OK) {
-        if (!it->gpu && !c->t->vertices[it->vertex].sm)
+        const acc_topo_vertex_t *g = &c->t->vertices[it->vertex];
+        if (!g->sm && !g->device_id && !g->model[0])
             return acc_error_set(st,
                                  "%s:%ld: <pci busid=\"%s\">: a GPU with no PCI device id "
                                  "and no <gpu sm=...>: acc cannot tell its generation (NCCL "
                                  "fills it in from the GPU it detects).  Add vendor=\"0x10de\" "
-                                 "device=\"0x....\" to the <pci>, or a <gpu sm=\"90\"/> child, "
+                                 "device=\"0x....\" to the <pci>, or a <gpu sm=\"..\"/> child, "
                                  "or pass the file NCCL_TOPO_DUMP_FILE writes on the machine",
                                  c->name, xmlGetLineNo(it->where), it->busid);
         return acc_error_prefix(st, "%s:%ld: <pci busid=\"%s\">: ", c->name,

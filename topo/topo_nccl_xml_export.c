@@ -29,6 +29,7 @@
  */
 #include "internal.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -529,6 +530,61 @@ static void put_system(export_t *e, double smp_bw)
     acc_buf_puts(&e->b, ">\n");
 }
 
+/* Whether s is a cpuset mask as sysfs cpumap and NCCL write it: 8-hex-digit words, commas. */
+static int is_hex_mask(const char *s)
+{
+    size_t i, n = strlen(s);
+    if (n % 9 != 8)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (i % 9 == 8 ? s[i] != ',' : !isxdigit((unsigned char)s[i]))
+            return 0;
+    return 1;
+}
+
+/* NCCL reads affinity as a hex mask (ncclStrToCpuset); hwloc-derived models hold a CPU list
+ * such as "0-47,96-143", which is converted.  A mask longer than NCCL's 255 characters, or a
+ * list that does not parse, is left out: NCCL then takes the affinity from the machine. */
+static void put_affinity(acc_buf_t *b, const char *aff)
+{
+    enum { MAX_CPUS = 1024 }; /* 32 words: 287 characters, over NCCL's limit anyway */
+    uint32_t words[MAX_CPUS / 32];
+    const char *p = aff;
+    int top = -1, w;
+
+    if (is_hex_mask(aff)) {
+        if (strlen(aff) < 256)
+            put_str(b, "affinity", aff);
+        return;
+    }
+    memset(words, 0, sizeof(words));
+    while (*p) {
+        char *end;
+        long lo = strtol(p, &end, 10), hi = lo;
+        if (end == p || lo < 0 || lo >= MAX_CPUS)
+            return;
+        if (*end == '-') {
+            p = end + 1;
+            hi = strtol(p, &end, 10);
+            if (end == p || hi < lo || hi >= MAX_CPUS)
+                return;
+        }
+        for (; lo <= hi; lo++)
+            words[lo / 32] |= 1u << (lo % 32);
+        if (hi > top)
+            top = (int)hi;
+        if (*end != ',' && *end != '\0')
+            return;
+        p = *end ? end + 1 : end;
+    }
+    if (top < 0 || (top / 32 + 1) * 9 - 1 > 255)
+        return;
+    acc_buf_puts(b, " affinity=\"");
+    for (w = top / 32; w >= 0; w--)
+        acc_buf_printf(b, "%08x%s", (unsigned)words[w], w ? "," : "");
+    acc_buf_puts(b, "\"");
+}
+
 static acc_status_t put_cpus(export_t *e)
 {
     const acc_topo_t *t = e->t;
@@ -544,7 +600,7 @@ static acc_status_t put_cpus(export_t *e)
         open_elem(e, 1, "cpu");
         acc_buf_printf(&e->b, " numaid=\"%d\"", c->id);
         if (c->affinity[0])
-            put_str(&e->b, "affinity", c->affinity);
+            put_affinity(&e->b, c->affinity);
         if (c->cpu_arch[0])
             put_str(&e->b, "arch", c->cpu_arch);
         if (c->cpu_vendor[0])

@@ -421,6 +421,19 @@ ACC_TEST(wrong_root_and_version)
     check_broken_ibm("numaid=\"1\"", "numa=\"1\"", "no numaid");
 }
 
+ACC_TEST(multi_host_dump_refused)
+{
+    char *text = slurp(IBM, NULL);
+    char *two = replace(text, "host_hash=\"0xa5f31daa95182da8\" numaid=\"1\"",
+                        "host_hash=\"0x1111\" numaid=\"1\"", 1);
+    acc_topo_t *t;
+    CHECK_ERR(import(two, strlen(two), "mnnvl.xml", &t), ACC_ERR_UNSUPPORTED);
+    CHECK_MSG_HAS("mnnvl.xml:");
+    CHECK_MSG_HAS("several hosts");
+    acc_free(text);
+    acc_free(two);
+}
+
 ACC_TEST(asymmetric_gpu_nvlinks_refused)
 {
     static const char *xml =
@@ -768,6 +781,8 @@ static acc_topo_t *synthetic(void)
         snprintf(x->cpu_vendor, sizeof(x->cpu_vendor), "GenuineIntel");
         x->cpu_family = 6;
         x->cpu_model = 143;
+        /* a CPU list as hwloc-derived models hold it; NCCL wants a hex mask */
+        snprintf(x->affinity, sizeof(x->affinity), "%s", s ? "48-95,144-191" : "0-47,96-143");
         CHECK_OK(acc_topo_add_vertex(t, ACC_VTX_PCISW, &hb[s]));
         acc_topo_vertex_mut(t, hb[s])->host_bridge = 1;
         acc_topo_vertex_mut(t, hb[s])->numa = s;
@@ -807,6 +822,10 @@ ACC_TEST(export_synthetic_model)
     CHECK(strstr(x.data, "acc_nodes=\"4\" acc_fabric=\"ib-ndr\" acc_latency_us=\"3.5\" "
                          "acc_rail=\"1\" acc_oversub=\"2\"") != NULL);
     CHECK(strstr(x.data, "acc_name=\"two sockets &amp; friends\"") != NULL);
+    CHECK(strstr(x.data, "<cpu numaid=\"0\" affinity=\"0000ffff,ffffffff,00000000,0000ffff,"
+                         "ffffffff\"") != NULL);
+    CHECK(strstr(x.data, "<cpu numaid=\"1\" affinity=\"ffffffff,ffff0000,00000000,ffffffff,"
+                         "ffff0000,00000000\"") != NULL);
     check_round_trip(t, "synthetic.xml");
     back = import_ok(x.data, "synthetic.xml");
     CHECK_INT(acc_topo_network(back)->nodes, 4);
