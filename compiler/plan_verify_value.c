@@ -1,0 +1,293 @@
+/* The verifier's symbolic values: which ranks' contributions to one input chunk a chunk of memory
+ * holds, as hash-consed sets of rank intervals; and a small 64-bit-keyed hash map. */
+#include "plan_verify_internal.h"
+
+#include <string.h>
+
+/* Record layout in the arena, at offset id - 1: [chunk, nint, lo0, hi0, lo1, hi1, ...].
+ * Single contributions (every input chunk at the start: a million of them for 1024 ranks) are
+ * not stored: their id is PV_SINGLE | (chunk * nranks + rank), which fits since the verifier
+ * takes at most 2^26 chunk locations. */
+#define PV_SINGLE 0x80000000u
+
+static const uint32_t *rec(const pv_values_t *vs, uint32_t id)
+{
+    return vs->arena + (id - 1);
+}
+
+/* The record of any value; singles are spelled out in buf. */
+static const uint32_t *view(const pv_values_t *vs, uint32_t id, uint32_t buf[4])
+{
+    uint32_t x;
+    if (!(id & PV_SINGLE))
+        return rec(vs, id);
+    x = id & ~PV_SINGLE;
+    buf[0] = x / vs->nranks;
+    buf[1] = 1;
+    buf[2] = x % vs->nranks;
+    buf[3] = buf[2] + 1;
+    return buf;
+}
+
+static uint64_t rec_hash(const uint32_t *r, uint32_t words)
+{
+    /* FNV-1a, then a final mix so that the low bits used for the table index depend on all of
+     * the record (records differ in a few small integers). */
+    uint64_t h = acc_fnv1a64(r, (size_t)words * sizeof(uint32_t));
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
+}
+
+/* Table entries are (hash high bits << 32 | id), so that probing compares hashes without
+ * touching the records. */
+static int grow_table(pv_values_t *vs)
+{
+    size_t i, ncap = vs->tcap ? vs->tcap * 2 : 1024;
+    uint64_t *nt = acc_calloc(ncap, sizeof(uint64_t));
+    if (!nt)
+        return 0;
+    for (i = 0; i < vs->tcap; i++) {
+        uint64_t e = vs->table[i];
+        const uint32_t *r;
+        size_t h;
+        if (!e)
+            continue;
+        r = rec(vs, (uint32_t)e);
+        h = (size_t)rec_hash(r, 2 + 2 * r[1]) & (ncap - 1);
+        while (nt[h])
+            h = (h + 1) & (ncap - 1);
+        nt[h] = e;
+    }
+    acc_free(vs->table);
+    vs->table = nt;
+    vs->tcap = ncap;
+    return 1;
+}
+
+/* Intern the record r of `words` words; returns its id or PV_NONE when out of memory. */
+static uint32_t intern(pv_values_t *vs, const uint32_t *r, uint32_t words)
+{
+    size_t h, need;
+    uint64_t hash, e;
+    uint32_t id;
+    void *p;
+
+    if ((vs->count + 1) * 2 > vs->tcap && !grow_table(vs))
+        return PV_NONE;
+    hash = rec_hash(r, words);
+    h = (size_t)hash & (vs->tcap - 1);
+    while ((e = vs->table[h]) != 0) {
+        if ((e >> 32) == (hash >> 32)) {
+            const uint32_t *o = rec(vs, (uint32_t)e);
+            if (o[1] == r[1] && memcmp(o, r, (size_t)words * sizeof(uint32_t)) == 0)
+                return (uint32_t)e;
+        }
+        h = (h + 1) & (vs->tcap - 1);
+    }
+    need = vs->len + words;
+    if (need >= PV_SINGLE - 1)
+        return PV_NONE;
+    p = vs->arena;
+    if (acc_array_reserve(&p, &vs->cap, need, sizeof(uint32_t)) != ACC_OK)
+        return PV_NONE;
+    vs->arena = p;
+    memcpy(vs->arena + vs->len, r, (size_t)words * sizeof(uint32_t));
+    id = (uint32_t)vs->len + 1;
+    vs->len = need;
+    vs->table[h] = ((hash >> 32) << 32) | id;
+    vs->count++;
+    return id;
+}
+
+void pv_values_free(pv_values_t *vs)
+{
+    acc_free(vs->arena);
+    acc_free(vs->table);
+    acc_free(vs->tmp);
+    memset(vs, 0, sizeof(*vs));
+}
+
+uint32_t pv_value_single(pv_values_t *vs, uint32_t chunk, uint32_t rank)
+{
+    uint64_t x = (uint64_t)chunk * vs->nranks + rank;
+    return x < PV_SINGLE ? PV_SINGLE | (uint32_t)x : PV_NONE;
+}
+
+uint32_t pv_value_union(pv_values_t *vs, uint32_t a, uint32_t b, int *overlap)
+{
+    const uint32_t *ra, *rb;
+    uint32_t na, nb, i = 0, j = 0, n = 0, *out, ba[4], bb[4];
+    size_t need;
+    void *p;
+
+    *overlap = 0;
+    ra = view(vs, a, ba);
+    rb = view(vs, b, bb);
+    na = ra[1];
+    nb = rb[1];
+    need = 2 + 2 * ((size_t)na + nb);
+    p = vs->tmp;
+    if (acc_array_reserve(&p, &vs->tmp_cap, need, sizeof(uint32_t)) != ACC_OK)
+        return PV_NONE;
+    vs->tmp = p;
+    /* The arena may move while interning, but ra / rb are read before that. */
+    out = vs->tmp + 2;
+    while (i < na || j < nb) {
+        uint32_t lo, hi;
+        if (j >= nb || (i < na && ra[2 + 2 * i] < rb[2 + 2 * j])) {
+            lo = ra[2 + 2 * i];
+            hi = ra[3 + 2 * i];
+            i++;
+        } else {
+            lo = rb[2 + 2 * j];
+            hi = rb[3 + 2 * j];
+            j++;
+        }
+        if (n && lo < out[2 * n - 1]) {
+            *overlap = 1;
+            return 0;
+        }
+        if (n && lo == out[2 * n - 1]) {
+            out[2 * n - 1] = hi; /* adjacent intervals merge: the form stays canonical */
+        } else {
+            out[2 * n] = lo;
+            out[2 * n + 1] = hi;
+            n++;
+        }
+    }
+    vs->tmp[0] = ra[0];
+    vs->tmp[1] = n;
+    return intern(vs, vs->tmp, 2 + 2 * n);
+}
+
+uint32_t pv_value_chunk(const pv_values_t *vs, uint32_t id)
+{
+    uint32_t buf[4];
+    return view(vs, id, buf)[0];
+}
+
+uint32_t pv_value_common(const pv_values_t *vs, uint32_t a, uint32_t b)
+{
+    uint32_t i, j, ba[4], bb[4];
+    const uint32_t *ra = view(vs, a, ba), *rb = view(vs, b, bb);
+    for (i = 0; i < ra[1]; i++)
+        for (j = 0; j < rb[1]; j++) {
+            uint32_t lo = ra[2 + 2 * i] > rb[2 + 2 * j] ? ra[2 + 2 * i] : rb[2 + 2 * j];
+            uint32_t hi = ra[3 + 2 * i] < rb[3 + 2 * j] ? ra[3 + 2 * i] : rb[3 + 2 * j];
+            if (lo < hi)
+                return lo;
+        }
+    return PV_NONE;
+}
+
+int pv_value_is_single(const pv_values_t *vs, uint32_t id, uint32_t rank)
+{
+    uint32_t buf[4];
+    const uint32_t *r = view(vs, id, buf);
+    return r[1] == 1 && r[2] == rank && r[3] == rank + 1;
+}
+
+int pv_value_is_all(const pv_values_t *vs, uint32_t id, uint32_t nranks)
+{
+    uint32_t buf[4];
+    const uint32_t *r = view(vs, id, buf);
+    return r[1] == 1 && r[2] == 0 && r[3] == nranks;
+}
+
+uint32_t pv_value_first_rank(const pv_values_t *vs, uint32_t id)
+{
+    uint32_t buf[4];
+    return view(vs, id, buf)[2];
+}
+
+void pv_value_ranks(const pv_values_t *vs, uint32_t id, acc_buf_t *b)
+{
+    uint32_t buf[4];
+    const uint32_t *r = view(vs, id, buf);
+    uint32_t i, n = r[1];
+    acc_buf_puts(b, "{");
+    for (i = 0; i < n; i++) {
+        uint32_t lo = r[2 + 2 * i], hi = r[3 + 2 * i];
+        if (i == 4 && n > 6) {
+            acc_buf_printf(b, ",... (%u ranges)", n - 5);
+            i = n - 1;
+            lo = r[2 + 2 * i];
+            hi = r[3 + 2 * i];
+        }
+        acc_buf_printf(b, "%s%u", i ? "," : "", lo);
+        if (hi - lo == 2)
+            acc_buf_printf(b, ",%u", lo + 1);
+        else if (hi - lo > 2)
+            acc_buf_printf(b, "-%u", hi - 1);
+    }
+    acc_buf_puts(b, "}");
+}
+
+/* ---- map ------------------------------------------------------------------------------------ */
+
+static size_t slot_of(uint64_t key, size_t cap)
+{
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdull;
+    key ^= key >> 33;
+    return (size_t)key & (cap - 1);
+}
+
+void pv_map_free(pv_map_t *m)
+{
+    acc_free(m->keys);
+    acc_free(m->vals);
+    memset(m, 0, sizeof(*m));
+}
+
+uint32_t pv_map_get(const pv_map_t *m, uint64_t key)
+{
+    size_t h;
+    if (!m->cap)
+        return PV_NONE;
+    for (h = slot_of(key, m->cap); m->vals[h] != PV_NONE; h = (h + 1) & (m->cap - 1))
+        if (m->keys[h] == key)
+            return m->vals[h];
+    return PV_NONE;
+}
+
+acc_status_t pv_map_put(pv_map_t *m, uint64_t key, uint32_t val)
+{
+    size_t h;
+    if ((m->count + 1) * 2 > m->cap) {
+        size_t i, ncap = m->cap ? m->cap * 2 : 64;
+        uint64_t *nk = acc_malloc(ncap * sizeof(uint64_t));
+        uint32_t *nv = acc_malloc(ncap * sizeof(uint32_t));
+        if (!nk || !nv) {
+            acc_free(nk);
+            acc_free(nv);
+            return acc_error_set(ACC_ERR_NOMEM, "out of memory verifying a plan");
+        }
+        memset(nv, 0xff, ncap * sizeof(uint32_t));
+        for (i = 0; i < m->cap; i++) {
+            if (m->vals[i] == PV_NONE)
+                continue;
+            for (h = slot_of(m->keys[i], ncap); nv[h] != PV_NONE; h = (h + 1) & (ncap - 1))
+                ;
+            nk[h] = m->keys[i];
+            nv[h] = m->vals[i];
+        }
+        acc_free(m->keys);
+        acc_free(m->vals);
+        m->keys = nk;
+        m->vals = nv;
+        m->cap = ncap;
+    }
+    for (h = slot_of(key, m->cap); m->vals[h] != PV_NONE; h = (h + 1) & (m->cap - 1)) {
+        if (m->keys[h] == key) {
+            m->vals[h] = val;
+            return ACC_OK;
+        }
+    }
+    m->keys[h] = key;
+    m->vals[h] = val;
+    m->count++;
+    return ACC_OK;
+}
