@@ -18,7 +18,7 @@
  *   NVLink5 (B200/GB200) 50 GB/s: 18 links, 1.8 TB/s bidirectional (reference/04-topology.md §5).
  * Ada (sm_89) and Turing (sm_75) data-centre parts have no NVLink. */
 static const acc_gpu_arch_t archs[] = {
-    {35, "kepler", 0.0, 0},      {37, "kepler", 0.0, 0},     {60, "pascal", 20.0, 4},
+    {20, "fermi", 0.0, 0},       {35, "kepler", 0.0, 0},      {37, "kepler", 0.0, 0},     {60, "pascal", 20.0, 4},
     {61, "pascal", 0.0, 0},      {70, "volta", 25.0, 6},     {75, "turing", 0.0, 0},
     {80, "ampere", 25.0, 12},    {86, "ampere", 14.0625, 4}, {89, "ada", 0.0, 0},
     {90, "hopper", 25.0, 18},    {100, "blackwell", 50.0, 18}, {103, "blackwell", 50.0, 18},
@@ -28,6 +28,8 @@ static const acc_gpu_arch_t archs[] = {
 /* PCI device ids of NVIDIA data-centre and common workstation GPUs (vendor 0x10de), as they
  * appear in lspci, hwloc and NCCL dumps; SM counts and memory from each product's datasheet. */
 static const acc_gpu_model_t models[] = {
+    {0x1094, "Tesla M2075", 20, 14, 6 * GIB, 0, 2},
+    {0x1023, "Tesla K40m", 35, 15, 12 * GIB, 0, 3},
     {0x15f9, "P100 SXM2 16GB", 60, 56, 16 * GIB, 4, 3},
     {0x1db1, "V100 SXM2 16GB", 70, 80, 16 * GIB, 6, 3},
     {0x1db5, "V100 SXM2 32GB", 70, 80, 32 * GIB, 6, 3},
@@ -55,12 +57,12 @@ static const struct {
     const char *fragment;
     int device_id;
 } name_map[] = {
-    {"P100-SXM2", 0x15f9},  {"V100-SXM2-32", 0x1db5}, {"V100-SXM2", 0x1db1},
+    {"K40m", 0x1023},       {"M2075", 0x1094},        {"P100-SXM2", 0x15f9},  {"V100-SXM2-32", 0x1db5}, {"V100-SXM2", 0x1db1},
     {"V100-SXM3", 0x1db8},  {"V100-PCIE", 0x1db4},    {"T4", 0x1eb8},
     {"A100-SXM4-80", 0x20b2}, {"A100-SXM-80", 0x20b2}, {"A100 80GB PCIE", 0x20b5},
     {"A100-PCIE-80", 0x20b5}, {"A100-PCIE", 0x20f1},  {"A100-SXM4", 0x20b0},
     {"A100", 0x20b0},       {"A10G", 0x2237},         {"A40", 0x2235},
-    {"A10", 0x2236},        {"RTX 4090", 0x2684},     {"L40S", 0x26b9},
+    {"A10", 0x2236},        {"RTX 4090", 0x2684},     {"4090", 0x2684},     {"L40S", 0x26b9},
     {"L40", 0x26b5},        {"H100 PCIE", 0x2331},    {"H100 NVL", 0x2331},
     {"H200", 0x2335},       {"H100", 0x2330},         {"B200", 0x2901},
 };
@@ -130,10 +132,13 @@ acc_status_t topo_fill_gpu_defaults(acc_topo_t *t, int vertex)
 
     if (!v || v->kind != ACC_VTX_GPU)
         return acc_error_set(ACC_ERR_INVALID, "vertex %d is not a GPU", vertex);
-    if (v->device_id)
-        m = acc_topo_gpu_model_by_pci(v->device_id);
-    if (!m && v->model[0])
+    /* The name the driver reports (NVML, CUDA, nvidia-smi) wins over the PCI id: PCI id tables
+     * lag behind and boards share ids (the hwloc capture of a K40m names PCI id 10de:1094, a
+     * Tesla M2075, in pci.ids). */
+    if (v->model[0])
         m = acc_topo_gpu_model_by_name(v->model);
+    if (!m && v->device_id)
+        m = acc_topo_gpu_model_by_pci(v->device_id);
     if (m && v->sm && m->sm != v->sm)
         m = NULL; /* the input's compute capability wins over a guessed model */
     if (m) {
