@@ -23,6 +23,7 @@
 
 /* NCCL_TOPO_MAX_NODES is 576; a matrix that large is already far past any real machine. */
 #define MAX_DEVICES 512
+#define MAX_TEXT    (64 << 20)
 #define NAME_LEN    ACC_TOPO_NAME_MAX
 
 /* Cell codes.  The PCIe levels are ordered from nearest to farthest; NV# is C_NV + #. */
@@ -59,6 +60,7 @@ typedef struct {
     char (*cpu_aff)[ACC_TOPO_AFFINITY_MAX]; /* per GPU; "" for N/A */
     char (*dev)[NAME_LEN];                  /* NIC device names */
     int last_line;                          /* last non-blank line read */
+    int aff_long;                           /* 1 + a GPU whose CPU Affinity did not fit */
 
     const acc_gpu_model_t *named; /* a GPU model named on some line */
     int named_line;
@@ -95,6 +97,12 @@ static acc_status_t prepare(smi_t *p, const char *text, size_t len)
     int line = 1, k;
     char *s;
 
+    /* A capture is a few KB; the bound keeps line numbers in an int. */
+    if (len > MAX_TEXT)
+        return perr(p, 1,
+                    "%zu bytes: nvidia-smi topo -m text is far shorter (at most %d bytes "
+                    "accepted)",
+                    len, MAX_TEXT);
     if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
         i = 3;
     if (!(p->buf = acc_malloc(len + 1)))
@@ -261,9 +269,9 @@ static void join_words(const tok_t *w, int from, int to, char out[100])
 
 /* Look for a GPU model in a line that is not part of the matrix ("8x A100-SXM-40G", "GPU 0-7:
  * NVIDIA H100 80GB HBM3", "4x L40S PCIe").  Phrases of up to three words are tried, longest
- * first, and a match counts only if it needs its first word, so that the "H100" of "NVIDIA H100"
- * is found at "H100" and a fragment such as "T4" inside a later word is not credited to an
- * earlier one. */
+ * first, and a match counts only if it needs the first character of its first word: the "H100"
+ * of "NVIDIA H100" is found at "H100", and a fragment such as "A10" inside a word (a commit
+ * hash) or in a later word is not credited to the phrase. */
 static void sniff_model(smi_t *p, int li)
 {
     static const char seps[] = " \t\r,;()[]{}\"'`|/=<>";
@@ -285,15 +293,12 @@ static void sniff_model(smi_t *p, int li)
         }
     }
     for (i = 0; i < nw; i++) {
-        if (!isalpha((unsigned char)w[i].s[0]))
-            continue;
         for (k = i + 3 <= nw ? 3 : nw - i; k >= 1; k--) {
             char phrase[100], rest[100];
             const acc_gpu_model_t *m;
             join_words(w, i, i + k, phrase);
-            join_words(w, i + 1, i + k, rest);
             m = acc_topo_gpu_model_by_name(phrase);
-            if (!m || (k > 1 && acc_topo_gpu_model_by_name(rest) == m))
+            if (!m || acc_topo_gpu_model_by_name(phrase + 1) == m)
                 continue;
             /* Quote only the words the match needs ("A100-SXM-40G", not "A100-SXM-40G 2x"). */
             while (--k >= 1) {
@@ -411,19 +416,18 @@ static acc_status_t parse_affinity(smi_t *p, int d, const tok_t *trail, int line
         /* A cpulist ("0-47,96-143") as current drivers print it, or a hex mask. */
         if (!tok_eq(t, "N/A") && !all_of(t, "0123456789abcdefABCDEFx,-"))
             return perr(p, line,
-                        "%s: CPU Affinity '%.*s' is neither a CPU list such as "
-                        "0-47,96-143 nor N/A",
+                        "%s: CPU Affinity '%.*s' is neither a CPU list such as 0-47,96-143 nor N/A",
                         p->col[d], t->n, t->s);
         if (!tok_eq(t, "N/A") && t->n < ACC_TOPO_AFFINITY_MAX)
             memcpy(p->cpu_aff[d], t->s, (size_t)t->n);
+        else if (!tok_eq(t, "N/A"))
+            p->aff_long = d + 1;
     }
     p->numa_val[d] = -1;
     if (p->trail[T_NUMA] >= 0) {
         const tok_t *t = &trail[p->trail[T_NUMA]];
         if (!tok_eq(t, "N/A") && (!all_of(t, "0123456789") || t->n > 4))
-            return perr(p, line,
-                        "%s: NUMA Affinity '%.*s' is neither a NUMA node number nor "
-                        "N/A",
+            return perr(p, line, "%s: NUMA Affinity '%.*s' is neither a NUMA node number nor N/A",
                         p->col[d], t->n, t->s);
         if (!tok_eq(t, "N/A"))
             p->numa_val[d] = atoi(t->s);
@@ -549,8 +553,7 @@ static acc_status_t parse_text(smi_t *p)
             for (d = 0; d < p->ndev && p->row_line[d]; d++)
                 ;
             return perr(p, li + 1,
-                        "expected the row of %s, found '%.*s' (every header column "
-                        "needs a row)",
+                        "expected the row of %s, found '%.*s' (every header column needs a row)",
                         p->col[d], p->tok[0].n, p->tok[0].s);
         }
         if (p->row_line[d])
@@ -564,17 +567,14 @@ static acc_status_t parse_text(smi_t *p)
         for (d = 0; d < p->ndev && p->row_line[d]; d++)
             ;
         return perr(p, p->last_line,
-                    "the text ends before the row of %s (%d of %d rows; a "
-                    "truncated capture?)",
+                    "the text ends before the row of %s (%d of %d rows; a truncated capture?)",
                     p->col[d], rows, p->ndev);
     }
     for (d = p->ngpu; d < p->ndev; d++)
         legend |= p->legend_line[d] != 0;
     for (d = p->ngpu; d < p->ndev && legend; d++)
         if (!p->legend_line[d] && strncmp(p->col[d], "NIC", 3) == 0)
-            return perr(p, p->last_line,
-                        "the NIC Legend does not name %s (a truncated "
-                        "capture?)",
+            return perr(p, p->last_line, "the NIC Legend does not name %s (a truncated capture?)",
                         p->col[d]);
     for (d = p->ngpu; d < p->ndev; d++)
         if (!p->dev[d][0] && strncmp(p->col[d], "NIC", 3) != 0)
@@ -601,8 +601,7 @@ static acc_status_t check_matrix(const smi_t *p)
                             p->col[b]);
             if (c != r)
                 return perr(p, p->row_line[a > b ? a : b],
-                            "asymmetric matrix: %s-%s is %s "
-                            "(line %d) but %s-%s is %s (line %d)",
+                            "asymmetric matrix: %s-%s is %s (line %d) but %s-%s is %s (line %d)",
                             p->col[a], p->col[b], cell_str(c, s1), p->row_line[a], p->col[b],
                             p->col[a], cell_str(r, s2), p->row_line[b]);
             if (IS_NV(c) && (a >= p->ngpu || b >= p->ngpu))
@@ -735,11 +734,19 @@ static acc_status_t group_numa(smi_t *p, acc_topo_t *t)
     if (a < nvals) {
         for (a = 0; a < nvals; a++)
             acc_buf_printf(&b1, "%sCPU%d = NUMA %d", a ? ", " : "", a, vals[a]);
-        acc_topo_assume(t,
-                        "CPU vertices from the NUMA Affinity column: %s (NUMA nodes without "
-                        "GPUs do not appear in nvidia-smi topo -m)",
-                        b1.data);
+        if ((st = acc_buf_status(&b1)) != ACC_OK ||
+            (st = acc_topo_assume(t,
+                                  "CPU vertices from the NUMA Affinity column: %s (NUMA "
+                                  "nodes without GPUs do not appear in nvidia-smi topo -m)",
+                                  b1.data)) != ACC_OK)
+            goto out;
     }
+    if (p->aff_long &&
+        (st = acc_topo_assume(t,
+                              "the CPU Affinity of %s is longer than %d "
+                              "characters and was not kept",
+                              p->col[p->aff_long - 1], ACC_TOPO_AFFINITY_MAX - 1)) != ACC_OK)
+        goto out;
     for (g = nvals; g < ngrp; g++) {
         int gpus = 0;
         for (a = 0; a < p->ngpu; a++)
@@ -748,13 +755,14 @@ static acc_status_t group_numa(smi_t *p, acc_topo_t *t)
         list_members(p, p->grp, g, &b1);
         if ((st = acc_buf_status(&b1)) != ACC_OK)
             goto out;
-        acc_topo_assume(t, "CPU%d: a NUMA node the input does not number, holding %s (%s)", g,
-                        b1.data,
-                        gpus ? "NUMA Affinity N/A; devices not SYS to each other are "
-                               "taken to share a NUMA node"
-                             : "SYS to every GPU, so on a node without GPUs");
+        st = acc_topo_assume(t, "CPU%d: a NUMA node the input does not number, holding %s (%s)", g,
+                             b1.data,
+                             gpus ? "NUMA Affinity N/A; devices not SYS to each other are taken "
+                                    "to share a NUMA node"
+                                  : "SYS to every GPU, so on a node without GPUs");
+        if (st != ACC_OK)
+            goto out;
     }
-    st = acc_buf_status(&b1);
 out:
     acc_buf_free(&b1);
     acc_free(mem);
@@ -774,21 +782,23 @@ typedef struct {
     int nvswitch; /* links go into one NVSwitch fabric vertex */
 } gpu_plan_t;
 
-static acc_status_t use_model(gpu_plan_t *g, const char *fragment, int sm, const char *model)
+/* The table's model for a name fragment, or only `sm` and a label for parts not in the table. */
+static void use_model(gpu_plan_t *g, const char *fragment, int sm, const char *model)
 {
     g->m = fragment ? acc_topo_gpu_model_by_name(fragment) : NULL;
     g->sm = g->m ? g->m->sm : sm;
     snprintf(g->model, sizeof(g->model), "%s", g->m ? g->m->model : model);
-    return ACC_OK;
 }
 
 /* Which GPU: named on some line, else inferred from the NVLink pattern, else refused. */
 static acc_status_t choose_model(smi_t *p, acc_topo_t *t, gpu_plan_t *g)
 {
-    int G = p->ngpu, a, b, min_peers = G, any = 0, first = 1;
+    int G = p->ngpu, a, b, min_peers = G, any = 0;
     const acc_gpu_arch_t *arch;
+    acc_status_t st;
 
     memset(g, 0, sizeof(*g));
+    g->uniform = -1;
     for (a = 0; a < G; a++) {
         int total = 0, peers = 0;
         for (b = 0; b < G; b++) {
@@ -798,15 +808,13 @@ static acc_status_t choose_model(smi_t *p, acc_topo_t *t, gpu_plan_t *g)
             total += nv;
             peers += nv > 0;
             any |= nv > 0;
-            if (b > a && first)
-                g->uniform = nv;
-            else if (b > a && g->uniform != nv)
-                g->uniform = 0;
-            first &= !(b > a);
+            if (b > a)
+                g->uniform = g->uniform < 0 || g->uniform == nv ? nv : 0;
         }
         g->tmax = total > g->tmax ? total : g->tmax;
         min_peers = peers < min_peers ? peers : min_peers;
     }
+    g->uniform = g->uniform < 0 ? 0 : g->uniform;
     if (p->named) {
         arch = acc_topo_gpu_arch(p->named->sm);
         if (!any || (arch && arch->nvlink_gbs > 0 &&
@@ -819,17 +827,19 @@ static acc_status_t choose_model(smi_t *p, acc_topo_t *t, gpu_plan_t *g)
                                    "does not print it",
                                    g->model, p->named_line, p->named_text);
         }
-        acc_topo_assume(t,
-                        "line %d names %s, which cannot have the NVLinks of the matrix (%d "
-                        "for one GPU); the model is inferred from the NV# cells instead",
-                        p->named_line, p->named->model, g->tmax);
+        st = acc_topo_assume(t,
+                             "line %d names %s, which cannot have the NVLinks of the matrix "
+                             "(%d for one GPU); the model is inferred from the NV# cells instead",
+                             p->named_line, p->named->model, g->tmax);
+        if (st != ACC_OK)
+            return st;
     }
     if (!any)
         return perr(p, p->header_line,
-                    "the GPU model is unknown: nvidia-smi topo -m does not "
-                    "print it, this matrix has no NVLink (NV#) to infer it from, and no line "
-                    "names it; add a comment line naming it, such as '# GPU 0-%d: NVIDIA L40S', "
-                    "with the name `nvidia-smi --query-gpu=name --format=csv,noheader` prints",
+                    "the GPU model is unknown: nvidia-smi topo -m does not print it, this matrix "
+                    "has no NVLink (NV#) to infer it from, and no line names it; add a comment "
+                    "line naming it, such as '# GPU 0-%d: NVIDIA L40S', with the name that "
+                    "`nvidia-smi --query-gpu=name --format=csv,noheader` prints",
                     G - 1);
     if (g->uniform && G >= 3 && g->uniform * (G - 1) > MOST_NVLINKS) {
         /* No GPU has that many links: the pairs meet in an NVSwitch fabric. */
@@ -864,7 +874,12 @@ static acc_status_t choose_model(smi_t *p, acc_topo_t *t, gpu_plan_t *g)
                                "pair (%s); name the model in a comment line to be exact",
                                g->model, g->sm, g->uniform, why);
     }
-    if ((g->uniform || min_peers >= 2) && g->tmax <= MOST_NVLINKS) {
+    if (g->tmax > MOST_NVLINKS)
+        return perr(p, p->header_line,
+                    "the NV# cells give one GPU %d NVLinks, more than any GPU has, yet the GPU "
+                    "pairs differ, as they never do behind an NVSwitch: a damaged capture?",
+                    g->tmax);
+    if (g->uniform || min_peers >= 2) {
         /* A direct mesh: the links per GPU tell the generation. */
         if (g->tmax <= 6)
             use_model(g, "V100-SXM2", 70, "");
@@ -880,9 +895,9 @@ static acc_status_t choose_model(smi_t *p, acc_topo_t *t, gpu_plan_t *g)
                                             : "a GPU generation with that many links");
     }
     return perr(p, p->header_line,
-                "the GPU model is unknown: nvidia-smi topo -m does not print "
-                "it and NVLinks between pairs of GPUs (bridged PCIe cards?) do not tell it; add a "
-                "comment line naming it, such as '# GPU 0-%d: NVIDIA A40'",
+                "the GPU model is unknown: nvidia-smi topo -m does not print it, and NVLinks "
+                "that join only pairs of GPUs (bridged PCIe cards?) do not tell it; add a comment "
+                "line naming it, such as '# GPU 0-%d: NVIDIA A40'",
                 G - 1);
 }
 

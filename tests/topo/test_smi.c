@@ -164,6 +164,11 @@ static const acc_topo_vertex_t *gpu(const acc_topo_t *t, int id)
     return acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_GPU, id));
 }
 
+static char *without_first_line(const char *text)
+{
+    return acc_strdup(strchr(text, '\n') + 1);
+}
+
 /* ---- the four captures ------------------------------------------------------------------- */
 
 ACC_TEST(dgx_a100_capture)
@@ -257,22 +262,31 @@ ACC_TEST(l40s_capture)
     acc_free(text);
 }
 
-/* The RTX 4090 capture names its GPUs only as "4090": the importer refuses to guess, and loads
- * once a line names the model the way nvidia-smi does. */
-ACC_TEST(rtx4090_capture_needs_the_model_named)
+/* The RTX 4090 capture names its GPUs only in its comment ("a 8 cards 4090 server").  Whether
+ * a bare "4090" names a model is the model table's call (acc_topo_gpu_model_by_name); without a
+ * name the importer refuses to guess, and loads once a line names the model as nvidia-smi does. */
+ACC_TEST(rtx4090_capture)
 {
-    char *text = capture(RTX), *named;
+    char *text = capture(RTX), *bare = without_first_line(text), *named;
     acc_topo_t *t;
     int a, b;
 
-    CHECK_ERR(load_fails(text, RTX), ACC_ERR_PARSE);
-    CHECK_MSG_HAS(RTX ":2:");
-    CHECK_MSG_HAS("GPU model is unknown");
+    if (acc_topo_gpu_model_by_name("4090")) {
+        t = load(text, RTX);
+        CHECK(assumed(t, "named on line 1 ('4090')"));
+        acc_topo_destroy(t);
+    } else {
+        CHECK_ERR(load_fails(text, RTX), ACC_ERR_PARSE);
+        CHECK_MSG_HAS(RTX ":2: the GPU model is unknown");
+    }
+    CHECK_ERR(load_fails(bare, RTX), ACC_ERR_PARSE);
+    CHECK_MSG_HAS(RTX ":1: the GPU model is unknown");
     CHECK_MSG_HAS("--query-gpu=name");
-    named = replace(text, "\tGPU0\tGPU1", "# GPU 0-7: NVIDIA GeForce RTX 4090\n\tGPU0\tGPU1");
+    named = replace(bare, "\tGPU0\tGPU1", "# GPU 0-7: NVIDIA GeForce RTX 4090\n\tGPU0\tGPU1");
     t = load(named, RTX);
     CHECK_INT(acc_topo_count(t, ACC_VTX_GPU), 8);
     CHECK_STR(gpu(t, 0)->model, "GeForce RTX 4090");
+    CHECK_INT(gpu(t, 0)->sm, 89);
     CHECK_INT(acc_topo_count(t, ACC_VTX_CPU), 2);
     CHECK_INT(acc_topo_count(t, ACC_VTX_NIC), 2);
     CHECK_STR(acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_NIC, 0))->dev_name, "");
@@ -281,7 +295,7 @@ ACC_TEST(rtx4090_capture_needs_the_model_named)
     CHECK_STR(path_class(t, ACC_VTX_NIC, 0, ACC_VTX_NIC, 1), "PIX");
     /* The matrix says SYS even between GPUs of one NUMA node; NUMA Affinity decides, the pairs
      * become NODE, and the importer says so. */
-    CHECK(assumed(t, "SYS in the matrix"));
+    CHECK(assumed(t, "18 device pairs on one NUMA node are SYS in the matrix"));
     for (a = 0; a < 8; a++) {
         for (b = 0; b < 10; b++) {
             char row[16], cell[8];
@@ -299,6 +313,7 @@ ACC_TEST(rtx4090_capture_needs_the_model_named)
     }
     acc_topo_destroy(t);
     acc_free(named);
+    acc_free(bare);
     acc_free(text);
 }
 
@@ -466,11 +481,6 @@ ACC_TEST(affinity_not_available)
 
 /* ---- the GPU model ------------------------------------------------------------------------ */
 
-static char *without_first_line(const char *text)
-{
-    return acc_strdup(strchr(text, '\n') + 1);
-}
-
 ACC_TEST(model_inferred_from_nvlinks)
 {
     char *dgx = capture(DGX), *hgx = capture(HGX), *l40s = capture(L40S);
@@ -591,6 +601,57 @@ ACC_TEST(nv8_everywhere_is_an_nvswitch_a800)
     CHECK(assumed(t, "H800"));
     acc_topo_destroy(t);
     acc_free(text);
+}
+
+/* PCIe cards joined in pairs by NVLink bridges (A40: 4 links per pair). */
+static const char *bridged(int a, int b)
+{
+    return a / 2 == b / 2 ? "NV4" : a / 2 == 0 && b / 2 == 0 ? "PIX" : "NODE";
+}
+
+/* An NVSwitch machine whose capture shows one pair with fewer links. */
+static const char *damaged(int a, int b)
+{
+    return (a == 2 && b == 5) || (a == 5 && b == 2) ? "NV12" : "NV18";
+}
+
+static const char *nv18(int a, int b)
+{
+    (void)a;
+    (void)b;
+    return "NV18";
+}
+
+ACC_TEST(nvlink_patterns_that_do_not_tell_the_model)
+{
+    char *pairs = matrix(NULL, 4, 0, bridged, numa_half, 0);
+    char *named = matrix("# GPU 0-3: NVIDIA A40", 4, 0, bridged, numa_half, 0);
+    char *broken = matrix(NULL, 8, 0, damaged, numa_half, 0);
+    char *wrong = matrix("# GPU 0-7: NVIDIA L40S", 8, 0, nv18, numa_half, 0);
+    acc_topo_t *t;
+
+    CHECK_ERR(load_fails(pairs, "pairs.txt"), ACC_ERR_PARSE);
+    CHECK_MSG_HAS("pairs.txt:1: the GPU model is unknown");
+    CHECK_MSG_HAS("bridged PCIe cards");
+    t = load(named, "a40");
+    CHECK_STR(gpu(t, 0)->model, "A40");
+    CHECK_INT(acc_topo_count(t, ACC_VTX_NVSWITCH), 0);
+    CHECK_INT(acc_topo_nvlinks_between(t, 2, 3), 4);
+    CHECK_INT(acc_topo_nvlinks_between(t, 1, 2), 0);
+    CHECK_STR(path_class(t, ACC_VTX_GPU, 0, ACC_VTX_GPU, 1), "NVL");
+    CHECK_STR(path_class(t, ACC_VTX_GPU, 1, ACC_VTX_GPU, 2), "NODE");
+    acc_topo_destroy(t);
+    CHECK_ERR(load_fails(broken, "broken.txt"), ACC_ERR_PARSE);
+    CHECK_MSG_HAS("broken.txt:1: the NV# cells give one GPU");
+    /* A name that cannot have the matrix's NVLinks is not believed. */
+    t = load(wrong, "wrong");
+    CHECK_STR(gpu(t, 0)->model, "H100 SXM5 80GB");
+    CHECK(assumed(t, "names L40S, which cannot have the NVLinks"));
+    acc_topo_destroy(t);
+    acc_free(pairs);
+    acc_free(named);
+    acc_free(broken);
+    acc_free(wrong);
 }
 
 /* A PCIe machine with every level: on NUMA 0, GPU0, GPU1 and NIC0 on one switch (PIX), GPU2
