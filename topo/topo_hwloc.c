@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libxml/parser.h>
+
 #define VENDOR_NVIDIA   0x10de
 #define VENDOR_MELLANOX 0x15b3
 #define VENDOR_AMAZON   0x1d0f
@@ -258,7 +260,9 @@ static void gpu_osdev_facts(topo_hwloc_dev_t *d)
                 d->v.mem_bytes = (uint64_t)num << 10; /* hwloc writes KiB */
         }
     }
-    if (!d->v.model[0])
+    /* pci.ids' name (PCIDevice) knows no more than the PCI id does, and reads "GA100 [A100 SXM4
+     * 80GB]" where the driver says "A100-SXM4-80GB": it only names parts the id table lacks. */
+    if (!d->v.model[0] && !acc_topo_gpu_model_by_pci(d->v.device_id))
         copy_str(d->v.model, sizeof(d->v.model), hwloc_obj_get_info_by_name(d->obj, "PCIDevice"));
 }
 
@@ -399,6 +403,18 @@ static int index_usable(const topo_hwloc_dev_t *d, int n, int key)
     return 1;
 }
 
+/* A capture without link speeds (hwloc 1.x, or linkspeed 0): the part's own PCIe generation. */
+static acc_status_t default_gpu_link(topo_hwloc_conv_t *c, topo_hwloc_dev_t *d)
+{
+    const acc_topo_vertex_t *v = acc_topo_vertex(c->t, d->vertex);
+    const acc_gpu_model_t *m = acc_topo_gpu_model_by_name(v->model);
+
+    d->gen = m && m->pcie_gen ? m->pcie_gen : topo_default_pcie_gen(v->sm);
+    d->width = 16;
+    return acc_topo_assume(c->t, "PCIe link speed not in the input: %s taken as Gen%d x16",
+                           v->model[0] ? v->model : "GPU", d->gen);
+}
+
 static acc_status_t add_gpus(topo_hwloc_conv_t *c, topo_gpu_facts_fn gpu_facts, void *ctx)
 {
     int i, key = index_usable(c->gpu, c->ngpu, 1) ? 1 : index_usable(c->gpu, c->ngpu, 2) ? 2 : 0;
@@ -436,15 +452,8 @@ static acc_status_t add_gpus(topo_hwloc_conv_t *c, topo_gpu_facts_fn gpu_facts, 
         *v = d->v;
         if ((st = topo_fill_gpu_defaults(c->t, d->vertex)) != ACC_OK)
             return acc_error_prefix(st, "%s: GPU %s: ", c->name, d->v.busid);
-        if (!d->gen) {
-            v = acc_topo_vertex_mut(c->t, d->vertex);
-            d->gen = topo_default_pcie_gen(v->sm);
-            d->width = 16;
-            acc_topo_assume(c->t,
-                            "GPU PCIe link speed not in the input: sm_%d GPUs taken as Gen%d "
-                            "x16",
-                            v->sm, d->gen);
-        }
+        if (!d->gen && (st = default_gpu_link(c, d)) != ACC_OK)
+            return st;
     }
     if (acc_topo_count(c->t, ACC_VTX_GPU) == 0)
         return acc_error_set(ACC_ERR_TOPO,
@@ -656,6 +665,11 @@ acc_status_t topo_hwloc_build(acc_topo_t *t, const char *text, size_t len, const
 {
     topo_hwloc_conv_t c;
     acc_status_t st = ACC_OK;
+    /* hwloc's libxml2 plugin sets this thread's libxml2 error handler to a function of its own,
+     * then unloads itself with the last topology: the next libxml2 error in this thread (ours, or
+     * any other XML reader's) would call into unmapped memory.  Put the handler back after. */
+    xmlGenericErrorFunc saved_handler = xmlGenericError;
+    void *saved_context = xmlGenericErrorContext;
 
     memset(&c, 0, sizeof(c));
     c.t = t;
@@ -693,5 +707,6 @@ out:
     acc_free(c.nic);
     acc_free(c.pn);
     hwloc_topology_destroy(c.h);
+    xmlSetGenericErrorFunc(saved_context, saved_handler);
     return st;
 }

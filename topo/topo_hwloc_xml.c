@@ -36,12 +36,14 @@ static void xml_error(void *data, const xmlError *e)
 static void xml_error(void *data, xmlErrorPtr e)
 #endif
 {
-    xml_error_t *fe = ((xmlParserCtxtPtr)data)->_private;
+    xmlParserCtxtPtr ctxt = data;
+    xml_error_t *fe = ctxt->_private;
     size_t n;
     if (!fe || fe->have || !e || e->level < XML_ERR_ERROR)
         return;
     fe->have = 1;
-    fe->line = e->line;
+    /* Errors from outside the parser (a failed encoding conversion) carry no line. */
+    fe->line = e->line > 0 ? e->line : ctxt->input ? ctxt->input->line : 1;
     snprintf(fe->msg, sizeof(fe->msg), "%s", e->message ? e->message : "error");
     n = strlen(fe->msg);
     while (n > 0 && isspace((unsigned char)fe->msg[n - 1]))
@@ -388,6 +390,8 @@ static acc_status_t check_xml(const char *text, size_t len, const char *name)
     xmlParserCtxtPtr ctxt;
     xmlDocPtr doc = NULL;
     xml_error_t fe;
+    xmlStructuredErrorFunc saved_handler;
+    void *saved_context;
     acc_status_t st = ACC_OK;
 
     if (len > INT_MAX - 1)
@@ -399,9 +403,15 @@ static acc_status_t check_xml(const char *text, size_t len, const char *name)
     /* Errors come to xml_error (with this context as its data), not to stderr. */
     ctxt->_private = &fe;
     ctxt->sax->serror = xml_error;
+    /* Errors outside the parser's domain (encoding conversion) skip the context's handler and go
+     * to this thread's structured one, else to stderr: route them here too for the parse. */
+    saved_handler = xmlStructuredError;
+    saved_context = xmlStructuredErrorContext;
+    xmlSetStructuredErrorFunc(ctxt, xml_error);
     doc = xmlCtxtReadMemory(ctxt, text, (int)len, name, NULL,
                             XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
                                 XML_PARSE_BIG_LINES);
+    xmlSetStructuredErrorFunc(saved_context, saved_handler);
     if (!doc || !ctxt->wellFormed) {
         if (!fe.have)
             st = acc_error_set(ACC_ERR_PARSE, "%s: malformed XML", name);
