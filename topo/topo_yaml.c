@@ -200,6 +200,27 @@ static acc_status_t read_cpus(ctx_t *c, acc_yaml_doc_t *d, acc_yaml_node_t *node
     return st;
 }
 
+/* Fill what the file leaves out of a GPU, keeping what it says.  The model name is a given
+ * fact and is put back after the table look-up, and a name that is exactly the table's name for
+ * the given PCI id is looked up by that id: name matching goes by fragments ("A100" matches
+ * first), so "A100 PCIe 80GB" as acc itself writes it would otherwise read back as another part. */
+static acc_status_t fill_gpu(ctx_t *c, int v)
+{
+    acc_topo_vertex_t *x = acc_topo_vertex_mut(c->t, v);
+    const acc_gpu_model_t *byid = x->device_id ? acc_topo_gpu_model_by_pci(x->device_id) : NULL;
+    char given[ACC_TOPO_NAME_MAX];
+    acc_status_t st;
+
+    memcpy(given, x->model, sizeof(given));
+    if (byid && acc_str_ieq(byid->model, x->model))
+        x->model[0] = '\0';
+    st = topo_fill_gpu_defaults(c->t, v);
+    x = acc_topo_vertex_mut(c->t, v);
+    if (given[0])
+        memcpy(x->model, given, sizeof(given));
+    return st;
+}
+
 static acc_status_t read_gpus(ctx_t *c, acc_yaml_doc_t *d, acc_yaml_node_t *node)
 {
     acc_yaml_node_t *seq, *n;
@@ -227,7 +248,7 @@ static acc_status_t read_gpus(ctx_t *c, acc_yaml_doc_t *d, acc_yaml_node_t *node
         x->mem_bytes = (uint64_t)llround(gib * 1073741824.0);
         if (x->device_id)
             x->vendor_id = 0x10de;
-        if ((st = topo_fill_gpu_defaults(c->t, v)) != ACC_OK)
+        if ((st = fill_gpu(c, v)) != ACC_OK)
             st = acc_error_prefix(st, "%s:%d: gpus[%zu]: ", acc_yaml_name(d), acc_yaml_line(n), i);
     }
     return st;
