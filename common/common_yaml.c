@@ -275,6 +275,9 @@ static int plain_safe(const char *s)
             return 0;
         if ((*p == ':' && (p[1] == ' ' || p[1] == '\0')) || (*p == ' ' && p[1] == '#'))
             return 0;
+        /* Flow indicators would end a value inside a flow mapping or sequence. */
+        if (strchr(",[]{}", *p))
+            return 0;
     }
     for (w = words; *w; w++)
         if (acc_str_ieq(s, *w))

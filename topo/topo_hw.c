@@ -105,13 +105,13 @@ const acc_gpu_model_t *acc_topo_gpu_model_by_name(const char *name)
     size_t i;
     if (!name || !*name)
         return NULL;
-    for (i = 0; i < sizeof(name_map) / sizeof(name_map[0]); i++)
-        if (contains(name, name_map[i].fragment))
-            return acc_topo_gpu_model_by_pci(name_map[i].device_id);
-    /* The canonical names of the table itself ("H100 SXM5 80GB", as acc writes them). */
+    /* acc's own canonical names first ("A100 PCIe 80GB" must not fall to the "A100" fragment). */
     for (i = 0; i < sizeof(models) / sizeof(models[0]); i++)
         if (acc_str_ieq(name, models[i].model))
             return &models[i];
+    for (i = 0; i < sizeof(name_map) / sizeof(name_map[0]); i++)
+        if (contains(name, name_map[i].fragment))
+            return acc_topo_gpu_model_by_pci(name_map[i].device_id);
     return NULL;
 }
 
