@@ -369,10 +369,10 @@ static acc_status_t check_op(const pv_t *v, int rank, int lane, uint32_t i, uint
             (uint32_t)o->dep_op >= p->progs[(size_t)rank * v->nlanes + o->dep_lane].nops)
             return pv_fail(v, rank, lane, i, "depends on lane %d op %d, which does not exist",
                            o->dep_lane, o->dep_op);
-        if (o->dep_lane == lane && (uint32_t)o->dep_op >= i)
+        if (o->dep_lane == lane)
             return pv_fail(v, rank, lane, i,
-                           "depends on op %d of its own lane, which is not "
-                           "earlier",
+                           "depends on op %d of its own lane; a dependency "
+                           "names another lane (program order already orders its own)",
                            o->dep_op);
     }
     if (u & U_SRC) {

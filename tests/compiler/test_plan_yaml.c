@@ -247,3 +247,28 @@ ACC_TEST(truncated_everywhere)
     acc_free(t);
     acc_plan_destroy(p);
 }
+
+/* The example in schedules/FORMAT.md loads, verifies, and is exactly what the dumper writes. */
+ACC_TEST(format_md_example)
+{
+    char *doc = NULL, *start, *end, *again;
+    size_t len;
+    acc_plan_t *p = NULL, *q;
+    CHECK_OK(acc_read_file(acc_test_src("schedules/FORMAT.md"), &doc, &len));
+    start = strstr(doc, "```yaml\n");
+    CHECK(start != NULL);
+    start += 8;
+    end = strstr(start, "```");
+    CHECK(end != NULL);
+    *end = '\0';
+    CHECK_OK(acc_plan_load_yaml(start, strlen(start), "FORMAT.md", &p));
+    CHECK_OK(acc_plan_verify(p));
+    q = fx_ring_allreduce(2, 1);
+    CHECK(acc_plan_equal(p, q));
+    again = dump(p);
+    CHECK_STR(again, start);
+    acc_free(again);
+    acc_plan_destroy(q);
+    acc_plan_destroy(p);
+    acc_free(doc);
+}

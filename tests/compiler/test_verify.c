@@ -387,7 +387,7 @@ ACC_TEST(header_and_field_errors)
     o.dep_op = 0;
     set_op(p, 0, 0, 0, o);
     CHECK_ERR(acc_plan_verify(p), ACC_ERR_VERIFY);
-    CHECK_MSG_HAS("depends on op 0 of its own lane, which is not earlier");
+    CHECK_MSG_HAS("depends on op 0 of its own lane; a dependency names another lane");
     o.dep_lane = o.dep_op = -1;
     set_op(p, 0, 0, 0, o);
     CHECK_OK(acc_plan_verify(p));
