@@ -1,0 +1,110 @@
+/* The setup shared by the hierarchical generators: names, checks, node rings and rails. */
+#include "algo_util.h"
+
+#include <string.h>
+
+/* Resolve one of inner/outer: *kind gets the index of the name in names[] (NULL entries are
+ * not offered). */
+static acc_status_t pick(const algo_spec_t *spec, const char *what, const char *given,
+                         const char *const *names, int count, int def, int *kind, const char **name)
+{
+    acc_buf_t known;
+    acc_status_t st;
+    int i;
+
+    if (!given || !given[0]) {
+        *kind = def;
+        *name = names[def];
+        return ACC_OK;
+    }
+    for (i = 0; i < count; i++) {
+        if (names[i] && strcmp(given, names[i]) == 0) {
+            *kind = i;
+            *name = names[i];
+            return ACC_OK;
+        }
+    }
+    acc_buf_init(&known);
+    for (i = 0; i < count; i++)
+        if (names[i])
+            acc_buf_printf(&known, "%s%s", known.len ? ", " : "", names[i]);
+    st = acc_error_set(ACC_ERR_INVALID, "%s: %s='%s' is not one of %s", spec->name, what, given,
+                       known.data ? known.data : "");
+    acc_buf_free(&known);
+    return st;
+}
+
+acc_status_t algo_hier_setup(algo_hier_t *h, const algo_spec_t *spec, const char *hd, int has_tree,
+                             const acc_topo_t *topo, const acc_algo_args_t *args, int build)
+{
+    static const char *const inner_names[] = {"ring", "direct"};
+    const char *outer_names[3];
+    int k, q, n, direct_ok;
+    acc_status_t st;
+
+    memset(h, 0, sizeof(*h));
+    if ((st = algo_params(spec, topo, args, &h->pr)) != ACC_OK)
+        return st;
+    h->nodes = acc_topo_nodes(topo);
+    h->gpn = acc_topo_gpus_per_node(topo);
+    n = h->nodes * h->gpn;
+    if (h->nodes < 2)
+        return acc_error_set(ACC_ERR_UNSUPPORTED,
+                             "hier needs at least 2 nodes; this topology "
+                             "has 1 (use ring, or a peer-memory algorithm within the node)");
+    outer_names[ALGO_OUTER_RING] = "ring";
+    outer_names[ALGO_OUTER_HD] = hd;
+    outer_names[ALGO_OUTER_TREE] = has_tree ? "tree" : NULL;
+    direct_ok = algo_need_nvlink_within(topo, "hier inner=direct") == ACC_OK;
+    if ((st = pick(spec, "inner", args ? args->inner : NULL, inner_names, 2,
+                   direct_ok ? ALGO_INNER_DIRECT : ALGO_INNER_RING, &h->inner, &h->inner_name)) !=
+            ACC_OK ||
+        (st = pick(spec, "outer", args ? args->outer : NULL, outer_names, 3, ALGO_OUTER_RING,
+                   &h->outer, &h->outer_name)) != ACC_OK)
+        return st;
+    if (h->inner == ALGO_INNER_DIRECT &&
+        (st = algo_need_nvlink_within(topo, "hier inner=direct")) != ACC_OK)
+        return st;
+    if (!build)
+        return ACC_OK;
+    for (k = 0; k < 2; k++) {
+        h->cyc[k] = acc_calloc((size_t)h->gpn, sizeof(int));
+        h->node[k] = acc_calloc((size_t)n, sizeof(int));
+    }
+    h->rail = acc_calloc((size_t)n, sizeof(int));
+    if (!h->cyc[0] || !h->cyc[1] || !h->node[0] || !h->node[1] || !h->rail) {
+        algo_hier_free(h);
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory for a hierarchical plan of %d ranks", n);
+    }
+    if ((st = algo_node_cycle(topo, h->cyc[0])) != ACC_OK) {
+        algo_hier_free(h);
+        return st;
+    }
+    for (q = 0; q < h->gpn; q++)
+        h->cyc[1][q] = h->cyc[0][(h->gpn - q) % h->gpn];
+    for (k = 0; k < h->nodes; k++) {
+        for (q = 0; q < h->gpn; q++) {
+            h->node[0][k * h->gpn + q] = k * h->gpn + h->cyc[0][q];
+            h->node[1][k * h->gpn + q] = k * h->gpn + h->cyc[1][q];
+            h->rail[q * h->nodes + k] = k * h->gpn + q;
+        }
+    }
+    return ACC_OK;
+}
+
+void algo_hier_free(algo_hier_t *h)
+{
+    int k;
+    for (k = 0; k < 2; k++) {
+        acc_free(h->cyc[k]);
+        acc_free(h->node[k]);
+    }
+    acc_free(h->rail);
+    memset(h, 0, sizeof(*h));
+}
+
+acc_status_t algo_hier_params(acc_plan_t *p, const algo_hier_t *h)
+{
+    return acc_plan_set_params(p, "lanes=%d chunks=%d inner=%s outer=%s", h->pr.lanes, h->pr.chunks,
+                               h->inner_name, h->outer_name);
+}

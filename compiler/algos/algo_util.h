@@ -1,0 +1,281 @@
+/*
+ * compiler/algos/algo_util.h - what the algorithm generators share, so that each piece of logic
+ * exists once: argument checks, ring orders searched on the topology, trees, and the building
+ * blocks that emit operations (ring steps, tree steps, recursive halving/doubling steps,
+ * peer-memory steps).  Internal to compiler/algos/ (and its tests).
+ *
+ * Groups.  A building block runs over a group of ranks given as an array in the order the block
+ * uses (ring order, tree order, halving order); a generator calls it once per group and lane, e.g.
+ * once for all ranks, or once per node and once per rail for hierarchical plans.
+ *
+ * Layouts.  Where a group's data lives is an algo_layout_t: block b of the group is the chunk
+ * ranges base + b*stride + s*sub_stride (s < nsub) of cnt chunks each.  nsub > 1 describes the
+ * strided blocks of hierarchical allgather/reduce-scatter (one piece per node); stride 0 puts
+ * every block in one place (reduce-scatter's output).  Operations are emitted per contiguous run,
+ * so a plain layout costs one operation per step.
+ */
+#ifndef ALGO_UTIL_H
+#define ALGO_UTIL_H
+
+#include "acc_compiler.h"
+
+/* ---- arguments and plans ------------------------------------------------------------------ */
+
+/* The resolved arguments of a generator. */
+typedef struct {
+    int lanes, chunks, root;
+} algo_params_t;
+
+/* What a generator accepts: defaults for lanes and chunks, and which other arguments apply. */
+typedef struct {
+    const char *name; /* for messages: "ring allreduce" */
+    int def_lanes, def_chunks;
+    int rooted;       /* takes args->root */
+    int hierarchical; /* takes args->inner / args->outer */
+} algo_spec_t;
+
+#define ALGO_MAX_LANES  64
+#define ALGO_MAX_CHUNKS 1024
+
+/* Check the arguments against the spec and the topology; an invalid value is an error naming
+ * it, never a silent clamp.  args may be NULL (all defaults). */
+acc_status_t algo_params(const algo_spec_t *spec, const acc_topo_t *topo,
+                         const acc_algo_args_t *args, algo_params_t *out);
+/* supports() of generators that apply to every topology: the arguments are checked. */
+acc_status_t algo_check_args(const algo_spec_t *spec, const acc_topo_t *topo,
+                             const acc_algo_args_t *args);
+/* A plan with the header filled in: algorithm name and protocol (from args); rooted
+ * generators set plan->root themselves. */
+acc_status_t algo_plan_new(const acc_topo_t *topo, acc_coll_t coll, const char *algo,
+                           const acc_algo_args_t *args, int lanes, uint32_t in_chunks,
+                           uint32_t out_chunks, uint32_t scratch_chunks, acc_plan_t **out);
+/* Record "lanes=L chunks=C" in plan->params, with the lane-0 ring order appended
+ * (" ring=0,1,3,2") when order is given and it fits. */
+acc_status_t algo_set_params(acc_plan_t *p, const algo_params_t *pr, const int *order);
+/* ACC_OK when the topology has one node whose GPUs all reach each other over NVLink (directly
+ * or through NVSwitches), as peer-memory algorithms need; otherwise ACC_ERR_UNSUPPORTED with a
+ * message naming the algorithm and the first pair that is not NVLink. */
+acc_status_t algo_need_nvlink_node(const acc_topo_t *topo, const char *name);
+/* The same for the GPUs of each node only (hierarchical plans with peer-memory inner steps). */
+acc_status_t algo_need_nvlink_within(const acc_topo_t *topo, const char *name);
+
+/* ---- orders on the topology --------------------------------------------------------------- */
+
+/* The ring of `lane` through all ranks, searched to maximise the narrowest hop (acc_topo_path
+ * bandwidth between consecutive ranks), then the total.  Within a node the search is exact for
+ * up to ~10 GPUs and bounded beyond; across nodes the node paths are chained rail-aligned: a
+ * node is left and the next entered through the GPU with the same local index, so every
+ * inter-node hop stays on one NIC rail, and lane pairs use different rails.  Odd lanes run the
+ * ring of the even lane before them reversed, so both directions of every link carry data. */
+acc_status_t algo_ring_order(const acc_topo_t *topo, int lane, int *order);
+/* The ring through the GPUs of one node (local ids 0..g-1), as above for one node. */
+acc_status_t algo_node_cycle(const acc_topo_t *topo, int *cycle);
+
+/* ---- layouts ------------------------------------------------------------------------------ */
+
+typedef struct {
+    uint8_t buf;         /* acc_bufid_t */
+    uint32_t base;       /* first chunk of block 0 */
+    uint32_t stride;     /* chunks from block b to block b + 1 */
+    uint32_t cnt;        /* chunks per piece */
+    uint32_t nsub;       /* pieces per block (0 is taken as 1) */
+    uint32_t sub_stride; /* chunks between pieces */
+    int fold;            /* halving/doubling: virtual block w < fold is blocks 2w and 2w+1 */
+} algo_layout_t;
+
+/* A plain layout: block b is chunks [base + b*stride, + cnt). */
+algo_layout_t algo_layout(acc_bufid_t buf, uint32_t base, uint32_t stride, uint32_t cnt);
+/* Emit `code` at rank for blocks [lo, hi) of src and [dlo, dhi) of dst (either may be NULL),
+ * one operation per contiguous run; both sides must cut into the same runs. */
+acc_status_t algo_emit(acc_plan_t *p, int rank, int lane, acc_opcode_t code, int peer, int peer2,
+                       const algo_layout_t *src, int lo, int hi, const algo_layout_t *dst, int dlo,
+                       int dhi);
+
+/* The same exchanged with a peer that does the mirror image: send blocks [slo, shi) of out and
+ * receive blocks [rlo, rhi) with `code` (RECV into dst, or RECV_REDUCE_COPY: dst = src (+)
+ * message), alternating run by run so that neither side ever runs more than one message ahead
+ * (a strided layout has many runs, more than a connection's slots). */
+acc_status_t algo_emit_exchange(acc_plan_t *p, int rank, int lane, int peer,
+                                const algo_layout_t *out, int slo, int shi, acc_opcode_t code,
+                                const algo_layout_t *src, const algo_layout_t *dst, int rlo,
+                                int rhi);
+/* Do two layouts name the same chunks? */
+int algo_layout_eq(const algo_layout_t *a, const algo_layout_t *b);
+/* Piece s of a strided layout, as a layout of one piece per block. */
+algo_layout_t algo_layout_piece(const algo_layout_t *l, uint32_t s);
+
+/* ---- ring building blocks (one copy for allreduce, allgather, reduce_scatter, hier) ------- */
+
+/* Ring reduce-scatter on one lane over g[0..m) in ring order: position q contributes every
+ * block of src and ends with block id(q) (id NULL: q) reduced over the group in dst.  Strided
+ * layouts run one ring per piece, one after the other.  With
+ * `forward`, the last step also sends the reduced block on: the first allgather step of a ring
+ * allreduce, which algo_ring_allgather(..., after_rs = 1) then continues. */
+acc_status_t algo_ring_reduce_scatter(acc_plan_t *p, int lane, const int *g, int m, const int *id,
+                                      const algo_layout_t *src, const algo_layout_t *dst,
+                                      int forward);
+/* Ring allgather: position q's block id(q) is in buf, or in `own` (block id(q) of own) when own
+ * is not NULL, in which case it is sent from there and copied into buf last.  Ends with every
+ * block in buf at every position. */
+acc_status_t algo_ring_allgather(acc_plan_t *p, int lane, const int *g, int m, const int *id,
+                                 const algo_layout_t *buf, const algo_layout_t *own, int after_rs);
+
+/* Plans made of rounds: for every lane an order of the ranks (its ring, or 0..n-1 in
+ * node-major order) and for every round j < chunks one call round(p, lane, i, per, order) with
+ * i = lane*chunks + j and per = lanes*chunks.  A round spans `width` chunks of a buffer holding
+ * every rank's block (n; P = the largest power of two <= n for halving-doubling allreduce; 1
+ * for one-shot) and one chunk of a per-rank buffer (allgather input, reduce_scatter output), so
+ * buffers get per * width or per chunks.  Params are set and the plan is claimed correct in
+ * place.  Peer-memory plans are refused unless algo_need_nvlink_node() passes. */
+typedef acc_status_t (*algo_round_fn)(acc_plan_t *p, int lane, uint32_t i, uint32_t per,
+                                      const int *order);
+enum { ALGO_WIDTH_N = 0, ALGO_WIDTH_P, ALGO_WIDTH_1 };
+typedef struct {
+    const algo_spec_t *spec;
+    acc_coll_t coll;
+    const char *algo; /* plan->algo */
+    int ring;         /* 1: the lane's ring order; 0: ranks 0..n-1 */
+    int width;        /* ALGO_WIDTH_* */
+    int scratch;      /* scratch laid out like the input */
+    int peer_memory;  /* needs one node of NVLink-connected GPUs */
+    algo_round_fn round;
+} algo_rounds_t;
+acc_status_t algo_rounds_plan(const algo_rounds_t *r, const acc_topo_t *topo,
+                              const acc_algo_args_t *args, acc_plan_t **out);
+/* supports() of algo_rounds_plan generators. */
+acc_status_t algo_rounds_supports(const algo_rounds_t *r, const acc_topo_t *topo,
+                                  const acc_algo_args_t *args);
+/* j of round index i (i = lane*chunks + j): how many rounds of its lane came before. */
+static inline uint32_t algo_round_of(const acc_plan_t *p, uint32_t i, uint32_t per)
+{
+    return i % (per / (uint32_t)p->nlanes);
+}
+
+/* ---- recursive halving / doubling (one copy for rhd, rh, rd and hier) -------------------- */
+/* Groups of any size: with P the largest power of two <= m and r = m - P, positions 2i and
+ * 2i+1 (i < r) are folded into one virtual rank (2i+1 works, 2i waits), positions q >= 2r are
+ * virtual rank q - r.  Halving starts with the farthest partner (distance P/2), doubling with
+ * the nearest, so that the ranges a rank holds stay contiguous. */
+
+/* Rabenseifner allreduce over g: src holds each position's contribution as P = largest power of
+ * two <= m blocks (block w: chunk range w of the layout), res receives the result.  Folded
+ * positions hand their data to their partner first and get the result back last. */
+acc_status_t algo_rhd_allreduce(acc_plan_t *p, int lane, const int *g, int m,
+                                const algo_layout_t *src, const algo_layout_t *res);
+/* Reduce-scatter by recursive halving: block q of src (one per position) ends reduced over the
+ * group in position q's dst (block q of the dst layout; stride 0 puts all in one place).  work
+ * holds partial sums with the layout of src (it may be src itself). */
+acc_status_t algo_rh_reduce_scatter(acc_plan_t *p, int lane, const int *g, int m,
+                                    const algo_layout_t *src, const algo_layout_t *work,
+                                    const algo_layout_t *dst);
+/* Allgather by recursive doubling: position q's block q of own ends in block q of buf at every
+ * position. */
+acc_status_t algo_rd_allgather(acc_plan_t *p, int lane, const int *g, int m,
+                               const algo_layout_t *own, const algo_layout_t *buf);
+/* Largest power of two <= m. */
+int algo_pow2_floor(int m);
+
+/* ---- trees --------------------------------------------------------------------------------- */
+
+#define ALGO_TREE_MAXCH 4
+
+/* A forest over the plan's ranks: parent -1 for roots and for ranks outside every tree. */
+typedef struct {
+    int n;
+    int *parent;
+    int *nchild;
+    int *child; /* n x ALGO_TREE_MAXCH, in the order children are served */
+} algo_tree_t;
+
+acc_status_t algo_tree_init(algo_tree_t *t, int n);
+void algo_tree_free(algo_tree_t *t);
+/* Binary tree in in-order over g[0..m): position q gets label ((q + shift) mod m) + 1 and the
+ * usual in-order shape over labels 1..m (heights from trailing zero bits).  shift 0 and 1 give
+ * NCCL's pair of complementary trees: the leaves of one are the inner ranks of the other. */
+acc_status_t algo_tree_btree(algo_tree_t *t, const int *g, int m, int shift);
+/* Heap-shaped binary tree rooted at g[0]: position q's children are 2q+1 and 2q+2. */
+acc_status_t algo_tree_heap(algo_tree_t *t, const int *g, int m);
+/* A chain rooted at g[0]: g[q]'s parent is g[q-1]. */
+acc_status_t algo_tree_chain(algo_tree_t *t, const int *g, int m);
+/* The tree of a whole topology, NCCL style: on one node a binary tree over the node's ring
+ * order; across nodes a binary tree over nodes whose edges join one GPU per node (the head,
+ * the same local GPU in every node so that the tree stays on one rail) and a chain through each
+ * node's GPUs from its head.  which: 0 and 1 are the complementary pair of a double binary tree
+ * (different heads, different directions); 2 is a heap-shaped tree rooted at rank `root`, 3 a
+ * chain along the ring from `root` (pipelines). */
+acc_status_t algo_tree_topo(algo_tree_t *t, const acc_topo_t *topo, int which, int root);
+
+/* Up (reduce) step of one chunk range for `rank`: it combines its contribution src with its
+ * children's and passes the sum to its parent; a root leaves the full reduction in dst.  Inner
+ * ranks keep partial sums in tmp (OUT for allreduce, SCRATCH where the rank has no output). */
+acc_status_t algo_tree_up(acc_plan_t *p, int lane, const algo_tree_t *t, int rank, acc_ref_t src,
+                          acc_ref_t tmp, acc_ref_t dst);
+/* Down (broadcast) step: a root sends root_src to its children (and copies it into buf when
+ * they differ); other ranks receive buf from their parent and forward it. */
+acc_status_t algo_tree_down(acc_plan_t *p, int lane, const algo_tree_t *t, int rank,
+                            acc_ref_t root_src, acc_ref_t buf);
+
+/* A whole broadcast or reduce plan over the tree `which` of algo_tree_topo (2 heap, 3 chain)
+ * rooted at args->root: lanes carry slices of the buffer side by side, each slice pipelined in
+ * `chunks` chunks (chunk s of a lane is chunk lane*chunks + s).  Broadcast runs the down step
+ * from the root's input, reduce the up step into the root's output (inner ranks with several
+ * children keep partial sums in scratch).  Correct in place. */
+acc_status_t algo_rooted_plan(const algo_spec_t *spec, acc_coll_t coll, const char *name, int which,
+                              const acc_topo_t *topo, const acc_algo_args_t *args,
+                              acc_plan_t **out);
+
+/* ---- peer memory (NVLink / NVSwitch nodes) ----------------------------------------------- */
+
+/* Each rank of g signals every other on `slot`, then waits until every peer's counter reaches
+ * `value` (the number of times this slot has been used so far, counting this one): before it,
+ * nobody touches another's buffers; after it, everybody may. */
+acc_status_t algo_pm_barrier(acc_plan_t *p, int lane, const int *g, int m, uint16_t slot,
+                             uint32_t value);
+/* Position q reduces block id(q) of src over the whole group (REDUCE_PEERS, read in the peers'
+ * memory) into its own block id(q) of dst.  Needs a barrier before. */
+acc_status_t algo_pm_reduce_scatter(acc_plan_t *p, int lane, const int *g, int m, const int *id,
+                                    const algo_layout_t *src, const algo_layout_t *dst);
+/* REDUCE_PEERS of whole ranges at every rank of g: dst = (+) over g of src. */
+acc_status_t algo_pm_reduce_all(acc_plan_t *p, int lane, const int *g, int m, acc_ref_t src,
+                                acc_ref_t dst);
+/* Allgather by writes: position q puts its block id(q) (from own, or buf) into every other
+ * rank's buf, copies it into its own buf when own is given, then signals each peer on slot and
+ * waits for all peers' signals (to `value`, as for the barrier): when it returns, all blocks
+ * have arrived.  Needs a barrier before (the peers' buffers must be live). */
+acc_status_t algo_pm_allgather(acc_plan_t *p, int lane, const int *g, int m, const int *id,
+                               const algo_layout_t *buf, const algo_layout_t *own, uint16_t slot,
+                               uint32_t value);
+/* Slot numbers: each lane has its own, so that counters of lanes never mix; a lane that uses a
+ * slot again waits for a higher value. */
+#define ALGO_SLOT(lane, k) ((uint16_t)((lane)*4 + (k)))
+
+/* ---- hierarchical plans ------------------------------------------------------------------ */
+
+enum { ALGO_INNER_RING = 0, ALGO_INNER_DIRECT };
+enum { ALGO_OUTER_RING = 0, ALGO_OUTER_HD, ALGO_OUTER_TREE };
+
+/* The shape shared by hierarchical generators: nodes x gpn ranks, the intra-node algorithm
+ * (inner: ring or direct) and the inter-node one (outer: ring, halving/doubling, tree), the
+ * node's ring (and its reverse, for odd lanes), each node's ranks in ring order, and the rails
+ * (rank k*gpn + h for every node k: local GPU h everywhere, so one NIC rail). */
+typedef struct {
+    algo_params_t pr;
+    int nodes, gpn;
+    int inner, outer;
+    const char *inner_name, *outer_name;
+    int *cyc[2];  /* gpn local ids; [1] reversed */
+    int *node[2]; /* nodes x gpn ranks, node k's at k*gpn */
+    int *rail;    /* gpn x nodes: rail h at h*nodes */
+} algo_hier_t;
+
+/* Check the arguments and the topology (at least two nodes; inner=direct needs NVLink within
+ * nodes) and, when `build`, fill h; outer names are "ring", `hd` ("rhd", "rh" or "rd" as the
+ * collective calls it) and "tree" when the collective has a tree (allreduce).  Defaults: inner
+ * direct where the node allows it, else ring; outer ring.  Free with algo_hier_free. */
+acc_status_t algo_hier_setup(algo_hier_t *h, const algo_spec_t *spec, const char *hd, int has_tree,
+                             const acc_topo_t *topo, const acc_algo_args_t *args, int build);
+void algo_hier_free(algo_hier_t *h);
+/* Record "lanes=L chunks=C inner=X outer=Y". */
+acc_status_t algo_hier_params(acc_plan_t *p, const algo_hier_t *h);
+
+#endif /* ALGO_UTIL_H */

@@ -1,0 +1,129 @@
+/*
+ * Hierarchical allreduce for nodes x gpn GPUs: an intra-node reduce-scatter leaves GPU q of the
+ * node ring with block q reduced over its node; an allreduce of block q among the GPUs with the
+ * same local index on every node (one NIC rail) makes it global; an intra-node allgather spreads
+ * the blocks.  Each GPU sends only 1/gpn of the message over the network, and inter-node steps
+ * grow with the node count, not the rank count.
+ *
+ * inner (intra-node): ring, or direct (peer memory; NVLink/NVSwitch nodes only).  outer
+ * (per rail): ring, rhd (halving-doubling) or tree (double binary tree: two complementary trees,
+ * half of the block each).  Round i (lane*chunks + j) is chunks i*gpn*B .. with B chunks per
+ * block: block q at i*gpn*B + q*B, which the outer algorithm cuts into B = nodes (ring),
+ * P (rhd) or 2 (tree) pieces.  Odd lanes run the node ring the other way round.  Correct in
+ * place.
+ */
+#include "algo_util.h"
+
+#include <string.h>
+
+static const algo_spec_t spec = {"hier allreduce", 2, 1, 0, 1};
+
+static acc_status_t supports(const acc_topo_t *topo, const acc_algo_args_t *args)
+{
+    algo_hier_t h;
+    return algo_hier_setup(&h, &spec, "rhd", 1, topo, args, 0);
+}
+
+/* The outer allreduce of block q (chunks base ..) along rail r. */
+static acc_status_t outer(acc_plan_t *p, const algo_hier_t *h, const algo_tree_t *trees, int lane,
+                          const int *r, uint32_t base)
+{
+    algo_layout_t sub = algo_layout(ACC_BUF_OUT, base, 1, 1);
+    acc_status_t st = ACC_OK;
+    int k, t;
+
+    if (h->outer == ALGO_OUTER_RING) {
+        st = algo_ring_reduce_scatter(p, lane, r, h->nodes, NULL, &sub, &sub, 1);
+        return st != ACC_OK ? st : algo_ring_allgather(p, lane, r, h->nodes, NULL, &sub, NULL, 1);
+    }
+    if (h->outer == ALGO_OUTER_HD)
+        return algo_rhd_allreduce(p, lane, r, h->nodes, &sub, &sub);
+    /* Both trees up, then both down: each rank is inner in at most one of them. */
+    for (k = 0; k < h->nodes && st == ACC_OK; k++) {
+        for (t = 0; t < 2 && st == ACC_OK; t++) {
+            acc_ref_t c = acc_ref(ACC_BUF_OUT, base + (uint32_t)t, 1);
+            st = algo_tree_up(p, lane, &trees[t], r[k], c, c, c);
+        }
+        for (t = 0; t < 2 && st == ACC_OK; t++) {
+            acc_ref_t c = acc_ref(ACC_BUF_OUT, base + (uint32_t)t, 1);
+            st = algo_tree_down(p, lane, &trees[t], r[k], c, c);
+        }
+    }
+    return st;
+}
+
+static acc_status_t round_fn(acc_plan_t *p, const algo_hier_t *h, const algo_tree_t *trees,
+                             int lane, uint32_t j, uint32_t blk)
+{
+    uint32_t base = (uint32_t)(lane * h->pr.chunks + (int)j) * (uint32_t)h->gpn * blk;
+    const int *cyc = h->cyc[lane % 2], *node = h->node[lane % 2];
+    algo_layout_t in = algo_layout(ACC_BUF_IN, base, blk, blk);
+    algo_layout_t res = algo_layout(ACC_BUF_OUT, base, blk, blk);
+    acc_status_t st = ACC_OK;
+    int k, q, g = h->gpn;
+
+    for (k = 0; k < h->nodes && st == ACC_OK; k++) {
+        if (h->inner == ALGO_INNER_RING) {
+            st = algo_ring_reduce_scatter(p, lane, node + k * g, g, NULL, &in, &res, 0);
+        } else {
+            st = algo_pm_barrier(p, lane, node + k * g, g, ALGO_SLOT(lane, 0), j + 1);
+            if (st == ACC_OK)
+                st = algo_pm_reduce_scatter(p, lane, node + k * g, g, NULL, &in, &res);
+        }
+    }
+    for (q = 0; q < g && st == ACC_OK; q++)
+        st = outer(p, h, trees, lane, h->rail + cyc[q] * h->nodes, base + (uint32_t)q * blk);
+    for (k = 0; k < h->nodes && st == ACC_OK; k++)
+        st = h->inner == ALGO_INNER_RING
+                 ? algo_ring_allgather(p, lane, node + k * g, g, NULL, &res, NULL, 0)
+                 : algo_pm_allgather(p, lane, node + k * g, g, NULL, &res, NULL, ALGO_SLOT(lane, 1),
+                                     j + 1);
+    return st;
+}
+
+static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, acc_plan_t **out)
+{
+    algo_hier_t h;
+    algo_tree_t trees[2];
+    acc_plan_t *p = NULL;
+    uint32_t blk, total;
+    int lane, j, t, q;
+    acc_status_t st;
+
+    memset(trees, 0, sizeof(trees));
+    if ((st = algo_hier_setup(&h, &spec, "rhd", 1, topo, args, 1)) != ACC_OK)
+        return st;
+    blk = (uint32_t)(h.outer == ALGO_OUTER_RING ? h.nodes
+                     : h.outer == ALGO_OUTER_HD ? algo_pow2_floor(h.nodes)
+                                                : 2);
+    total = (uint32_t)(h.pr.lanes * h.pr.chunks * h.gpn) * blk;
+    /* A forest of the two complementary trees over every rail. */
+    for (t = 0; t < 2 && h.outer == ALGO_OUTER_TREE && st == ACC_OK; t++) {
+        st = algo_tree_init(&trees[t], acc_topo_ranks(topo));
+        for (q = 0; q < h.gpn && st == ACC_OK; q++)
+            st = algo_tree_btree(&trees[t], h.rail + q * h.nodes, h.nodes, t);
+    }
+    if (st == ACC_OK)
+        st = algo_plan_new(topo, ACC_COLL_ALLREDUCE, "hier", args, h.pr.lanes, total, total, 0, &p);
+    if (st == ACC_OK)
+        st = algo_hier_params(p, &h);
+    for (lane = 0; lane < h.pr.lanes && st == ACC_OK; lane++)
+        for (j = 0; j < h.pr.chunks && st == ACC_OK; j++)
+            st = round_fn(p, &h, trees, lane, (uint32_t)j, blk);
+    algo_tree_free(&trees[0]);
+    algo_tree_free(&trees[1]);
+    algo_hier_free(&h);
+    if (st != ACC_OK) {
+        acc_plan_destroy(p);
+        return st;
+    }
+    p->inplace = 1;
+    *out = p;
+    return ACC_OK;
+}
+
+const acc_algo_t acc_algo_allreduce_hier = {
+    "hier", ACC_COLL_ALLREDUCE,
+    "intra-node reduce-scatter, per-rail inter-node allreduce, intra-node allgather "
+    "(inner=ring|direct, outer=ring|rhd|tree)",
+    supports, build};

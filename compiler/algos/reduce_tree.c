@@ -1,0 +1,22 @@
+/*
+ * Tree reduce: partial sums flow up a binary tree to the root (over nodes, with a chain inside
+ * each node, when there are several; algo_tree_topo), pipelined in chunks.  Depth log n; inner
+ * ranks fold in their children one at a time, keeping the running sum in scratch because only
+ * the root has an output buffer.
+ */
+#include "algo_util.h"
+
+static const algo_spec_t spec = {"tree reduce", 1, 4, 1, 0};
+
+static acc_status_t supports(const acc_topo_t *topo, const acc_algo_args_t *args)
+{
+    return algo_check_args(&spec, topo, args);
+}
+
+static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, acc_plan_t **out)
+{
+    return algo_rooted_plan(&spec, ACC_COLL_REDUCE, "tree", 2, topo, args, out);
+}
+
+const acc_algo_t acc_algo_reduce_tree = {
+    "tree", ACC_COLL_REDUCE, "binary tree to the root, pipelined in chunks", supports, build};

@@ -1,0 +1,69 @@
+/*
+ * The registry: every algorithm generator, in a stable order (by collective, then roughly from
+ * the most general to the most specialised), looked up by name.  acc_algo_generate() is the one
+ * way plans leave the compiler: supports, build, then the verifier.
+ */
+#include "acc_compiler.h"
+
+#include <string.h>
+
+extern const acc_algo_t acc_algo_allreduce_ring, acc_algo_allreduce_tree, acc_algo_allreduce_rhd,
+    acc_algo_allreduce_oneshot, acc_algo_allreduce_twoshot, acc_algo_allreduce_hier,
+    acc_algo_allgather_ring, acc_algo_allgather_direct, acc_algo_allgather_rd,
+    acc_algo_allgather_hier, acc_algo_reduce_scatter_ring, acc_algo_reduce_scatter_direct,
+    acc_algo_reduce_scatter_rh, acc_algo_reduce_scatter_hier, acc_algo_broadcast_ring,
+    acc_algo_broadcast_tree, acc_algo_reduce_ring, acc_algo_reduce_tree;
+
+static const acc_algo_t *const algos[] = {
+    &acc_algo_allreduce_ring,    &acc_algo_allreduce_tree,      &acc_algo_allreduce_rhd,
+    &acc_algo_allreduce_oneshot, &acc_algo_allreduce_twoshot,   &acc_algo_allreduce_hier,
+    &acc_algo_allgather_ring,    &acc_algo_allgather_direct,    &acc_algo_allgather_rd,
+    &acc_algo_allgather_hier,    &acc_algo_reduce_scatter_ring, &acc_algo_reduce_scatter_direct,
+    &acc_algo_reduce_scatter_rh, &acc_algo_reduce_scatter_hier, &acc_algo_broadcast_ring,
+    &acc_algo_broadcast_tree,    &acc_algo_reduce_ring,         &acc_algo_reduce_tree,
+};
+
+const acc_algo_t *const *acc_algo_list(size_t *count)
+{
+    *count = sizeof(algos) / sizeof(algos[0]);
+    return algos;
+}
+
+const acc_algo_t *acc_algo_find(acc_coll_t coll, const char *name)
+{
+    acc_buf_t known;
+    size_t i;
+
+    for (i = 0; name && i < sizeof(algos) / sizeof(algos[0]); i++)
+        if (algos[i]->coll == coll && strcmp(algos[i]->name, name) == 0)
+            return algos[i];
+    acc_buf_init(&known);
+    for (i = 0; i < sizeof(algos) / sizeof(algos[0]); i++)
+        if (algos[i]->coll == coll)
+            acc_buf_printf(&known, "%s%s", known.len ? ", " : "", algos[i]->name);
+    acc_error_set(ACC_ERR_NOT_FOUND, "no %s algorithm named '%s' (known: %s)", acc_coll_name(coll),
+                  name ? name : "", known.data ? known.data : "none");
+    acc_buf_free(&known);
+    return NULL;
+}
+
+acc_status_t acc_algo_generate(const acc_algo_t *algo, const acc_topo_t *topo,
+                               const acc_algo_args_t *args, acc_plan_t **out)
+{
+    acc_plan_t *plan = NULL;
+    acc_status_t st;
+
+    *out = NULL;
+    if ((st = algo->supports(topo, args)) != ACC_OK)
+        return st;
+    if ((st = algo->build(topo, args, &plan)) != ACC_OK)
+        return acc_error_prefix(st, "%s %s: ", acc_coll_name(algo->coll), algo->name);
+    /* Every plan that leaves the compiler is proven correct first. */
+    if ((st = acc_plan_verify(plan)) != ACC_OK) {
+        acc_plan_destroy(plan);
+        return acc_error_prefix(st, "%s %s generated a plan that does not verify: ",
+                                acc_coll_name(algo->coll), algo->name);
+    }
+    *out = plan;
+    return ACC_OK;
+}
