@@ -249,7 +249,7 @@ ACC_TEST(l40s_capture)
     CHECK_INT(acc_topo_count(t, ACC_VTX_NVSWITCH), 0);
     CHECK_INT(acc_topo_nvlinks_between(t, 0, 1), 0);
     CHECK_INT(acc_topo_nvlinks_to_switches(t, 0), 0);
-    CHECK_STR(gpu(t, 3)->model, "L40S"); /* named in the comment: "4x L40S PCIe" */
+    CHECK_STR(gpu(t, 3)->model, "L40S"); /* named in the comment line ("4x L40S PCIe") */
     CHECK_INT(gpu(t, 3)->sm, 89);
     nic_names(t, 2);
     CHECK_NEAR(acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_NIC, 0))->speed_gbps, 100, 0);
