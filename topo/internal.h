@@ -75,8 +75,15 @@ double topo_smp_bw(const acc_topo_vertex_t *cpu);
 /* Parse a PCIe speed string ("16.0 GT/s PCIe", "8 GT/s", "2.5 GT/s") into a generation, 0 if
  * unrecognised. */
 int topo_pcie_gen_from_speed(const char *speed);
+/* The highest PCIe generation a CPU's root ports speak (CPUID family/model), 0 when unknown. */
+int topo_cpu_max_pcie_gen(const acc_topo_vertex_t *cpu);
+/* The data-centre GPU generation that first shipped on a PCIe generation (Gen3 Volta, Gen4
+ * Ampere, Gen5 Hopper): the default for partial inputs that name no GPU at all. */
+const acc_gpu_model_t *topo_gpu_model_for_pcie_gen(int gen);
 /* Default PCIe generation for a GPU architecture (the GPU's own host link). */
 int topo_default_pcie_gen(int sm);
+
+/* topo_nccl_xml.h and topo_hwloc.h are private to their importers' files. */
 
 /* Paths: computed by finalize (topo_paths.c). */
 acc_status_t topo_compute_paths(acc_topo_t *t);

@@ -174,3 +174,42 @@ acc_status_t topo_fill_gpu_defaults(acc_topo_t *t, int vertex)
                              v->sm);
     return ACC_OK;
 }
+
+/* Root-port generations by CPUID: Intel family 6 model 0x55 Skylake-SP / Cascade Lake Gen3,
+ * 0x6a/0x6c Ice Lake-SP Gen4, 0x8f Sapphire Rapids and 0xcf Emerald Rapids Gen5; AMD family
+ * 0x17 (Zen, Zen 2): Naples (model 0x01) Gen3, Rome (0x31) Gen4; family 0x19 (Zen 3/4): Milan
+ * (0x01) Gen4, Genoa (0x11) Gen5 (vendors' platform briefs).  Hand-written VM topology files
+ * write "16 GT/s" on Skylake hosts (Azure ND v2), so the CPU caps what a file claims. */
+int topo_cpu_max_pcie_gen(const acc_topo_vertex_t *cpu)
+{
+    if (!cpu)
+        return 0;
+    if (strcmp(cpu->cpu_vendor, "GenuineIntel") == 0 && cpu->cpu_family == 6) {
+        if (cpu->cpu_model >= 0x8f)
+            return 5;
+        if (cpu->cpu_model >= 0x6a)
+            return 4;
+        if (cpu->cpu_model >= 0x4f)
+            return 3;
+    }
+    if (strcmp(cpu->cpu_vendor, "AuthenticAMD") == 0) {
+        if (cpu->cpu_family == 0x17)
+            return cpu->cpu_model >= 0x30 ? 4 : 3;
+        if (cpu->cpu_family == 0x19)
+            return cpu->cpu_model >= 0x10 ? 5 : 4;
+        if (cpu->cpu_family > 0x19)
+            return 5;
+    }
+    return 0;
+}
+
+const acc_gpu_model_t *topo_gpu_model_for_pcie_gen(int gen)
+{
+    if (gen >= 5)
+        return acc_topo_gpu_model_by_pci(0x2330); /* H100 SXM5 80GB */
+    if (gen == 4)
+        return acc_topo_gpu_model_by_pci(0x20b0); /* A100 SXM4 40GB */
+    if (gen == 3)
+        return acc_topo_gpu_model_by_pci(0x1db1); /* V100 SXM2 16GB */
+    return NULL;
+}

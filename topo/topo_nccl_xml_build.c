@@ -188,6 +188,37 @@ static acc_status_t make_cpu(nxml_ctx_t *c, int i)
     return ACC_OK;
 }
 
+/* Partial files (Azure's ND series) give a GPU only a bus id, a class and a link speed: NCCL
+ * completes it from the GPU it detects at run time.  Without that GPU, take the generation that
+ * first shipped on the link's PCIe generation, capped by what the host CPU can speak, and say so
+ * loudly: the user can state it (a device id or <gpu sm>) or pass a full NCCL dump. */
+static acc_status_t guess_generation(nxml_ctx_t *c, const nxml_item_t *it)
+{
+    acc_topo_vertex_t *v = &c->t->vertices[it->vertex];
+    const acc_topo_vertex_t *cpu =
+        it->cpu >= 0 ? &c->t->vertices[c->items[it->cpu].vertex] : NULL;
+    int gen = it->gen, cap = topo_cpu_max_pcie_gen(cpu);
+    const acc_gpu_model_t *m;
+
+    if (cap && (!gen || gen > cap))
+        gen = cap;
+    m = topo_gpu_model_for_pcie_gen(gen);
+    if (!m)
+        return ACC_OK; /* the caller's error explains what to add */
+    snprintf(v->model, sizeof(v->model), "%s", m->model);
+    if (acc_topo_assume(c->t, "NVLinks: a partial PCI tree lists none and acc invents none (NCCL "
+                              "detects them at run time); pass the file NCCL_TOPO_DUMP_FILE "
+                              "writes, or a shipped platform, for NVLink-aware schedules") !=
+        ACC_OK)
+        return ACC_ERR_NOMEM;
+    return acc_topo_assume(c->t,
+                           "GPU model not in the file (a partial PCI tree: NCCL fills it from the "
+                           "GPU it detects): %s taken from the PCIe Gen%d link%s; add "
+                           "device=\"0x....\" or <gpu sm=\"..\"/>, or pass the file "
+                           "NCCL_TOPO_DUMP_FILE writes, to state it",
+                           m->model, gen, cap && it->gen > cap ? " (capped by the host CPU)" : "");
+}
+
 static acc_status_t make_gpu(nxml_ctx_t *c, int i)
 {
     const nxml_item_t *it = &c->items[i];
@@ -216,6 +247,8 @@ static acc_status_t make_gpu(nxml_ctx_t *c, int i)
             return st;
         v->mem_bytes = present ? (uint64_t)x : 0;
     }
+    if (!v->sm && !v->device_id && !v->model[0] && (st = guess_generation(c, it)) != ACC_OK)
+        return st;
     if ((st = topo_fill_gpu_defaults(c->t, it->vertex)) != ACC_OK) {
         const acc_topo_vertex_t *g = &c->t->vertices[it->vertex];
         if (!g->sm && !g->device_id && !g->model[0])
