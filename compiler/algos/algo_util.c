@@ -87,14 +87,17 @@ acc_status_t algo_set_params(acc_plan_t *p, const algo_params_t *pr, const int *
     return acc_plan_set_params(p, "%s", text);
 }
 
-/* Is every pair of GPUs of one node joined by NVLink (directly or through NVSwitches)?  On
- * failure, *a and *b name the first pair that is not and *cls its class. */
+/* Is every pair of GPUs of one node joined by NVLink, directly or through NVSwitches (a path
+ * through a third GPU, NVB, allows no peer access)?  On failure, *a and *b name the first pair
+ * that is not and *cls its class. */
 static int nvlink_clique(const acc_topo_t *topo, int *a, int *b, acc_path_class_t *cls)
 {
     int g = acc_topo_gpus_per_node(topo), i, j;
     acc_topo_path_t path;
     for (i = 0; i < g; i++) {
         for (j = i + 1; j < g; j++) {
+            if (acc_topo_nvlinks_between(topo, i, j) > 0)
+                continue;
             if (acc_topo_path(topo, i, j, &path) != ACC_OK || path.cls != ACC_PATH_NVL) {
                 *a = i;
                 *b = j;

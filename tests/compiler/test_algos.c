@@ -515,6 +515,48 @@ ACC_TEST(ring_keeps_to_nvlink_on_hybrid_cube_mesh)
     acc_topo_destroy(t);
 }
 
+/* One node of the DGX-1 hybrid cube mesh: the dawnbench platform without its network. */
+static acc_topo_t *dgx1_node(void)
+{
+    char *text = NULL, *net, *end;
+    size_t len;
+    acc_topo_t *t = NULL;
+
+    CHECK_OK(
+        acc_read_file(acc_test_src("schedules/platforms/dawnbench-v100-16node.yaml"), &text, &len));
+    net = strstr(text, "\nnetwork:");
+    CHECK(net != NULL);
+    for (end = net + 1; *end && !(end[0] == '\n' && end[1] && end[1] != ' ' && end[1] != '#');
+         end++)
+        ;
+    memmove(net, end, strlen(end) + 1);
+    CHECK_OK(acc_topo_load_buffer(text, strlen(text), "dgx1-node", &t));
+    CHECK_INT(acc_topo_nodes(t), 1);
+    acc_free(text);
+    return t;
+}
+
+/* Within one DGX-1: rings on direct NVLinks, and every algorithm verified and run; peer memory
+ * is refused, naming a pair with no NVLink of its own. */
+ACC_TEST(dgx1_node_rings_and_refusals)
+{
+    acc_topo_t *t = dgx1_node();
+    acc_algo_args_t args;
+    int order[8], lane, i;
+
+    for (lane = 0; lane < 2; lane++) {
+        CHECK_OK(algo_ring_order(t, lane, order));
+        for (i = 0; i < 8; i++)
+            CHECK(acc_topo_nvlinks_between(t, order[i], order[(i + 1) % 8]) > 0);
+    }
+    memset(&args, 0, sizeof(args));
+    CHECK_ERR(acc_algo_find(ACC_COLL_ALLREDUCE, "twoshot")->supports(t, &args),
+              ACC_ERR_UNSUPPORTED);
+    CHECK_MSG_HAS("GPU0-GPU5 is NVB");
+    CHECK(check_topo(t, "dgx1-node", 1) >= 11);
+    acc_topo_destroy(t);
+}
+
 /* Eight NICs per node: lane pairs enter and leave nodes through different NICs. */
 ACC_TEST(ring_lane_pairs_use_different_rails)
 {
