@@ -8,6 +8,7 @@
  *
  * The plans (host_plans.h) are written by hand, step by step, independently of compiler/algos.
  */
+#include "acc_compiler.h"
 #include "acc_test.h"
 #include "host_plans.h"
 #include "host_reduce.h"
@@ -139,6 +140,104 @@ ACC_TEST(ring_allreduce_64_ranks_8_lanes)
     run_case(p, ACC_DT_I32, ACC_RED_AVG, ACC_FILL_EXACT, 513, 0);
     run_case(p, ACC_DT_F16, ACC_RED_MAX, ACC_FILL_EXACT, 7, 1);
     acc_plan_destroy(p);
+}
+
+/* ---- every registered algorithm ------------------------------------------------------------ */
+
+/* Every type and reduction on counts 0, 7 (chunks of unequal size) and 1000, exact inputs, and
+ * random ones where rounding shows; both buffer modes. */
+static void run_types(const acc_plan_t *p)
+{
+    static const uint64_t few[] = {0, 7, 1000};
+    int dt, op, ip;
+    size_t i;
+    for (dt = 0; dt < ACC_DT_COUNT; dt++)
+        for (op = 0; op < ACC_RED_COUNT; op++) {
+            if (op != ACC_RED_SUM && !acc_coll_reduces(p->coll))
+                continue;
+            for (ip = 0; ip <= p->inplace; ip++) {
+                for (i = 0; i < sizeof(few) / sizeof(few[0]); i++)
+                    run_case(p, (acc_dtype_t)dt, (acc_redop_t)op, ACC_FILL_EXACT, few[i], ip);
+                if (dt != ACC_DT_I32 && acc_coll_reduces(p->coll))
+                    run_case(p, (acc_dtype_t)dt, (acc_redop_t)op, ACC_FILL_RANDOM, 1000, ip);
+            }
+        }
+}
+
+/* acc_algo_generate (which verifies) then the host executor, for every algorithm that applies
+ * to the synthetic machine, rooted ones with root 0 and the last rank. */
+static void every_algorithm(const char *desc, int min_applied)
+{
+    acc_topo_t *t = NULL;
+    size_t n, i;
+    const acc_algo_t *const *list = acc_algo_list(&n);
+    int applied = 0, root;
+
+    CHECK_OK(acc_topo_load_synthetic(desc, &t));
+    for (i = 0; i < n; i++) {
+        int rooted = list[i]->coll == ACC_COLL_BROADCAST || list[i]->coll == ACC_COLL_REDUCE;
+        for (root = 0; root <= (rooted ? 1 : 0); root++) {
+            acc_algo_args_t args;
+            acc_plan_t *p = NULL;
+            memset(&args, 0, sizeof(args));
+            args.root = root ? acc_topo_ranks(t) - 1 : 0;
+            if (list[i]->supports(t, &args) != ACC_OK)
+                continue;
+            CHECK_MSG(acc_algo_generate(list[i], t, &args, &p) == ACC_OK, "%s %s on %s: %s",
+                      acc_coll_name(list[i]->coll), list[i]->name, desc, acc_error_message());
+            run_types(p);
+            acc_plan_destroy(p);
+            applied += !root;
+        }
+    }
+    CHECK_MSG(applied >= min_applied, "%s: %d algorithms applied, expected at least %d", desc,
+              applied, min_applied);
+    acc_topo_destroy(t);
+}
+
+ACC_TEST(every_algorithm_2_gpus_pcie)
+{
+    every_algorithm("gpus=2", 11);
+}
+
+ACC_TEST(every_algorithm_3_gpus_nvswitch)
+{
+    every_algorithm("gpus=3 nvlink=18", 15);
+}
+
+ACC_TEST(every_algorithm_4_gpus_nvlink_mesh)
+{
+    every_algorithm("gpus=4 nvlink=6 nvswitch=no", 15);
+}
+
+ACC_TEST(every_algorithm_5_gpus_pcie)
+{
+    every_algorithm("gpus=5", 11);
+}
+
+ACC_TEST(every_algorithm_6_gpus_nvswitch)
+{
+    every_algorithm("gpus=6 nvlink=18", 15);
+}
+
+ACC_TEST(every_algorithm_2_nodes_of_4)
+{
+    every_algorithm("nodes=2 gpus=4 nvlink=18 nic=4x400", 14);
+}
+
+ACC_TEST(every_algorithm_3_nodes_of_3)
+{
+    every_algorithm("nodes=3 gpus=3 nvlink=12 nic=1x200", 14);
+}
+
+ACC_TEST(every_algorithm_2_nodes_of_8)
+{
+    every_algorithm("nodes=2 gpus=8 nvlink=18 nic=8x400", 14);
+}
+
+ACC_TEST(every_algorithm_16_nodes_of_1)
+{
+    every_algorithm("nodes=16 gpus=1 nic=1x100", 14);
 }
 
 /* ---- arithmetic ------------------------------------------------------------------------- */

@@ -4,6 +4,7 @@
  * dialects (old runtime, MSCCLang, in-place-only) import; and broken files fail with the file,
  * the line and what is wrong, never a crash.
  */
+#include "acc_compiler.h"
 #include "acc_test.h"
 #include "host_plans.h"
 #include "host_reduce.h"
@@ -256,6 +257,52 @@ ACC_TEST(export_import_is_the_identity)
     round_trip(p);
     run_plan(p);
     acc_plan_destroy(p);
+}
+
+/* Every registered generator's plan either round-trips exactly or, for peer-memory algorithms,
+ * is refused as such. */
+static void generated_round_trip(const char *desc, int min_exported)
+{
+    acc_topo_t *t = NULL;
+    size_t n, i;
+    const acc_algo_t *const *list = acc_algo_list(&n);
+    int exported = 0;
+
+    CHECK_OK(acc_topo_load_synthetic(desc, &t));
+    for (i = 0; i < n; i++) {
+        acc_algo_args_t args;
+        acc_plan_t *p = NULL;
+        acc_buf_t b;
+        acc_status_t st;
+        memset(&args, 0, sizeof(args));
+        args.lanes = 2;
+        if (list[i]->supports(t, &args) != ACC_OK)
+            continue;
+        CHECK_MSG(acc_algo_generate(list[i], t, &args, &p) == ACC_OK, "%s on %s: %s", list[i]->name,
+                  desc, acc_error_message());
+        acc_buf_init(&b);
+        st = acc_plan_export_msccl(p, &b);
+        acc_buf_free(&b);
+        if (st == ACC_OK) {
+            round_trip(p);
+            exported++;
+        } else {
+            CHECK_MSG(st == ACC_ERR_UNSUPPORTED && strstr(acc_error_message(), "peer-memory"),
+                      "%s %s on %s: %s", acc_coll_name(list[i]->coll), list[i]->name, desc,
+                      acc_error_message());
+        }
+        acc_plan_destroy(p);
+    }
+    CHECK_MSG(exported >= min_exported, "%s: %d plans exported, expected %d", desc, exported,
+              min_exported);
+    acc_topo_destroy(t);
+}
+
+ACC_TEST(generated_plans_round_trip)
+{
+    generated_round_trip("gpus=5", 11);
+    generated_round_trip("gpus=4 nvlink=6 nvswitch=no", 11);
+    generated_round_trip("nodes=2 gpus=4 nvlink=18 nic=4x400", 11);
 }
 
 ACC_TEST(exported_pieces_chain_in_msccl_terms)
