@@ -61,12 +61,14 @@ acc_status_t algo_need_nvlink_within(const acc_topo_t *topo, const char *name);
 
 /* ---- orders on the topology --------------------------------------------------------------- */
 
-/* The ring of `lane` through all ranks, searched to maximise the narrowest hop (acc_topo_path
- * bandwidth between consecutive ranks), then the total.  Within a node the search is exact for
- * up to ~10 GPUs and bounded beyond; across nodes the node paths are chained rail-aligned: a
- * node is left and the next entered through the GPU with the same local index, so every
- * inter-node hop stays on one NIC rail, and lane pairs use different rails.  Odd lanes run the
- * ring of the even lane before them reversed, so both directions of every link carry data. */
+/* The ring of `lane` through all ranks.  Within a node it is searched (algo_order.c) for, in
+ * order: the best worst hop class (direct NVLink before a hop through another GPU or the CPU),
+ * the widest narrowest hop (acc_topo_path bandwidth, or the direct NVLink's), the fewest hops of
+ * the worst class, the most total bandwidth; exact for small nodes, bounded beyond.  Across
+ * nodes the node paths are chained rail-aligned: a node is left and the next entered through
+ * the GPU with the same local index, so every inter-node hop stays on one NIC rail, and lane
+ * pairs use different rails.  Odd lanes run the ring of the even lane before them reversed, so
+ * both directions of every link carry data. */
 acc_status_t algo_ring_order(const acc_topo_t *topo, int lane, int *order);
 /* The ring through the GPUs of one node (local ids 0..g-1), as above for one node. */
 acc_status_t algo_node_cycle(const acc_topo_t *topo, int *cycle);
@@ -107,10 +109,10 @@ algo_layout_t algo_layout_piece(const algo_layout_t *l, uint32_t s);
 /* ---- ring building blocks (one copy for allreduce, allgather, reduce_scatter, hier) ------- */
 
 /* Ring reduce-scatter on one lane over g[0..m) in ring order: position q contributes every
- * block of src and ends with block id(q) (id NULL: q) reduced over the group in dst.  Strided
- * layouts run one ring per piece, one after the other.  With
+ * block of src and ends with block id(q) (id NULL: q) reduced over the group in dst.  With
  * `forward`, the last step also sends the reduced block on: the first allgather step of a ring
- * allreduce, which algo_ring_allgather(..., after_rs = 1) then continues. */
+ * allreduce, which algo_ring_allgather(..., after_rs = 1) then continues.  Strided layouts run
+ * one ring per piece, one after the other (both ring functions). */
 acc_status_t algo_ring_reduce_scatter(acc_plan_t *p, int lane, const int *g, int m, const int *id,
                                       const algo_layout_t *src, const algo_layout_t *dst,
                                       int forward);
