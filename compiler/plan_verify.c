@@ -528,16 +528,14 @@ static acc_status_t check_post(pv_t *v)
                           : pv_value_is_single(&v->values, l->val, src));
             if (ok || bad++)
                 continue;
-            acc_buf_printf(&b, "rank %d: out[%u] ", r, k);
-            if (l->val && l->wthr != PV_NONE) {
+            /* Lead with the operation that wrote the chunk last, where there is one. */
+            if (l->val && l->wthr != PV_NONE && l->wthr % v->order.stride < (uint32_t)v->nlanes) {
                 uint32_t g = v->order.gid[r], stride = v->order.stride;
                 uint32_t wr = v->order.members[v->order.gfirst[g] + l->wthr / stride];
-                uint32_t wl = l->wthr % stride;
-                if (wl < (uint32_t)v->nlanes) {
-                    acc_buf_puts(&b, "(last written by ");
-                    pv_describe_op(v, (int)wr, (int)wl, l->wclk - 1, &b);
-                    acc_buf_puts(&b, ") ");
-                }
+                pv_describe_op(v, (int)wr, (int)(l->wthr % stride), l->wclk - 1, &b);
+                acc_buf_printf(&b, ": chunk out[%u] of rank %d ", k, r);
+            } else {
+                acc_buf_printf(&b, "rank %d: chunk out[%u] ", r, k);
             }
             if (reduces)
                 acc_buf_printf(&b, "expects the sum of in[%u] over ranks 0-%d, holds ", chunk,

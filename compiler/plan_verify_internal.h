@@ -25,13 +25,12 @@
 
 /* ---- values ------------------------------------------------------------------------------
  * A value is the set of ranks whose input chunk `chunk` it holds (for copies, one rank).  Sets are
- * sorted lists of disjoint rank intervals, hash-consed so that a chunk's value is one uint32_t id
- * (0: nothing written).  Ring and hierarchical partial sums are one or two intervals. */
+ * sorted lists of disjoint rank intervals in an append-only arena, so that a chunk's value is one
+ * uint32_t id (0: nothing written) and a copy copies the id.  Ring and hierarchical partial sums
+ * are one or two intervals. */
 typedef struct {
     uint32_t *arena; /* records: chunk, number of intervals, then lo, hi (exclusive) pairs */
     size_t len, cap;
-    uint64_t *table; /* open addressing: hash bits and record id */
-    size_t tcap, count;
     uint32_t *tmp; /* scratch for unions */
     size_t tmp_cap;
     uint32_t nranks;

@@ -1,5 +1,5 @@
 /* The verifier's symbolic values: which ranks' contributions to one input chunk a chunk of memory
- * holds, as hash-consed sets of rank intervals; and a small 64-bit-keyed hash map. */
+ * holds, as sets of rank intervals; and a small 64-bit-keyed hash map. */
 #include "plan_verify_internal.h"
 
 #include <string.h>
@@ -29,64 +29,16 @@ static const uint32_t *view(const pv_values_t *vs, uint32_t id, uint32_t buf[4])
     return buf;
 }
 
-static uint64_t rec_hash(const uint32_t *r, uint32_t words)
+/* Append the record r of `words` words; returns its id or PV_NONE when out of memory.  Records
+ * are not shared: equal sets made by different reductions get different ids.  Hash-consing them
+ * cost a cache miss per reduction in a table of millions, for nothing: values are only compared
+ * at the end, by content. */
+static uint32_t append(pv_values_t *vs, const uint32_t *r, uint32_t words)
 {
-    /* FNV-1a, then a final mix so that the low bits used for the table index depend on all of
-     * the record (records differ in a few small integers). */
-    uint64_t h = acc_fnv1a64(r, (size_t)words * sizeof(uint32_t));
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h;
-}
-
-/* Table entries are (hash high bits << 32 | id), so that probing compares hashes without
- * touching the records. */
-static int grow_table(pv_values_t *vs)
-{
-    size_t i, ncap = vs->tcap ? vs->tcap * 2 : 1024;
-    uint64_t *nt = acc_calloc(ncap, sizeof(uint64_t));
-    if (!nt)
-        return 0;
-    for (i = 0; i < vs->tcap; i++) {
-        uint64_t e = vs->table[i];
-        const uint32_t *r;
-        size_t h;
-        if (!e)
-            continue;
-        r = rec(vs, (uint32_t)e);
-        h = (size_t)rec_hash(r, 2 + 2 * r[1]) & (ncap - 1);
-        while (nt[h])
-            h = (h + 1) & (ncap - 1);
-        nt[h] = e;
-    }
-    acc_free(vs->table);
-    vs->table = nt;
-    vs->tcap = ncap;
-    return 1;
-}
-
-/* Intern the record r of `words` words; returns its id or PV_NONE when out of memory. */
-static uint32_t intern(pv_values_t *vs, const uint32_t *r, uint32_t words)
-{
-    size_t h, need;
-    uint64_t hash, e;
+    size_t need = vs->len + words;
     uint32_t id;
     void *p;
 
-    if ((vs->count + 1) * 2 > vs->tcap && !grow_table(vs))
-        return PV_NONE;
-    hash = rec_hash(r, words);
-    h = (size_t)hash & (vs->tcap - 1);
-    while ((e = vs->table[h]) != 0) {
-        if ((e >> 32) == (hash >> 32)) {
-            const uint32_t *o = rec(vs, (uint32_t)e);
-            if (o[1] == r[1] && memcmp(o, r, (size_t)words * sizeof(uint32_t)) == 0)
-                return (uint32_t)e;
-        }
-        h = (h + 1) & (vs->tcap - 1);
-    }
-    need = vs->len + words;
     if (need >= PV_SINGLE - 1)
         return PV_NONE;
     p = vs->arena;
@@ -96,15 +48,12 @@ static uint32_t intern(pv_values_t *vs, const uint32_t *r, uint32_t words)
     memcpy(vs->arena + vs->len, r, (size_t)words * sizeof(uint32_t));
     id = (uint32_t)vs->len + 1;
     vs->len = need;
-    vs->table[h] = ((hash >> 32) << 32) | id;
-    vs->count++;
     return id;
 }
 
 void pv_values_free(pv_values_t *vs)
 {
     acc_free(vs->arena);
-    acc_free(vs->table);
     acc_free(vs->tmp);
     memset(vs, 0, sizeof(*vs));
 }
@@ -159,7 +108,7 @@ uint32_t pv_value_union(pv_values_t *vs, uint32_t a, uint32_t b, int *overlap)
     }
     vs->tmp[0] = ra[0];
     vs->tmp[1] = n;
-    return intern(vs, vs->tmp, 2 + 2 * n);
+    return append(vs, vs->tmp, 2 + 2 * n);
 }
 
 uint32_t pv_value_chunk(const pv_values_t *vs, uint32_t id)

@@ -3,6 +3,7 @@
  * and chunk; and plans of 1024 ranks verify in seconds. */
 #include "plan_fixtures.h"
 
+#include <sys/resource.h>
 #include <time.h>
 
 static acc_op_t op_of(acc_plan_t *p, int r, int l, uint32_t i)
@@ -98,8 +99,19 @@ ACC_TEST(missing_contribution_rejected)
     CHECK_OK(acc_plan_verify(p));
     set_op(p, 1, 0, 1, fx_op(ACC_OP_RECV, 0, -1, fx_none(), acc_ref(ACC_BUF_OUT, 0, 1)));
     CHECK_ERR(acc_plan_verify(p), ACC_ERR_VERIFY);
-    CHECK_MSG_HAS("rank 1: out[0] (last written by rank 1 lane 0 op 1 (recv from 0)) expects the "
-                  "sum of in[0] over ranks 0-1, holds the sum of in[0] over ranks {0}");
+    CHECK_MSG_HAS("rank 1 lane 0 op 1 (recv from 0): chunk out[0] of rank 1 expects the sum of "
+                  "in[0] over ranks 0-1, holds the sum of in[0] over ranks {0}");
+    acc_plan_destroy(p);
+}
+
+ACC_TEST(unwritten_output_rejected)
+{
+    acc_plan_t *p = fx_ring_allgather(3, 1);
+    acc_plan_prog(p, 2, 0)->nops--; /* rank 2 never receives its last block */
+    acc_plan_prog(p, 1, 0)->ops[2].code = ACC_OP_RECV;
+    acc_plan_prog(p, 1, 0)->ops[2].peer2 = -1;
+    CHECK_ERR(acc_plan_verify_mode(p, 0), ACC_ERR_VERIFY);
+    CHECK_MSG_HAS("rank 2: chunk out[0] expects in[0] of rank 0, holds nothing (never written)");
     acc_plan_destroy(p);
 }
 
@@ -447,4 +459,10 @@ ACC_TEST(scale_1024_ranks)
            acc_plan_op_count(p), t1 - t0);
     CHECK(t1 - t0 < 10.0);
     acc_plan_destroy(p);
+    {
+        struct rusage ru;
+        CHECK(getrusage(RUSAGE_SELF, &ru) == 0);
+        printf("peak resident memory %.0f MiB\n", ru.ru_maxrss / 1024.0);
+        CHECK(ru.ru_maxrss < 2L * 1024 * 1024); /* KiB */
+    }
 }
