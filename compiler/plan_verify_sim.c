@@ -212,7 +212,7 @@ static int block(pv_t *v, int rank, int lane, uint8_t why, uint32_t on)
 
 /* One operand of a reduction, for messages. */
 typedef struct {
-    int msg_from; /* >= 0: a message from this rank */
+    int msg_from; /* >= 0: a message from this rank; -2: the running sum of reduce_peers */
     int at;
     acc_ref_t ref;
     uint32_t k;
@@ -222,6 +222,11 @@ static void describe_opnd(const pv_t *v, const opnd_t *o, acc_buf_t *b)
 {
     if (o->msg_from >= 0) {
         acc_buf_printf(b, "the message from rank %d", o->msg_from);
+        return;
+    }
+    if (o->msg_from == -2) {
+        acc_buf_printf(b, "the sum of %s[%u] over the peers before rank %d",
+                       acc_buf_name((acc_bufid_t)o->ref.buf), o->ref.off + o->k, o->at);
         return;
     }
     acc_buf_printf(b, "%s[%u]", acc_buf_name((acc_bufid_t)o->ref.buf), o->ref.off + o->k);
@@ -410,12 +415,15 @@ static acc_status_t move(pv_t *v, int r, int l, uint32_t i, const acc_op_t *o, u
                 if (j == 0) {
                     acc = a;
                     oa.at = at;
-                    if (!a)
+                    if (!a) /* let reduce() say that it holds nothing */
                         st = reduce(v, r, l, i, a, &os, 1, &os, &acc);
                     continue;
                 }
+                if (j > 1) {
+                    oa.msg_from = -2;
+                    oa.at = at;
+                }
                 st = reduce(v, r, l, i, acc, &oa, a, &os, &acc);
-                oa.at = -1;
             }
             if (!st)
                 st = wr(v, r, l, i, r, o->dst, k, acc);

@@ -466,3 +466,14 @@ ACC_TEST(scale_1024_ranks)
         CHECK(ru.ru_maxrss < 2L * 1024 * 1024); /* KiB */
     }
 }
+
+ACC_TEST(reduce_peers_counts_each_rank_once)
+{
+    acc_plan_t *p = fx_oneshot_allreduce(3, 1);
+    uint32_t twice[3] = {0, 1, 1}, off;
+    FX(acc_plan_add_peers(p, twice, 3, &off));
+    acc_plan_prog(p, 2, 0)->ops[4].peers_off = off;
+    CHECK_ERR(acc_plan_verify(p), ACC_ERR_VERIFY);
+    CHECK_MSG_HAS("rank 2 lane 0 op 4 (reduce_peers): peer list names rank 1 twice");
+    acc_plan_destroy(p);
+}
