@@ -6,6 +6,8 @@
  * plan claims in place.  An accepted mutant with a wrong result would be a verifier bug. */
 #include "plan_fixtures.h"
 
+#include "acc_compiler.h"
+
 #include <inttypes.h>
 
 typedef struct {
@@ -318,4 +320,40 @@ ACC_TEST(peer_memory_and_hierarchical_mutants)
     }
     report("peer memory and hierarchical", &t);
     CHECK(t.mutants >= 600);
+}
+
+/* Plans from the generators in compiler/algos (every one that applies), on a few synthetic
+ * machines: the generators are written apart from the verifier, so their plans exercise it with
+ * shapes the fixtures above do not have (several lanes, dependencies, peer-memory steps). */
+ACC_TEST(generated_plan_mutants)
+{
+    static const char *const machines[] = {"nodes=1 gpus=4 nvlink=18",
+                                           "nodes=2 gpus=2 nvlink=18 nic=2x400",
+                                           "nodes=1 gpus=3 nvlink=18"};
+    const acc_algo_t *const *list;
+    size_t nalgos, i, m;
+    tally_t t;
+    int nplans = 0;
+
+    memset(&t, 0, sizeof(t));
+    list = acc_algo_list(&nalgos);
+    for (m = 0; m < sizeof(machines) / sizeof(machines[0]); m++) {
+        acc_topo_t *topo = NULL;
+        CHECK_OK(acc_topo_load_synthetic(machines[m], &topo));
+        for (i = 0; i < nalgos; i++) {
+            acc_algo_args_t args;
+            acc_plan_t *p = NULL;
+            memset(&args, 0, sizeof(args));
+            if (acc_algo_generate(list[i], topo, &args, &p) != ACC_OK)
+                continue;
+            nplans++;
+            mutate_many(p, 40, 0x2545f4914f6cdd1dull + i * 131 + m, &t);
+            acc_plan_destroy(p);
+        }
+        acc_topo_destroy(topo);
+    }
+    report("generated plans", &t);
+    printf("    from %d generated plans\n", nplans);
+    CHECK(nplans > 10);
+    CHECK(t.mutants >= 400);
 }
