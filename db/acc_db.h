@@ -1,0 +1,199 @@
+/*
+ * acc_db.h - the acc database: one SQLite file holding topologies, plans, selection tables,
+ * kernels, model profiles, networks, tuning runs and optima.  All SQL lives in db/; the rest of
+ * acc calls the typed functions below.  The schema and its meaning are in db/SCHEMA.md.
+ *
+ * Files.  An acc database carries PRAGMA application_id ACC_DB_APPLICATION_ID and its schema
+ * version in PRAGMA user_version.  Opening for writing creates a missing or empty file and
+ * upgrades an older schema in place (forward migrations, one transaction); it refuses, without
+ * touching the file, anything else: another program's SQLite file, a newer schema, a damaged or
+ * truncated file, random bytes, a read-only file or directory.  Every refusal names the file and
+ * says what to do.  The file is in WAL mode, so that many processes read while one writes.
+ *
+ * Writes.  Every put/add is one transaction: after a crash, a full disk or a kill the file holds
+ * either the previous state or the new one, never a mix.  Writers wait for each other (SQLite's
+ * busy timeout, then retries with exponential backoff, ACC_DB_BUSY_MS in all) and fail with
+ * ACC_ERR_BUSY after that.  Storing the same thing twice leaves the file as it was: every table
+ * has a natural key and puts are upserts.
+ *
+ * Trust.  Nothing read back is trusted: a topology must reproduce its fingerprint, a plan its
+ * hash, and a plan must pass acc_plan_verify again, or the load fails with a message and returns
+ * nothing.  The runtime opens files with acc_db_open_runtime(), which turns every problem into
+ * ACC_DB_NO_DATA and one warning, so that a training job never fails because of acc.
+ *
+ * Errors, ownership and threads as in acc_common.h; SQLite errors become ACC_ERR_SQLITE (or
+ * ACC_ERR_BUSY, ACC_ERR_IO, ACC_ERR_NOMEM where closer) with SQLite's code and message kept.  An
+ * acc_db_t is one connection: use it from one thread at a time; open one per thread or process.
+ */
+#ifndef ACC_DB_H
+#define ACC_DB_H
+
+#include "acc_common.h"
+#include "acc_plan.h"
+#include "acc_select.h"
+#include "acc_topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ACC_DB_APPLICATION_ID 0x41434331 /* "ACC1" in the file header */
+#define ACC_DB_SCHEMA_VERSION 3          /* the newest schema this acc reads and writes */
+/* Longest time a call waits for other writers before giving up with ACC_ERR_BUSY. */
+#define ACC_DB_BUSY_MS 30000
+
+/* acc_db_open_runtime's answer when the file cannot be used: not a failure of the caller, who
+ * carries on without acc data (plain NCCL behaviour).  Positive, so that it is neither ACC_OK
+ * nor one of the ACC_ERR_* failures. */
+#define ACC_DB_NO_DATA ((acc_status_t)1)
+
+/* Lengths of the text fields of the records below, terminating NUL included.  Longer values are
+ * refused with ACC_ERR_RANGE when stored, never cut. */
+#define ACC_DB_NAME_MAX 64
+#define ACC_DB_TEXT_MAX 256
+
+typedef struct acc_db acc_db_t;
+
+/* ---- opening ---------------------------------------------------------------------------- */
+enum {
+    ACC_DB_READONLY = 1 << 0, /* never write; the file must exist and have the current schema */
+    ACC_DB_CHECK = 1 << 1,    /* also run SQLite's quick_check (always done for writers) */
+};
+
+/* Open or create the database at path.  *out is NULL on failure. */
+acc_status_t acc_db_open(const char *path, unsigned flags, acc_db_t **out);
+/* The runtime's open: read-only, and any problem (missing, foreign, damaged, older or newer
+ * schema, NULL or empty path) gives ACC_DB_NO_DATA with *out NULL, the reason in
+ * acc_error_message(), and one warning "no usable data" per process (later ones at debug
+ * level).  Never fails otherwise. */
+acc_status_t acc_db_open_runtime(const char *path, acc_db_t **out);
+void acc_db_close(acc_db_t *db);
+const char *acc_db_path(const acc_db_t *db);
+int acc_db_schema_version(const acc_db_t *db);
+
+/* ---- topologies, by fingerprint --------------------------------------------------------- */
+typedef struct {
+    char fingerprint[ACC_SHA256_HEX_LEN + 1];
+    char name[ACC_DB_NAME_MAX];
+    char format[32];              /* acc_topo_format_name of the input it came from */
+    char source[ACC_DB_TEXT_MAX]; /* display text: a longer path keeps its end after "..." */
+    int nodes, gpus_per_node;
+} acc_db_topo_info_t;
+
+/* Store a finalized topology (its canonical YAML, name, source and format); fp_out (optional)
+ * receives its fingerprint.  A stored topology of the same fingerprint is replaced. */
+acc_status_t acc_db_put_topology(acc_db_t *db, const acc_topo_t *topo,
+                                 char fp_out[ACC_SHA256_HEX_LEN + 1]);
+/* Load and finalize; fails if the stored text no longer gives this fingerprint. */
+acc_status_t acc_db_get_topology(acc_db_t *db, const char *fingerprint, acc_topo_t **out);
+/* Every stored topology, by name then fingerprint; *out taken (acc_free). */
+acc_status_t acc_db_list_topologies(acc_db_t *db, acc_db_topo_info_t **out, size_t *count);
+
+/* ---- plans, by SHA-256 of their YAML text ------------------------------------------------ */
+/* Store a plan that has passed acc_plan_verify; hash_out (optional) receives its hash. */
+acc_status_t acc_db_put_plan(acc_db_t *db, const acc_plan_t *plan,
+                             char hash_out[ACC_SHA256_HEX_LEN + 1]);
+/* Load, check the hash and verify again: a plan that fails is reported (ACC_ERR_VERIFY or
+ * ACC_ERR_PARSE naming the file and hash) and never returned. */
+acc_status_t acc_db_get_plan(acc_db_t *db, const char *hash, acc_plan_t **out);
+/* The hash acc_db_put_plan gives a plan (SHA-256 of acc_plan_dump_yaml's text). */
+acc_status_t acc_db_plan_hash(const acc_plan_t *plan, char out[ACC_SHA256_HEX_LEN + 1]);
+
+/* ---- selection tables, by (topology fingerprint, collective) ---------------------------- */
+/* Store table->entries for (table->topo_fingerprint, table->coll), replacing the previous table
+ * of that key in the same transaction.  The topology and every plan an entry names must be
+ * stored already. */
+acc_status_t acc_db_put_selection(acc_db_t *db, const acc_select_table_t *table);
+/* ACC_ERR_NOT_FOUND when the database has no table for this key. */
+acc_status_t acc_db_get_selection(acc_db_t *db, const char *topo_fingerprint, acc_coll_t coll,
+                                  acc_select_table_t **out);
+
+/* ---- kernels, by (plan hash, architecture, compiler version) ----------------------------- */
+typedef struct {
+    char plan_hash[ACC_SHA256_HEX_LEN + 1];
+    char arch[16];                            /* "sm_90", "sm_90a" */
+    char compiler_version[ACC_DB_NAME_MAX];   /* "nvrtc 12.4" */
+    char source_hash[ACC_SHA256_HEX_LEN + 1]; /* SHA-256 of the generated CUDA source */
+    uint8_t *cubin;                           /* get: taken, see acc_db_kernel_clear */
+    size_t cubin_size;
+    char *log; /* compile log; get: taken; NULL means "" */
+} acc_db_kernel_t;
+
+/* The plan must be stored already. */
+acc_status_t acc_db_put_kernel(acc_db_t *db, const acc_db_kernel_t *kernel);
+/* A kernel is only returned when it was built from the source the caller generates now from
+ * the verified plan: a stored source hash other than source_hash gives ACC_ERR_NOT_FOUND. */
+acc_status_t acc_db_get_kernel(acc_db_t *db, const char *plan_hash, const char *arch,
+                               const char *compiler_version, const char *source_hash,
+                               acc_db_kernel_t *out);
+/* Free what a get filled in and zero the record. */
+void acc_db_kernel_clear(acc_db_kernel_t *kernel);
+
+/* ---- model profiles and networks, by name ---------------------------------------------- */
+/* yaml must be a well-formed YAML document; param_count is the model's parameter count. */
+acc_status_t acc_db_put_profile(acc_db_t *db, const char *name, const char *yaml,
+                                uint64_t param_count);
+/* *yaml taken (acc_free). */
+acc_status_t acc_db_get_profile(acc_db_t *db, const char *name, char **yaml, uint64_t *param_count);
+
+typedef struct {
+    char name[ACC_DB_NAME_MAX];        /* "ib-ndr-rail" */
+    char description[ACC_DB_TEXT_MAX]; /* one line for people */
+    char params[ACC_DB_TEXT_MAX];      /* "nic=400 latency_us=2 rail=1 oversub=1" */
+} acc_db_network_t;
+
+acc_status_t acc_db_put_network(acc_db_t *db, const acc_db_network_t *net);
+acc_status_t acc_db_get_network(acc_db_t *db, const char *name, acc_db_network_t *out);
+
+/* ---- tuning runs and optima, by (model, topology fingerprint, network) ------------------ */
+/* One evaluated configuration.  network is "" for a single node.  Lower scores are better. */
+typedef struct {
+    int64_t id;                                    /* set by the database */
+    char model[ACC_DB_NAME_MAX];                   /* a stored model profile */
+    char topo_fingerprint[ACC_SHA256_HEX_LEN + 1]; /* a stored topology */
+    char network[ACC_DB_NAME_MAX];
+    char params[ACC_DB_TEXT_MAX]; /* "fusion=25M streams=2 algo=ring" */
+    double score;                 /* the objective, e.g. iteration time in us */
+    char method[32];              /* how it was scored: "model", "measured", ... */
+    char strategy[32];            /* "grid", "bayes", "halving", ... */
+    double seconds;               /* time this evaluation took */
+    char acc_version[32];         /* "" means this acc (ACC_VERSION_STRING) */
+    int64_t created_us;           /* Unix time in microseconds; 0 means now */
+} acc_db_tuning_run_t;
+
+/* Add a run; id_out (optional) receives its id.  Adding a run identical to a stored one in
+ * model, topology, network, params, method, strategy and time adds nothing and gives the
+ * stored id. */
+acc_status_t acc_db_add_tuning_run(acc_db_t *db, const acc_db_tuning_run_t *run, int64_t *id_out);
+/* Runs matching the filters (NULL: any), best score first, then by id; *out taken (acc_free). */
+acc_status_t acc_db_list_tuning_runs(acc_db_t *db, const char *model, const char *topo_fingerprint,
+                                     const char *network, acc_db_tuning_run_t **out, size_t *count);
+
+typedef struct {
+    char model[ACC_DB_NAME_MAX];
+    char topo_fingerprint[ACC_SHA256_HEX_LEN + 1];
+    char network[ACC_DB_NAME_MAX];
+    uint64_t fusion_bytes; /* gradient fusion (bucket) size */
+    int streams;
+    char algo[ACC_PLAN_NAME_MAX];
+    char params[ACC_DB_TEXT_MAX]; /* the rest of the configuration */
+    double score;
+    int64_t run_id; /* the tuning run that found it; 0 when none */
+} acc_db_optimum_t;
+
+/* Set the optimum of (model, topology, network), replacing the previous one. */
+acc_status_t acc_db_put_optimum(acc_db_t *db, const acc_db_optimum_t *opt);
+acc_status_t acc_db_get_optimum(acc_db_t *db, const char *model, const char *topo_fingerprint,
+                                const char *network, acc_db_optimum_t *out);
+/* Every optimum, by model, topology and network; *out taken (acc_free). */
+acc_status_t acc_db_list_optima(acc_db_t *db, acc_db_optimum_t **out, size_t *count);
+
+/* ---- summary ---------------------------------------------------------------------------- */
+/* What the file holds, for acc-info: schema version, topologies with their names, collectives
+ * and size ranges, counts of plans, kernels, profiles, networks and runs, and the optima. */
+acc_status_t acc_db_summary(acc_db_t *db, acc_buf_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ACC_DB_H */

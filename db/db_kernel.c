@@ -1,0 +1,193 @@
+/* Kernels: CUBINs by (plan hash, architecture, compiler version), handed out only to a caller
+ * whose freshly generated source has the hash they were built from. */
+#include "db_internal.h"
+
+#include <ctype.h>
+#include <string.h>
+
+/* "sm_" then the compute capability digits, optionally one letter ("sm_90a"). */
+static int valid_arch(const char *arch)
+{
+    const char *p = arch + 3;
+    if (strncmp(arch, "sm_", 3) != 0 || !isdigit((unsigned char)*p))
+        return 0;
+    while (isdigit((unsigned char)*p))
+        p++;
+    if (*p >= 'a' && *p <= 'z')
+        p++;
+    return *p == '\0';
+}
+
+static acc_status_t check_key(const acc_db_t *db, const char *plan_hash, const char *arch,
+                              const char *compiler_version)
+{
+    acc_status_t s;
+    if ((s = db_check_hash(db, plan_hash, "kernel plan hash")) != ACC_OK ||
+        (s = db_check_field(db, arch, 16, 1, "kernel architecture")) != ACC_OK ||
+        (s = db_check_field(db, compiler_version, ACC_DB_NAME_MAX, 1, "kernel compiler version")) !=
+            ACC_OK)
+        return s;
+    if (!valid_arch(arch))
+        return acc_error_set(ACC_ERR_INVALID,
+                             "%s: kernel architecture \"%s\" is not of the form sm_90 or sm_90a",
+                             db->path, arch);
+    return ACC_OK;
+}
+
+static acc_status_t put_kernel(acc_db_t *db, void *ctx)
+{
+    const acc_db_kernel_t *k = ctx;
+    sqlite3_stmt *st = NULL;
+    acc_status_t s;
+    int64_t n = 0;
+    char sh[16];
+
+    if ((s = db_prepare(db, "SELECT count(*) FROM plans WHERE hash = ?1", &st)) != ACC_OK)
+        return s;
+    db_bind_text(st, 1, k->plan_hash);
+    if ((s = db_step_done(db, st, "looking up the plan")) == ACC_OK)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (s != ACC_OK)
+        return s;
+    if (n == 0)
+        return acc_error_set(ACC_ERR_NOT_FOUND,
+                             "%s: the kernel for %s is built from plan %s, which is not stored; "
+                             "store the plan first",
+                             db->path, k->arch, db_short(k->plan_hash, sh));
+    if ((s = db_prepare(db,
+                        "INSERT INTO kernels (plan_hash, arch, compiler_version, source_hash, "
+                        "cubin, log) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (plan_hash, "
+                        "arch, compiler_version) DO UPDATE SET source_hash = "
+                        "excluded.source_hash, cubin = excluded.cubin, log = excluded.log "
+                        "WHERE source_hash IS NOT excluded.source_hash OR cubin IS NOT "
+                        "excluded.cubin OR log IS NOT excluded.log",
+                        &st)) != ACC_OK)
+        return s;
+    db_bind_text(st, 1, k->plan_hash);
+    db_bind_text(st, 2, k->arch);
+    db_bind_text(st, 3, k->compiler_version);
+    db_bind_text(st, 4, k->source_hash);
+    sqlite3_bind_blob64(st, 5, k->cubin, k->cubin_size, SQLITE_STATIC);
+    db_bind_text(st, 6, k->log ? k->log : "");
+    s = db_step_done(db, st, "storing a kernel");
+    sqlite3_finalize(st);
+    return s;
+}
+
+acc_status_t acc_db_put_kernel(acc_db_t *db, const acc_db_kernel_t *kernel)
+{
+    char what[128], sh[16];
+    acc_status_t s;
+
+    if ((s = check_key(db, kernel->plan_hash, kernel->arch, kernel->compiler_version)) != ACC_OK ||
+        (s = db_check_hash(db, kernel->source_hash, "kernel source hash")) != ACC_OK)
+        return s;
+    if (!kernel->cubin || kernel->cubin_size == 0)
+        return acc_error_set(ACC_ERR_INVALID, "%s: the %s kernel of plan %s has no CUBIN", db->path,
+                             kernel->arch, db_short(kernel->plan_hash, sh));
+    snprintf(what, sizeof(what), "storing the %s kernel of plan %s", kernel->arch,
+             db_short(kernel->plan_hash, sh));
+    return db_txn(db, 1, what, put_kernel, (void *)kernel);
+}
+
+typedef struct {
+    const char *plan_hash, *arch, *compiler_version;
+    acc_db_kernel_t *k;
+} get_kernel_t;
+
+static acc_status_t get_kernel(acc_db_t *db, void *ctx)
+{
+    get_kernel_t *g = ctx;
+    acc_db_kernel_t *k = g->k;
+    sqlite3_stmt *st = NULL;
+    acc_status_t s;
+    char sh[16];
+    int r;
+
+    acc_db_kernel_clear(k);
+    if ((s = db_prepare(db,
+                        "SELECT source_hash, cubin, log FROM kernels WHERE plan_hash = ?1 AND "
+                        "arch = ?2 AND compiler_version = ?3",
+                        &st)) != ACC_OK)
+        return s;
+    db_bind_text(st, 1, g->plan_hash);
+    db_bind_text(st, 2, g->arch);
+    db_bind_text(st, 3, g->compiler_version);
+    r = db_step_row(db, st, "loading a kernel");
+    if (r == 0) {
+        s = acc_error_set(ACC_ERR_NOT_FOUND,
+                          "%s: no %s kernel of plan %s built by %s; build it with acc-compile "
+                          "--arch %s --db %s",
+                          db->path, g->arch, db_short(g->plan_hash, sh), g->compiler_version,
+                          g->arch, db->path);
+    } else if (r < 0) {
+        s = (acc_status_t)r;
+    } else {
+        const void *blob = sqlite3_column_blob(st, 1);
+        size_t n = (size_t)sqlite3_column_bytes(st, 1);
+        const unsigned char *log = sqlite3_column_text(st, 2);
+        if ((s = db_column_text(db, st, 0, k->source_hash, sizeof(k->source_hash),
+                                "kernel source hash")) != ACC_OK)
+            goto out;
+        if (n == 0 || !(k->cubin = acc_malloc(n)) ||
+            !(k->log = acc_strdup(log ? (const char *)log : ""))) {
+            s = n == 0 ? acc_error_set(ACC_ERR_PARSE, "%s: stored kernel of plan %s is empty",
+                                       db->path, db_short(g->plan_hash, sh))
+                       : acc_error_set(ACC_ERR_NOMEM, "out of memory loading a kernel");
+            goto out;
+        }
+        memcpy(k->cubin, blob, n);
+        k->cubin_size = n;
+    }
+out:
+    sqlite3_finalize(st);
+    return s;
+}
+
+acc_status_t acc_db_get_kernel(acc_db_t *db, const char *plan_hash, const char *arch,
+                               const char *compiler_version, const char *source_hash,
+                               acc_db_kernel_t *out)
+{
+    get_kernel_t g;
+    acc_status_t s;
+    char sh[16];
+
+    memset(out, 0, sizeof(*out));
+    if ((s = check_key(db, plan_hash, arch, compiler_version)) != ACC_OK ||
+        (s = db_check_hash(db, source_hash, "kernel source hash")) != ACC_OK)
+        return s;
+    g.plan_hash = plan_hash;
+    g.arch = arch;
+    g.compiler_version = compiler_version;
+    g.k = out;
+    if ((s = db_txn(db, 0, "loading a kernel", get_kernel, &g)) != ACC_OK)
+        goto out;
+    /* A CUBIN is only as trustworthy as the source it came from: one built from other source
+     * (an older code generator, or an altered row) is stale and must be rebuilt. */
+    if (strcmp(out->source_hash, source_hash) != 0) {
+        s = acc_error_set(ACC_ERR_NOT_FOUND,
+                          "%s: the stored %s kernel of plan %s was built from other source "
+                          "(hash %.12s, expected %.12s); it is stale: rebuild it with "
+                          "acc-compile --arch %s --db %s",
+                          db->path, arch, db_short(plan_hash, sh), out->source_hash, source_hash,
+                          arch, db->path);
+        goto out;
+    }
+    snprintf(out->plan_hash, sizeof(out->plan_hash), "%s", plan_hash);
+    snprintf(out->arch, sizeof(out->arch), "%s", arch);
+    snprintf(out->compiler_version, sizeof(out->compiler_version), "%s", compiler_version);
+    return ACC_OK;
+out:
+    acc_db_kernel_clear(out);
+    return s;
+}
+
+void acc_db_kernel_clear(acc_db_kernel_t *kernel)
+{
+    if (!kernel)
+        return;
+    acc_free(kernel->cubin);
+    acc_free(kernel->log);
+    memset(kernel, 0, sizeof(*kernel));
+}

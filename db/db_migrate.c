@@ -1,0 +1,147 @@
+/* The schema as a list of forward migrations.  A new file runs every step; an older file runs
+ * the steps it lacks, all in the one transaction that opens it for writing.  Each step is what
+ * acc needed when it was added (db/SCHEMA.md tells the story); a step is never edited once
+ * released, only followed by another. */
+#include "db_internal.h"
+
+#include <stdio.h>
+
+/* Version 1: what acc-compile writes.  Topologies by fingerprint, plans by the hash of their
+ * YAML text, and one selection table per (topology, collective) whose entries are the byte
+ * ranges.  The entries are clustered by (table, min_bytes) so that loading a table reads
+ * consecutive pages. */
+static const char step1[] =
+    "CREATE TABLE topologies (\n"
+    "  fingerprint TEXT PRIMARY KEY CHECK (length(fingerprint) = 64),\n"
+    "  name TEXT NOT NULL,\n"
+    "  source TEXT NOT NULL,\n"
+    "  format TEXT NOT NULL,\n"
+    "  nodes INTEGER NOT NULL CHECK (nodes >= 1),\n"
+    "  gpus_per_node INTEGER NOT NULL CHECK (gpus_per_node >= 0),\n"
+    "  yaml TEXT NOT NULL\n"
+    ");\n"
+    "CREATE TABLE plans (\n"
+    "  hash TEXT PRIMARY KEY CHECK (length(hash) = 64),\n"
+    "  coll TEXT NOT NULL,\n"
+    "  algo TEXT NOT NULL,\n"
+    "  params TEXT NOT NULL,\n"
+    "  nranks INTEGER NOT NULL CHECK (nranks >= 1),\n"
+    "  yaml TEXT NOT NULL\n"
+    ");\n"
+    "CREATE TABLE selections (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  topo_fingerprint TEXT NOT NULL REFERENCES topologies(fingerprint) ON DELETE CASCADE,\n"
+    "  coll TEXT NOT NULL,\n"
+    "  content_hash TEXT NOT NULL CHECK (length(content_hash) = 64),\n"
+    "  acc_version TEXT NOT NULL,\n"
+    "  UNIQUE (topo_fingerprint, coll)\n"
+    ");\n"
+    "CREATE TABLE selection_entries (\n"
+    "  selection_id INTEGER NOT NULL REFERENCES selections(id) ON DELETE CASCADE,\n"
+    "  min_bytes INTEGER NOT NULL,\n"
+    "  max_bytes INTEGER NOT NULL,\n"
+    "  use_nccl INTEGER NOT NULL CHECK (use_nccl IN (0, 1)),\n"
+    "  algo TEXT NOT NULL,\n"
+    "  params TEXT NOT NULL,\n"
+    "  plan_hash TEXT REFERENCES plans(hash),\n"
+    "  predicted_us REAL NOT NULL,\n"
+    "  PRIMARY KEY (selection_id, min_bytes)\n"
+    ") WITHOUT ROWID;\n";
+
+/* Version 2: CUBINs from NVRTC, one per plan, architecture and compiler version, with the hash
+ * of the CUDA source they were built from so that the runtime only takes a kernel matching the
+ * source it generates from the verified plan. */
+static const char step2[] = "CREATE TABLE kernels (\n"
+                            "  plan_hash TEXT NOT NULL REFERENCES plans(hash),\n"
+                            "  arch TEXT NOT NULL,\n"
+                            "  compiler_version TEXT NOT NULL,\n"
+                            "  source_hash TEXT NOT NULL CHECK (length(source_hash) = 64),\n"
+                            "  cubin BLOB NOT NULL,\n"
+                            "  log TEXT NOT NULL,\n"
+                            "  PRIMARY KEY (plan_hash, arch, compiler_version)\n"
+                            ");\n";
+
+/* Version 3: acc-tune.  Model profiles and networks by name, every evaluated configuration, and
+ * the current optimum per (model, topology, network).  Tuning also measures collectives, so the
+ * selection entries gain a measured time and the source of the choice; entries written before
+ * were predictions by the cost model, which is what the defaults say. */
+static const char step3[] =
+    "CREATE TABLE model_profiles (\n"
+    "  name TEXT PRIMARY KEY,\n"
+    "  yaml TEXT NOT NULL,\n"
+    "  param_count INTEGER NOT NULL CHECK (param_count >= 0)\n"
+    ");\n"
+    "CREATE TABLE networks (\n"
+    "  name TEXT PRIMARY KEY,\n"
+    "  description TEXT NOT NULL,\n"
+    "  params TEXT NOT NULL\n"
+    ");\n"
+    "CREATE TABLE tuning_runs (\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  model TEXT NOT NULL REFERENCES model_profiles(name),\n"
+    "  topo_fingerprint TEXT NOT NULL REFERENCES topologies(fingerprint),\n"
+    "  network TEXT NOT NULL,\n"
+    "  params TEXT NOT NULL,\n"
+    "  score REAL NOT NULL,\n"
+    "  method TEXT NOT NULL,\n"
+    "  strategy TEXT NOT NULL,\n"
+    "  seconds REAL NOT NULL,\n"
+    "  acc_version TEXT NOT NULL,\n"
+    "  created_us INTEGER NOT NULL,\n"
+    "  UNIQUE (model, topo_fingerprint, network, params, method, strategy, created_us)\n"
+    ");\n"
+    "CREATE INDEX tuning_runs_by_score ON tuning_runs (model, topo_fingerprint, network, score);\n"
+    "CREATE TABLE optima (\n"
+    "  model TEXT NOT NULL REFERENCES model_profiles(name),\n"
+    "  topo_fingerprint TEXT NOT NULL REFERENCES topologies(fingerprint),\n"
+    "  network TEXT NOT NULL,\n"
+    "  fusion_bytes INTEGER NOT NULL CHECK (fusion_bytes >= 0),\n"
+    "  streams INTEGER NOT NULL CHECK (streams >= 1),\n"
+    "  algo TEXT NOT NULL,\n"
+    "  params TEXT NOT NULL,\n"
+    "  score REAL NOT NULL,\n"
+    "  run_id INTEGER REFERENCES tuning_runs(id),\n"
+    "  PRIMARY KEY (model, topo_fingerprint, network)\n"
+    ");\n"
+    "ALTER TABLE selection_entries ADD COLUMN measured_us REAL NOT NULL DEFAULT -1;\n"
+    "ALTER TABLE selection_entries ADD COLUMN source TEXT NOT NULL DEFAULT 'model';\n";
+
+static const db_migration_t migrations[] = {
+    {1, "topologies, plans and selection tables", step1},
+    {2, "kernels", step2},
+    {3, "model profiles, networks, tuning runs, optima; measured times in selections", step3},
+};
+
+/* The list and the version constant must move together. */
+_Static_assert(sizeof(migrations) / sizeof(migrations[0]) == ACC_DB_SCHEMA_VERSION,
+               "one migration step per schema version");
+
+const db_migration_t *db_migrations(int *count)
+{
+    *count = (int)(sizeof(migrations) / sizeof(migrations[0]));
+    return migrations;
+}
+
+acc_status_t db_schema_upgrade(sqlite3 *sql, const char *path, int from, int to)
+{
+    char pragma[96];
+    int v, rc;
+
+    if (from < 0 || to > ACC_DB_SCHEMA_VERSION || from > to)
+        return acc_error_set(ACC_ERR_INVALID, "%s: no migration from schema version %d to %d", path,
+                             from, to);
+    for (v = from + 1; v <= to; v++) {
+        const db_migration_t *m = &migrations[v - 1];
+        rc = sqlite3_exec(sql, m->sql, NULL, NULL, NULL);
+        if (rc != SQLITE_OK)
+            return db_error_rc(sql, path, rc, "upgrading the schema to version %d (%s)", v,
+                               m->what);
+        ACC_INFO(DB, "%s: schema upgraded to version %d: %s", path, v, m->what);
+    }
+    snprintf(pragma, sizeof(pragma), "PRAGMA application_id = %d; PRAGMA user_version = %d;",
+             (int)ACC_DB_APPLICATION_ID, to);
+    rc = sqlite3_exec(sql, pragma, NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        return db_error_rc(sql, path, rc, "recording schema version %d", to);
+    return ACC_OK;
+}

@@ -1,0 +1,181 @@
+/* acc_db_summary: what a database holds, for acc-info. */
+#include "db_internal.h"
+
+#include <string.h>
+
+void db_format_bytes(uint64_t bytes, char *out, size_t cap)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = 0;
+    /* Only exact multiples get a larger unit: range bounds must read back exactly. */
+    while (u < 6 && bytes >= 1024 && bytes % 1024 == 0) {
+        bytes /= 1024;
+        u++;
+    }
+    snprintf(out, cap, "%llu %s", (unsigned long long)bytes, units[u]);
+}
+
+/* A column's text, "" for NULL (which the schema forbids, but memory pressure can give). */
+static const char *text(sqlite3_stmt *st, int col)
+{
+    const char *s = (const char *)sqlite3_column_text(st, col);
+    return s ? s : "";
+}
+
+typedef struct {
+    acc_buf_t *out;
+    size_t start; /* the buffer's length before this summary, to start again on a retry */
+} summary_t;
+
+static acc_status_t count(acc_db_t *db, const char *table, int64_t *n)
+{
+    char sql[96];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", table);
+    return db_query_int(db, sql, n);
+}
+
+/* One line per collective: how many ranges, which sizes they cover, which choices. */
+static void flush_coll(acc_buf_t *b, const char *coll, size_t n, uint64_t lo, uint64_t hi,
+                       size_t nccl)
+{
+    char a[32], z[32];
+    db_format_bytes(lo, a, sizeof(a));
+    if (hi == UINT64_MAX)
+        snprintf(z, sizeof(z), "inf");
+    else
+        db_format_bytes(hi + 1, z, sizeof(z));
+    acc_buf_printf(b, "    %-15s %zu range%s over [%s, %s): acc %zu, NCCL %zu\n", coll, n,
+                   n == 1 ? "" : "s", a, z, n - nccl, nccl);
+}
+
+static acc_status_t summarize_selections(acc_db_t *db, acc_buf_t *b, const char *fp)
+{
+    sqlite3_stmt *st = NULL;
+    char coll[32] = "";
+    size_t n = 0, nccl = 0;
+    uint64_t lo = 0, hi = 0;
+    acc_status_t s;
+    int r;
+
+    if ((s = db_prepare(db,
+                        "SELECT s.coll, e.min_bytes, e.max_bytes, e.use_nccl FROM selections s "
+                        "JOIN selection_entries e ON e.selection_id = s.id "
+                        "WHERE s.topo_fingerprint = ?1 ORDER BY s.coll, e.min_bytes",
+                        &st)) != ACC_OK)
+        return s;
+    db_bind_text(st, 1, fp);
+    while ((r = db_step_row(db, st, "summarizing selections")) == 1) {
+        const char *c = text(st, 0);
+        uint64_t mn = (uint64_t)sqlite3_column_int64(st, 1);
+        uint64_t mx = (uint64_t)sqlite3_column_int64(st, 2);
+        if (strcmp(c, coll) != 0) {
+            if (n)
+                flush_coll(b, coll, n, lo, hi, nccl);
+            snprintf(coll, sizeof(coll), "%s", c);
+            n = nccl = 0;
+            lo = mn;
+            hi = mx;
+        }
+        lo = mn < lo ? mn : lo;
+        hi = mx > hi ? mx : hi;
+        nccl += sqlite3_column_int(st, 3) != 0;
+        n++;
+    }
+    if (n)
+        flush_coll(b, coll, n, lo, hi, nccl);
+    sqlite3_finalize(st);
+    return r < 0 ? (acc_status_t)r : ACC_OK;
+}
+
+static acc_status_t summarize_topologies(acc_db_t *db, acc_buf_t *b)
+{
+    sqlite3_stmt *st = NULL;
+    acc_status_t s;
+    int64_t n;
+    int r;
+
+    if ((s = count(db, "topologies", &n)) != ACC_OK ||
+        (s = db_prepare(db,
+                        "SELECT fingerprint, name, nodes, gpus_per_node, format, source "
+                        "FROM topologies ORDER BY name, fingerprint",
+                        &st)) != ACC_OK)
+        return s;
+    acc_buf_printf(b, "topologies: %lld\n", (long long)n);
+    while ((r = db_step_row(db, st, "summarizing topologies")) == 1) {
+        const char *fp = text(st, 0);
+        const char *name = text(st, 1);
+        int nodes = sqlite3_column_int(st, 2), gpus = sqlite3_column_int(st, 3);
+        acc_buf_printf(b, "  %s (%.12s): %d node%s x %d GPU%s, from %s %s\n",
+                       name[0] ? name : "(unnamed)", fp, nodes, nodes == 1 ? "" : "s", gpus,
+                       gpus == 1 ? "" : "s", text(st, 4), text(st, 5));
+        if ((s = summarize_selections(db, b, fp)) != ACC_OK)
+            break;
+    }
+    sqlite3_finalize(st);
+    return s != ACC_OK ? s : r < 0 ? (acc_status_t)r : ACC_OK;
+}
+
+static acc_status_t summarize_optima(acc_db_t *db, acc_buf_t *b)
+{
+    sqlite3_stmt *st = NULL;
+    acc_status_t s;
+    int r;
+
+    if ((s = db_prepare(db,
+                        "SELECT o.model, coalesce(t.name, ''), o.topo_fingerprint, o.network, "
+                        "o.fusion_bytes, o.streams, o.algo, o.params, o.score, "
+                        "coalesce(o.run_id, 0) FROM optima o LEFT JOIN topologies t ON "
+                        "t.fingerprint = o.topo_fingerprint ORDER BY 1, 2, 3, 4",
+                        &st)) != ACC_OK)
+        return s;
+    while ((r = db_step_row(db, st, "summarizing optima")) == 1) {
+        char fusion[32];
+        const char *net = text(st, 3);
+        const char *params = text(st, 7);
+        db_format_bytes((uint64_t)sqlite3_column_int64(st, 4), fusion, sizeof(fusion));
+        acc_buf_printf(b, "  %s on %s (%.12s)%s%s: fusion %s, %d stream%s, %s%s%s, score %g",
+                       text(st, 0), text(st, 1), text(st, 2), net[0] ? " over " : "", net, fusion,
+                       sqlite3_column_int(st, 5), sqlite3_column_int(st, 5) == 1 ? "" : "s",
+                       text(st, 6), params[0] ? " " : "", params, sqlite3_column_double(st, 8));
+        if (sqlite3_column_int64(st, 9))
+            acc_buf_printf(b, " (run %lld)", (long long)sqlite3_column_int64(st, 9));
+        acc_buf_puts(b, "\n");
+    }
+    sqlite3_finalize(st);
+    return r < 0 ? (acc_status_t)r : ACC_OK;
+}
+
+static acc_status_t summarize(acc_db_t *db, void *ctx)
+{
+    summary_t *sm = ctx;
+    acc_buf_t *b = sm->out;
+    int64_t plans, kernels, profiles, networks, runs, optima;
+    acc_status_t s;
+
+    b->len = sm->start;
+    if (b->data)
+        b->data[b->len] = '\0';
+    acc_buf_printf(b, "database %s: acc schema version %d\n", db->path, db->version);
+    if ((s = summarize_topologies(db, b)) != ACC_OK || (s = count(db, "plans", &plans)) != ACC_OK ||
+        (s = count(db, "kernels", &kernels)) != ACC_OK ||
+        (s = count(db, "model_profiles", &profiles)) != ACC_OK ||
+        (s = count(db, "networks", &networks)) != ACC_OK ||
+        (s = count(db, "tuning_runs", &runs)) != ACC_OK ||
+        (s = count(db, "optima", &optima)) != ACC_OK)
+        return s;
+    acc_buf_printf(b, "plans: %lld, kernels: %lld\n", (long long)plans, (long long)kernels);
+    acc_buf_printf(b, "model profiles: %lld, networks: %lld, tuning runs: %lld\n",
+                   (long long)profiles, (long long)networks, (long long)runs);
+    acc_buf_printf(b, "optima: %lld\n", (long long)optima);
+    if ((s = summarize_optima(db, b)) != ACC_OK)
+        return s;
+    return acc_buf_status(b) == ACC_OK
+               ? ACC_OK
+               : acc_error_set(ACC_ERR_NOMEM, "out of memory summarizing %s", db->path);
+}
+
+acc_status_t acc_db_summary(acc_db_t *db, acc_buf_t *out)
+{
+    summary_t sm = {out, out->len};
+    return db_txn(db, 0, "summarizing the database", summarize, &sm);
+}
