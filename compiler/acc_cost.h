@@ -188,7 +188,49 @@ double acc_nccl_model_latency(const acc_nccl_model_t *m, acc_coll_t coll, acc_nc
 /* Append the graphs and tables as NCCL_DEBUG_SUBSYS=GRAPH,TUNING would print them. */
 acc_status_t acc_nccl_model_dump(const acc_nccl_model_t *m, acc_buf_t *out);
 
-/* ---- acc's plan simulator: to be declared here ---- */
+/* ---- acc's plan simulator ------------------------------------------------------------------
+ *
+ * acc_sim_plan() predicts the time of a verified plan for one call of nbytes (NCCL's nBytes, as
+ * above) by playing its operations over the links they use: every transfer (send/recv pair,
+ * put, get, each peer read of reduce_peers) follows the topology's route between its two ranks
+ * (node-local links, the NICs and the fabric between nodes); transfers active at the same time
+ * share each link max-min fairly; a lane (one thread block) moves at most the per-lane rate of
+ * its protocol; every operation pays its protocol's per-operation latency and every hop its
+ * link latency; reductions cost the GPU memory traffic they need.  Each constant lives in one
+ * table (compiler/sim_constants.c) with its source.  Plans of 1024 ranks (ring, hierarchical)
+ * simulate in well under a second.
+ */
+typedef struct acc_sim acc_sim_t;
+
+typedef struct {
+    double time_us;    /* predicted completion time of the slowest rank */
+    double algbw;      /* nbytes / time, GB/s */
+    double busbw;      /* algbw x nccl-tests' factor for the plan's collective */
+    double link_util;  /* busiest link's average utilisation over the call, 0..1 */
+    uint64_t transfers; /* transfers simulated */
+} acc_sim_result_t;
+
+/* A simulator for one topology (borrowed, finalized; must outlive the simulator).  Reusable for
+ * any number of plans and sizes; not thread-safe (one per thread). */
+acc_status_t acc_sim_create(const acc_topo_t *topo, acc_sim_t **out);
+void acc_sim_destroy(acc_sim_t *sim);
+/* plan->nranks must equal acc_topo_ranks(topo); dt decides element size and reduction cost. */
+acc_status_t acc_sim_plan(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nbytes,
+                          acc_dtype_t dt, acc_sim_result_t *out);
+
+/* Lower bounds for a collective of nbytes on a topology: bandwidth (the bytes each rank must
+ * move over its bottleneck: e.g. 2(n-1)/n x nbytes for allreduce through the slowest of the
+ * GPU's aggregate NVLink/PCIe egress and, across nodes, its share of the NICs) and latency (the
+ * fewest sequential hops any algorithm needs, each at its path's latency). */
+typedef struct {
+    double bw_us;  /* bandwidth bound */
+    double lat_us; /* latency bound */
+    double us;     /* max of the two */
+    double busbw;  /* busbw at the bound */
+} acc_bound_t;
+
+acc_status_t acc_cost_bound(const acc_topo_t *topo, acc_coll_t coll, uint64_t nbytes,
+                            acc_bound_t *out);
 
 #ifdef __cplusplus
 }

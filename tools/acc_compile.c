@@ -2,16 +2,21 @@
  * acc-compile: read a machine's topology and compile collective schedules for it.
  * A thin layer of argument parsing and printing around the library; see --help.
  */
-#include "acc_topo.h"
+#include "acc_compile.h"
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-
-enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_OUTPUT = 3 };
 
 static const char usage_text[] =
     "usage: acc-compile --topo SRC [--print-topo [--json]] [--export-topo yaml|nccl-xml [-o FILE]]\n"
+    "       acc-compile --topo SRC --list-algos\n"
+    "       acc-compile --topo SRC --coll C --algo NAME [--lanes N] [--chunks M] [--root R]\n"
+    "                   [--inner A --outer B] [--proto P] [--emit-plan FILE.yaml]\n"
+    "                   [--export-msccl FILE.xml]\n"
+    "       acc-compile --verify FILE.yaml\n"
+    "       acc-compile --import-msccl FILE.xml [--verify] [--emit-plan FILE.yaml]\n"
     "       acc-compile --list-platforms | --help | --version\n"
     "\n"
     "SRC is one of\n"
@@ -22,6 +27,7 @@ static const char usage_text[] =
     "  auto              discover this machine (hwloc + NVML)\n"
     "  a description     synthetic, e.g. \"nodes=2 gpus=8 nvlink=18 nic=8x400\"\n"
     "\n"
+    "Topology\n"
     "  --print-topo         print a summary: GPUs, path matrix, NICs, NUMA, network,\n"
     "                       every assumed fact, and the fingerprint (default action)\n"
     "  --json               print the summary as JSON\n"
@@ -29,19 +35,38 @@ static const char usage_text[] =
     "                       (nccl-xml, usable as NCCL_TOPO_FILE)\n"
     "  -o, --output FILE    where --export-topo writes (default: standard output)\n"
     "  --list-platforms     list the shipped platform descriptions\n"
+    "Plans\n"
+    "  --list-algos         every algorithm, and whether it applies to SRC (and why not)\n"
+    "  --coll C             allreduce, allgather, reduce_scatter, broadcast, reduce, alltoall\n"
+    "  --algo NAME          generate the plan of algorithm NAME for SRC (verified)\n"
+    "  --lanes N, --chunks M, --root R, --inner A, --outer B, --proto Simple|LL|LL128\n"
+    "                       the generator's parameters (0 or absent: its default)\n"
+    "  --emit-plan FILE     write the plan as YAML (schedules/FORMAT.md); - for stdout\n"
+    "  --verify FILE.yaml   load a plan file and prove it correct\n"
+    "  --import-msccl FILE  read an MSCCL algorithm XML into a plan (always verified)\n"
+    "  --export-msccl FILE  write the plan as MSCCL algorithm XML\n"
     "\n"
-    "Exit status: 0 success, 1 unusable input (the message names the file and place),\n"
-    "2 bad command line, 3 output could not be written.\n"
+    "Exit status: 0 success, 1 unusable input or a plan that fails verification (the message\n"
+    "names the file and place, or the rank, lane, operation and chunk), 2 bad command line,\n"
+    "3 output could not be written.\n"
     "Logging: ACC_LOG_LEVEL=error|warn|info|debug|trace, ACC_LOG_SUBSYS=topo,compiler,...\n";
 
-typedef struct {
-    const char *topo;
-    const char *export_fmt;
-    const char *output;
-    int print_topo;
-    int json;
-    int list_platforms;
-} options_t;
+int compile_fail(int code)
+{
+    fprintf(stderr, "acc-compile: %s\n", acc_error_message());
+    return code;
+}
+
+int compile_write(const char *path, const acc_buf_t *b)
+{
+    if (!path || strcmp(path, "-") == 0) {
+        fwrite(b->data ? b->data : "", 1, b->len, stdout);
+        return EXIT_OK;
+    }
+    if (acc_write_file(path, b->data ? b->data : "", b->len) != ACC_OK)
+        return compile_fail(EXIT_OUTPUT);
+    return EXIT_OK;
+}
 
 static int usage_error(const char *what, const char *arg)
 {
@@ -50,20 +75,48 @@ static int usage_error(const char *what, const char *arg)
     return EXIT_USAGE;
 }
 
-static int parse_args(int argc, char **argv, options_t *o)
+static int parse_int(const char *opt, const char *text, int lo, int *out)
 {
-    enum { OPT_TOPO = 256, OPT_PRINT, OPT_JSON, OPT_EXPORT, OPT_LIST, OPT_VERSION };
-    static const struct option longopts[] = {
-        {"topo", required_argument, NULL, OPT_TOPO},
-        {"print-topo", no_argument, NULL, OPT_PRINT},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"export-topo", required_argument, NULL, OPT_EXPORT},
-        {"output", required_argument, NULL, 'o'},
-        {"list-platforms", no_argument, NULL, OPT_LIST},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0},
-    };
+    int64_t v;
+    if (acc_parse_int64(text, &v) != ACC_OK || v < lo || v > 1 << 20)
+        return usage_error(opt, "needs a non-negative integer") ? -1 : -1;
+    *out = (int)v;
+    return 0;
+}
+
+enum {
+    OPT_TOPO = 256, OPT_PRINT, OPT_JSON, OPT_EXPORT, OPT_LIST, OPT_VERSION, OPT_LIST_ALGOS,
+    OPT_COLL, OPT_ALGO, OPT_LANES, OPT_CHUNKS, OPT_ROOT, OPT_INNER, OPT_OUTER, OPT_PROTO,
+    OPT_EMIT, OPT_VERIFY, OPT_IMPORT, OPT_EXPORT_MSCCL
+};
+
+static const struct option longopts[] = {
+    {"topo", required_argument, NULL, OPT_TOPO},
+    {"print-topo", no_argument, NULL, OPT_PRINT},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"export-topo", required_argument, NULL, OPT_EXPORT},
+    {"output", required_argument, NULL, 'o'},
+    {"list-platforms", no_argument, NULL, OPT_LIST},
+    {"list-algos", no_argument, NULL, OPT_LIST_ALGOS},
+    {"coll", required_argument, NULL, OPT_COLL},
+    {"algo", required_argument, NULL, OPT_ALGO},
+    {"lanes", required_argument, NULL, OPT_LANES},
+    {"chunks", required_argument, NULL, OPT_CHUNKS},
+    {"root", required_argument, NULL, OPT_ROOT},
+    {"inner", required_argument, NULL, OPT_INNER},
+    {"outer", required_argument, NULL, OPT_OUTER},
+    {"proto", required_argument, NULL, OPT_PROTO},
+    {"emit-plan", required_argument, NULL, OPT_EMIT},
+    {"verify", optional_argument, NULL, OPT_VERIFY},
+    {"import-msccl", required_argument, NULL, OPT_IMPORT},
+    {"export-msccl", required_argument, NULL, OPT_EXPORT_MSCCL},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+static int parse_args(int argc, char **argv, compile_opts_t *o)
+{
     int c;
 
     memset(o, 0, sizeof(*o));
@@ -76,6 +129,29 @@ static int parse_args(int argc, char **argv, options_t *o)
         case OPT_EXPORT: o->export_fmt = optarg; break;
         case 'o': o->output = optarg; break;
         case OPT_LIST: o->list_platforms = 1; break;
+        case OPT_LIST_ALGOS: o->list_algos = 1; break;
+        case OPT_COLL: o->coll = optarg; break;
+        case OPT_ALGO: o->algo = optarg; break;
+        case OPT_LANES: if (parse_int("--lanes", optarg, 0, &o->args.lanes)) return EXIT_USAGE; break;
+        case OPT_CHUNKS: if (parse_int("--chunks", optarg, 0, &o->args.chunks)) return EXIT_USAGE; break;
+        case OPT_ROOT: if (parse_int("--root", optarg, 0, &o->args.root)) return EXIT_USAGE; break;
+        case OPT_INNER: o->args.inner = optarg; break;
+        case OPT_OUTER: o->args.outer = optarg; break;
+        case OPT_PROTO:
+            if (acc_proto_parse(optarg, &o->args.proto) != ACC_OK)
+                return usage_error(acc_error_message(), NULL);
+            break;
+        case OPT_EMIT: o->emit_plan = optarg; break;
+        case OPT_VERIFY:
+            o->verify = 1;
+            /* "--verify FILE" and "--verify=FILE" both name a plan file. */
+            if (optarg)
+                o->verify_file = optarg;
+            else if (optind < argc && argv[optind][0] != '-')
+                o->verify_file = argv[optind++];
+            break;
+        case OPT_IMPORT: o->import_msccl = optarg; break;
+        case OPT_EXPORT_MSCCL: o->export_msccl = optarg; break;
         case 'h': fputs(usage_text, stdout); return -1;
         case OPT_VERSION: printf("acc-compile %s\n", ACC_VERSION_STRING); return -1;
         case ':': return usage_error("this option needs a value:", argv[optind - 1]);
@@ -89,34 +165,28 @@ static int parse_args(int argc, char **argv, options_t *o)
         return usage_error("--export-topo takes yaml or nccl-xml, not", o->export_fmt);
     if (o->output && !o->export_fmt)
         return usage_error("-o/--output goes with --export-topo", NULL);
-    if (!o->list_platforms && !o->topo)
+    if (o->algo && !o->coll)
+        return usage_error("--algo needs --coll", NULL);
+    if ((o->algo || o->list_algos) && !o->topo)
+        return usage_error("--algo and --list-algos need --topo SRC", NULL);
+    if (o->verify_file && o->import_msccl)
+        return usage_error("--verify FILE and --import-msccl are separate inputs", NULL);
+    if ((o->emit_plan || o->export_msccl) && !o->algo && !o->import_msccl && !o->verify_file)
+        return usage_error("--emit-plan/--export-msccl need a plan: --algo, --import-msccl or "
+                           "--verify FILE", NULL);
+    if (!o->list_platforms && !o->topo && !o->verify_file && !o->import_msccl)
         return usage_error("--topo SRC is required", NULL);
-    if (!o->export_fmt)
+    if (o->topo && !o->export_fmt && !o->algo && !o->list_algos)
         o->print_topo = 1;
     return 0;
-}
-
-static int write_out(const char *path, const acc_buf_t *b)
-{
-    if (!path || strcmp(path, "-") == 0) {
-        fwrite(b->data, 1, b->len, stdout);
-        return EXIT_OK;
-    }
-    if (acc_write_file(path, b->data, b->len) != ACC_OK) {
-        fprintf(stderr, "acc-compile: %s\n", acc_error_message());
-        return EXIT_OUTPUT;
-    }
-    return EXIT_OK;
 }
 
 static int list_platforms(void)
 {
     char **names;
     size_t n, i;
-    if (acc_topo_platform_list(&names, &n) != ACC_OK) {
-        fprintf(stderr, "acc-compile: %s\n", acc_error_message());
-        return EXIT_INPUT;
-    }
+    if (acc_topo_platform_list(&names, &n) != ACC_OK)
+        return compile_fail(EXIT_INPUT);
     for (i = 0; i < n; i++)
         printf("%s\n", names[i]);
     acc_topo_strv_free(names, n);
@@ -125,44 +195,25 @@ static int list_platforms(void)
 
 int main(int argc, char **argv)
 {
-    options_t o;
+    compile_opts_t o;
     acc_topo_t *topo = NULL;
-    acc_buf_t b;
     int rc = parse_args(argc, argv, &o);
-    acc_status_t st = ACC_OK;
 
     if (rc < 0)
         return EXIT_OK;
     if (rc > 0)
         return rc;
-    if (acc_settings_validate() != ACC_OK) {
-        fprintf(stderr, "acc-compile: %s\n", acc_error_message());
-        return EXIT_USAGE;
-    }
+    if (acc_settings_validate() != ACC_OK)
+        return compile_fail(EXIT_USAGE);
     if (o.list_platforms)
         return list_platforms();
-    if (acc_topo_load(o.topo, &topo) != ACC_OK) {
-        fprintf(stderr, "acc-compile: %s\n", acc_error_message());
-        return EXIT_INPUT;
-    }
-    acc_buf_init(&b);
-    if (o.print_topo) {
-        st = o.json ? acc_topo_summary_json(topo, &b) : acc_topo_summary(topo, &b);
-        if (st == ACC_OK)
-            rc = write_out(NULL, &b);
-        acc_buf_reset(&b);
-    }
-    if (st == ACC_OK && o.export_fmt) {
-        st = strcmp(o.export_fmt, "yaml") == 0 ? acc_topo_export_yaml(topo, &b)
-                                                : acc_topo_export_nccl_xml(topo, &b);
-        if (st == ACC_OK)
-            rc = write_out(o.output, &b);
-    }
-    if (st != ACC_OK) {
-        fprintf(stderr, "acc-compile: %s\n", acc_error_message());
-        rc = EXIT_INPUT;
-    }
-    acc_buf_free(&b);
+    if (o.topo && acc_topo_load(o.topo, &topo) != ACC_OK)
+        return compile_fail(EXIT_INPUT);
+    rc = topo ? compile_topo_actions(&o, topo) : EXIT_OK;
+    if (rc == EXIT_OK && o.list_algos)
+        rc = compile_list_algos(topo);
+    if (rc == EXIT_OK && (o.algo || o.verify_file || o.import_msccl))
+        rc = compile_plan_actions(&o, topo);
     acc_topo_destroy(topo);
     return rc;
 }

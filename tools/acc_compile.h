@@ -1,0 +1,38 @@
+/* acc-compile's options and its actions, one file per group of actions. */
+#ifndef ACC_COMPILE_TOOL_H
+#define ACC_COMPILE_TOOL_H
+
+#include "acc_compiler.h"
+
+enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_OUTPUT = 3 };
+
+typedef struct {
+    const char *topo;
+    const char *export_fmt;
+    const char *output;
+    int print_topo;
+    int json;
+    int list_platforms;
+    /* plans */
+    const char *coll;
+    const char *algo;
+    acc_algo_args_t args;
+    int list_algos;
+    const char *emit_plan;
+    const char *verify_file;
+    const char *import_msccl;
+    const char *export_msccl;
+    int verify;
+} compile_opts_t;
+
+/* Print "acc-compile: <message>" for the current error and return code. */
+int compile_fail(int code);
+/* Write a buffer to a path ("-" or NULL: standard output). */
+int compile_write(const char *path, const acc_buf_t *b);
+
+int compile_topo_actions(const compile_opts_t *o, const acc_topo_t *topo);
+int compile_list_algos(const acc_topo_t *topo);
+/* --algo, --verify FILE, --import-msccl: produce, verify and write plans. */
+int compile_plan_actions(const compile_opts_t *o, const acc_topo_t *topo);
+
+#endif

@@ -1,0 +1,95 @@
+/* acc-compile's plan actions: listing algorithms, generating, verifying, importing and
+ * exporting plans.  Every plan printed or written has passed the verifier. */
+#include "acc_compile.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int compile_list_algos(const acc_topo_t *topo)
+{
+    size_t n, i;
+    const acc_algo_t *const *algos = acc_algo_list(&n);
+    acc_algo_args_t args;
+
+    memset(&args, 0, sizeof(args));
+    printf("Algorithms for %s (%d ranks)\n", acc_topo_name(topo)[0] ? acc_topo_name(topo)
+                                                                    : acc_topo_source(topo),
+           acc_topo_ranks(topo));
+    for (i = 0; i < n; i++) {
+        const acc_algo_t *a = algos[i];
+        acc_status_t st = a->supports(topo, &args);
+        printf("  %-15s %-10s %-4s %s\n", acc_coll_name(a->coll), a->name,
+               st == ACC_OK ? "yes" : "no", st == ACC_OK ? a->summary : acc_error_message());
+    }
+    return EXIT_OK;
+}
+
+static int obtain_plan(const compile_opts_t *o, const acc_topo_t *topo, acc_plan_t **plan)
+{
+    if (o->verify_file) {
+        if (acc_plan_load_file(o->verify_file, plan) != ACC_OK)
+            return compile_fail(EXIT_INPUT);
+        if (acc_plan_verify(*plan) != ACC_OK) {
+            acc_error_prefix(ACC_ERR_VERIFY, "%s: ", o->verify_file);
+            acc_plan_destroy(*plan);
+            *plan = NULL;
+            return compile_fail(EXIT_INPUT);
+        }
+        printf("%s: verified: %s, %d ranks, %d lanes, %zu operations%s\n", o->verify_file,
+               acc_coll_name((*plan)->coll), (*plan)->nranks, (*plan)->nlanes,
+               acc_plan_op_count(*plan), (*plan)->inplace ? ", in place too" : "");
+        return EXIT_OK;
+    }
+    if (o->import_msccl) {
+        /* The importer verifies: a file it returns is proven correct. */
+        if (acc_plan_import_msccl_file(o->import_msccl, plan) != ACC_OK)
+            return compile_fail(EXIT_INPUT);
+        printf("%s: imported and verified: %s, %d ranks, %d lanes, %zu operations\n",
+               o->import_msccl, acc_coll_name((*plan)->coll), (*plan)->nranks,
+               (*plan)->nlanes, acc_plan_op_count(*plan));
+        return EXIT_OK;
+    }
+    {
+        acc_coll_t coll;
+        const acc_algo_t *algo;
+        if (acc_coll_parse(o->coll, &coll) != ACC_OK)
+            return compile_fail(EXIT_USAGE);
+        if (!(algo = acc_algo_find(coll, o->algo)))
+            return compile_fail(EXIT_USAGE);
+        if (acc_algo_generate(algo, topo, &o->args, plan) != ACC_OK)
+            return compile_fail(EXIT_INPUT);
+        if (!o->emit_plan || strcmp(o->emit_plan, "-") != 0)
+            printf("%s %s on %s: %d ranks, %d lanes, %zu operations, verified%s (%s)\n",
+                   acc_coll_name(coll), algo->name, acc_topo_source(topo), (*plan)->nranks,
+                   (*plan)->nlanes, acc_plan_op_count(*plan),
+                   (*plan)->inplace ? ", in place too" : "", (*plan)->params);
+    }
+    return EXIT_OK;
+}
+
+int compile_plan_actions(const compile_opts_t *o, const acc_topo_t *topo)
+{
+    acc_plan_t *plan = NULL;
+    acc_buf_t b;
+    int rc = obtain_plan(o, topo, &plan);
+
+    if (rc != EXIT_OK)
+        return rc;
+    acc_buf_init(&b);
+    if (o->emit_plan) {
+        if (acc_plan_dump_yaml(plan, &b) != ACC_OK)
+            rc = compile_fail(EXIT_INPUT);
+        else
+            rc = compile_write(o->emit_plan, &b);
+        acc_buf_reset(&b);
+    }
+    if (rc == EXIT_OK && o->export_msccl) {
+        if (acc_plan_export_msccl(plan, &b) != ACC_OK)
+            rc = compile_fail(EXIT_INPUT);
+        else
+            rc = compile_write(o->export_msccl, &b);
+    }
+    acc_buf_free(&b);
+    acc_plan_destroy(plan);
+    return rc;
+}

@@ -1,0 +1,27 @@
+/* acc-compile's topology actions: the summary, JSON, and exports. */
+#include "acc_compile.h"
+
+#include <string.h>
+
+int compile_topo_actions(const compile_opts_t *o, const acc_topo_t *topo)
+{
+    acc_buf_t b;
+    acc_status_t st = ACC_OK;
+    int rc = EXIT_OK;
+
+    acc_buf_init(&b);
+    if (o->print_topo) {
+        st = o->json ? acc_topo_summary_json(topo, &b) : acc_topo_summary(topo, &b);
+        if (st == ACC_OK)
+            rc = compile_write(NULL, &b);
+        acc_buf_reset(&b);
+    }
+    if (st == ACC_OK && rc == EXIT_OK && o->export_fmt) {
+        st = strcmp(o->export_fmt, "yaml") == 0 ? acc_topo_export_yaml(topo, &b)
+                                                : acc_topo_export_nccl_xml(topo, &b);
+        if (st == ACC_OK)
+            rc = compile_write(o->output, &b);
+    }
+    acc_buf_free(&b);
+    return st != ACC_OK ? compile_fail(EXIT_INPUT) : rc;
+}
