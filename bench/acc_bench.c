@@ -1,0 +1,327 @@
+/*
+ * acc-bench: run a plan over a range of sizes and print the table of nccl-tests, so that acc's
+ * schedules are measured and compared with the tools people already use for NCCL.  A thin
+ * layer of argument parsing around the library; see --help.
+ *
+ * Only the host backend exists in this build: it runs every rank as threads on the CPU
+ * (acc_host_exec), which checks a plan's results and shows how its cost grows with size, not
+ * what a GPU would reach.
+ */
+#include "acc_bench.h"
+#include "acc_compiler.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+    "usage: acc-bench --backend host PLAN [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-d TYPE]\n"
+    "                 [-o OP] [-n ITERS] [-w WARMUP] [-c 0|1]\n"
+    "       acc-bench --help\n"
+    "\n"
+    "PLAN is one of\n"
+    "  --plan FILE.yaml     a plan in acc's YAML form (verified before it runs)\n"
+    "  --msccl FILE.xml     an MSCCL algorithm file (imported and verified)\n"
+    "  --topo T --coll C --algo NAME [--lanes N] [--chunks M] [-r ROOT]\n"
+    "                       generate one: T is a topology file, platform name or synthetic\n"
+    "                       description (\"gpus=8 nvlink=18\"), C a collective (allreduce,\n"
+    "                       allgather, reduce_scatter, broadcast, reduce, alltoall)\n"
+    "\n"
+    "Options as in nccl-tests:\n"
+    "  --backend B          where the plan runs; this build has only 'host' (ranks as threads)\n"
+    "  -b, --minbytes SIZE  smallest size (default 32M); K, M, G suffixes are powers of 1024\n"
+    "  -e, --maxbytes SIZE  largest size (default 32M)\n"
+    "  -f, --stepfactor F   multiply the size by F each step (default 2)\n"
+    "  -i, --stepbytes S    add S bytes each step instead\n"
+    "  -d, --datatype T     float, half, bfloat16, double, int32, or all (default float)\n"
+    "  -o, --op OP          sum, prod, min, max, avg, or all (default sum)\n"
+    "  -r, --root R         root of broadcast and reduce when generating (default 0)\n"
+    "  -n, --iters N        timed iterations per size (default 20)\n"
+    "  -w, --warmup_iters N untimed iterations first (default 1)\n"
+    "  -c, --check 0|1      compare each result with the sequential reference (default 1)\n"
+    "\n"
+    "The size column is the larger buffer of a rank (count x type size, times the rank count\n"
+    "for allgather, reduce_scatter and alltoall); #wrong counts elements farther from the\n"
+    "reference than the documented floating-point bound; in-place columns read N/A for plans\n"
+    "that do not support in place.\n"
+    "Exit status: 0 success, 1 unusable input or wrong results, 2 bad command line.\n";
+
+typedef struct {
+    const char *backend, *plan, *msccl, *topo, *coll, *algo;
+    int lanes, chunks, root;
+    bench_sweep_t sweep;
+} options_t;
+
+static int usage_error(const char *what, const char *arg)
+{
+    fprintf(stderr, "acc-bench: %s%s%s\nTry 'acc-bench --help'.\n", what, arg ? " " : "",
+            arg ? arg : "");
+    return EXIT_USAGE;
+}
+
+static int parse_count(const char *arg, const char *what, int lo, int *out)
+{
+    int64_t v;
+    if (acc_parse_int64(arg, &v) != ACC_OK || v < lo || v > INT_MAX) {
+        char msg[96];
+        snprintf(msg, sizeof(msg), "%s takes an integer of at least %d, not", what, lo);
+        return usage_error(msg, arg);
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_types(const char *arg, bench_sweep_t *s)
+{
+    int i;
+    if (!strcmp(arg, "all")) {
+        for (i = 0; i < ACC_DT_COUNT; i++)
+            s->dtypes[i] = (acc_dtype_t)i;
+        s->ndtypes = ACC_DT_COUNT;
+        return 0;
+    }
+    s->ndtypes = 1;
+    if (acc_dtype_parse(arg, &s->dtypes[0]) != ACC_OK)
+        return usage_error("-d takes float, half, bfloat16, double, int32 or all, not", arg);
+    return 0;
+}
+
+static int parse_ops(const char *arg, bench_sweep_t *s)
+{
+    int i;
+    if (!strcmp(arg, "all")) {
+        for (i = 0; i < ACC_RED_COUNT; i++)
+            s->ops[i] = (acc_redop_t)i;
+        s->nops = ACC_RED_COUNT;
+        return 0;
+    }
+    s->nops = 1;
+    if (acc_redop_parse(arg, &s->ops[0]) != ACC_OK)
+        return usage_error("-o takes sum, prod, min, max, avg or all, not", arg);
+    return 0;
+}
+
+static int parse_size(const char *arg, const char *what, uint64_t *out)
+{
+    if (acc_parse_size(arg, out) != ACC_OK)
+        return usage_error(what, arg);
+    return 0;
+}
+
+static int check_args(const options_t *o)
+{
+    int sources = !!o->plan + !!o->msccl + !!(o->topo || o->coll || o->algo);
+    const bench_sweep_t *s = &o->sweep;
+    if (!o->backend)
+        return usage_error("--backend host is required", NULL);
+    if (strcmp(o->backend, "host") != 0)
+        return usage_error("this build has only the host backend; not", o->backend);
+    if (sources != 1)
+        return usage_error("give exactly one of --plan, --msccl, or --topo/--coll/--algo", NULL);
+    if ((o->topo || o->coll || o->algo) && !(o->topo && o->coll && o->algo))
+        return usage_error("--topo, --coll and --algo go together", NULL);
+    if (!o->topo && (o->lanes || o->chunks))
+        return usage_error("--lanes and --chunks go with --topo/--coll/--algo", NULL);
+    if (s->min_bytes > s->max_bytes)
+        return usage_error("-b is larger than -e", NULL);
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, options_t *o)
+{
+    enum {
+        OPT_BACKEND = 256,
+        OPT_PLAN,
+        OPT_MSCCL,
+        OPT_TOPO,
+        OPT_COLL,
+        OPT_ALGO,
+        OPT_LANES,
+        OPT_CHUNKS
+    };
+    static const struct option longopts[] = {
+        {"backend", required_argument, NULL, OPT_BACKEND},
+        {"plan", required_argument, NULL, OPT_PLAN},
+        {"msccl", required_argument, NULL, OPT_MSCCL},
+        {"topo", required_argument, NULL, OPT_TOPO},
+        {"coll", required_argument, NULL, OPT_COLL},
+        {"algo", required_argument, NULL, OPT_ALGO},
+        {"lanes", required_argument, NULL, OPT_LANES},
+        {"chunks", required_argument, NULL, OPT_CHUNKS},
+        {"minbytes", required_argument, NULL, 'b'},
+        {"maxbytes", required_argument, NULL, 'e'},
+        {"stepfactor", required_argument, NULL, 'f'},
+        {"stepbytes", required_argument, NULL, 'i'},
+        {"datatype", required_argument, NULL, 'd'},
+        {"op", required_argument, NULL, 'o'},
+        {"root", required_argument, NULL, 'r'},
+        {"iters", required_argument, NULL, 'n'},
+        {"warmup_iters", required_argument, NULL, 'w'},
+        {"check", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    bench_sweep_t *s = &o->sweep;
+    int c, rc = 0;
+    uint64_t step;
+
+    memset(o, 0, sizeof(*o));
+    o->root = -1;
+    s->min_bytes = s->max_bytes = 32ull << 20;
+    s->factor = 2;
+    s->dtypes[0] = ACC_DT_F32;
+    s->ndtypes = 1;
+    s->ops[0] = ACC_RED_SUM;
+    s->nops = 1;
+    s->iters = 20;
+    s->warmup = 1;
+    s->check = 1;
+    opterr = 0;
+    while (rc == 0 &&
+           (c = getopt_long(argc, argv, ":hb:e:f:i:d:o:r:n:w:c:", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_BACKEND:
+            o->backend = optarg;
+            break;
+        case OPT_PLAN:
+            o->plan = optarg;
+            break;
+        case OPT_MSCCL:
+            o->msccl = optarg;
+            break;
+        case OPT_TOPO:
+            o->topo = optarg;
+            break;
+        case OPT_COLL:
+            o->coll = optarg;
+            break;
+        case OPT_ALGO:
+            o->algo = optarg;
+            break;
+        case OPT_LANES:
+            rc = parse_count(optarg, "--lanes", 1, &o->lanes);
+            break;
+        case OPT_CHUNKS:
+            rc = parse_count(optarg, "--chunks", 1, &o->chunks);
+            break;
+        case 'b':
+            rc = parse_size(optarg, "-b takes a size such as 8, 64K or 128M, not", &s->min_bytes);
+            break;
+        case 'e':
+            rc = parse_size(optarg, "-e takes a size such as 8, 64K or 128M, not", &s->max_bytes);
+            break;
+        case 'f':
+            rc = parse_count(optarg, "-f", 1, &s->factor);
+            s->step_bytes = 0;
+            break;
+        case 'i':
+            rc = parse_size(optarg, "-i takes a size in bytes, not", &step);
+            if (rc == 0 && step == 0)
+                rc = usage_error("-i takes a step of at least 1 byte, not", optarg);
+            s->step_bytes = step;
+            break;
+        case 'd':
+            rc = parse_types(optarg, s);
+            break;
+        case 'o':
+            rc = parse_ops(optarg, s);
+            break;
+        case 'r':
+            rc = parse_count(optarg, "-r", 0, &o->root);
+            break;
+        case 'n':
+            rc = parse_count(optarg, "-n", 0, &s->iters);
+            break;
+        case 'w':
+            rc = parse_count(optarg, "-w", 0, &s->warmup);
+            break;
+        case 'c':
+            rc = parse_count(optarg, "-c", 0, &s->check);
+            s->check = !!s->check;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return -1;
+        case ':':
+            return usage_error("this option needs a value:", argv[optind - 1]);
+        default:
+            return usage_error("unknown option", argv[optind - 1]);
+        }
+    }
+    if (rc)
+        return rc;
+    if (optind < argc)
+        return usage_error("unexpected argument", argv[optind]);
+    return check_args(o);
+}
+
+/* The plan to run, verified: loaded, imported or generated. */
+static acc_status_t get_plan(const options_t *o, acc_plan_t **out)
+{
+    acc_topo_t *topo = NULL;
+    const acc_algo_t *algo;
+    acc_algo_args_t args;
+    acc_coll_t coll;
+    acc_status_t st;
+
+    if (o->plan) {
+        st = acc_plan_load_file(o->plan, out);
+        if (st == ACC_OK && (st = acc_plan_verify(*out)) != ACC_OK) {
+            acc_error_prefix(st, "%s does not verify: ", o->plan);
+            acc_plan_destroy(*out);
+            *out = NULL;
+        }
+    } else if (o->msccl) {
+        st = acc_plan_import_msccl_file(o->msccl, out);
+    } else {
+        if ((st = acc_coll_parse(o->coll, &coll)) != ACC_OK)
+            return st;
+        if (!(algo = acc_algo_find(coll, o->algo)))
+            return ACC_ERR_NOT_FOUND;
+        if ((st = acc_topo_load(o->topo, &topo)) != ACC_OK)
+            return st;
+        memset(&args, 0, sizeof(args));
+        args.lanes = o->lanes;
+        args.chunks = o->chunks;
+        args.root = o->root > 0 ? o->root : 0;
+        st = acc_algo_generate(algo, topo, &args, out);
+        acc_topo_destroy(topo);
+    }
+    if (st == ACC_OK && o->root >= 0 && !o->topo && o->root != (*out)->root &&
+        ((*out)->coll == ACC_COLL_BROADCAST || (*out)->coll == ACC_COLL_REDUCE)) {
+        st = acc_error_set(ACC_ERR_INVALID,
+                           "the plan's root is %d; -r %d cannot change it "
+                           "(generate the plan with that root instead)",
+                           (*out)->root, o->root);
+        acc_plan_destroy(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+int main(int argc, char **argv)
+{
+    options_t o;
+    acc_plan_t *plan = NULL;
+    int rc = parse_args(argc, argv, &o);
+
+    if (rc < 0)
+        return EXIT_OK;
+    if (rc > 0)
+        return rc;
+    if (acc_settings_validate() != ACC_OK) {
+        fprintf(stderr, "acc-bench: %s\n", acc_error_message());
+        return EXIT_USAGE;
+    }
+    if (get_plan(&o, &plan) != ACC_OK) {
+        fprintf(stderr, "acc-bench: %s\n", acc_error_message());
+        return EXIT_INPUT;
+    }
+    printf("# acc-bench --backend host: %s '%s' on %d ranks x %d lanes, %s, %d slots%s%s\n",
+           acc_coll_name(plan->coll), plan->algo, plan->nranks, plan->nlanes,
+           acc_proto_name(plan->proto), plan->slots, plan->params[0] ? ": " : "", plan->params);
+    rc = bench_sweep(plan, &o.sweep, stdout);
+    acc_plan_destroy(plan);
+    return rc;
+}

@@ -1,0 +1,250 @@
+/*
+ * acc-bench's size sweep: time a plan on the host executor over a range of sizes and print the
+ * table of nccl-tests (reference/02-nccl.md §5) column for column, so that its output can be
+ * read, diffed and plotted with the same tools.
+ *
+ * Per size: `warmup` untimed runs, `iters` timed runs (the mean is reported), then, with -c 1,
+ * one more run on fresh inputs compared element by element with the sequential reference
+ * (host_check.c; floating-point sums within the bound derived there).  algbw = bytes / time,
+ * where bytes is the size column (count x type size, times nranks for allgather, reduce-scatter
+ * and alltoall); busbw = algbw x 2(n-1)/n for allreduce, (n-1)/n for allgather, reduce-scatter
+ * and alltoall, 1 for broadcast and reduce, as nccl-tests defines them.
+ */
+#include "acc_bench.h"
+#include "host_reduce.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+    const acc_plan_t *plan;
+    const bench_sweep_t *s;
+    FILE *out;
+    void **in, **out_oop, **out_ip; /* per rank, sized for the largest count */
+    double bw_sum;
+    int bw_count;
+    uint64_t wrong_total;
+    int failed;
+} sweep_t;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Elements per byte of the size column: the larger of a rank's two buffers. */
+static uint64_t size_mult(const acc_plan_t *p)
+{
+    uint64_t a = acc_plan_buf_elems(p, ACC_BUF_IN, 1), b = acc_plan_buf_elems(p, ACC_BUF_OUT, 1);
+    return a > b ? a : b;
+}
+
+static double bus_factor(const acc_plan_t *p)
+{
+    double n = p->nranks;
+    switch (p->coll) {
+    case ACC_COLL_ALLREDUCE:
+        return 2 * (n - 1) / n;
+    case ACC_COLL_ALLGATHER:
+    case ACC_COLL_REDUCE_SCATTER:
+    case ACC_COLL_ALLTOALL:
+        return (n - 1) / n;
+    default:
+        return 1;
+    }
+}
+
+static void header(const sweep_t *w)
+{
+    const bench_sweep_t *s = w->s;
+    char host[64] = "localhost";
+    int r;
+
+    gethostname(host, sizeof(host) - 1);
+    host[sizeof(host) - 1] = '\0';
+    if (s->step_bytes)
+        fprintf(w->out, "# nThread 1 nGpus %d minBytes %llu maxBytes %llu step: %llu(bytes) ",
+                w->plan->nranks, (unsigned long long)s->min_bytes, (unsigned long long)s->max_bytes,
+                (unsigned long long)s->step_bytes);
+    else
+        fprintf(w->out, "# nThread 1 nGpus %d minBytes %llu maxBytes %llu step: %d(factor) ",
+                w->plan->nranks, (unsigned long long)s->min_bytes, (unsigned long long)s->max_bytes,
+                s->factor);
+    fprintf(w->out,
+            "warmup iters: %d iters: %d agg iters: 1 validation: %d graph: 0\n#\n"
+            "# Using devices\n",
+            s->warmup, s->iters, s->check);
+    for (r = 0; r < w->plan->nranks; r++)
+        fprintf(w->out,
+                "#  Rank %2d Group  0 Pid %6d on %10s device %2d [host] acc host "
+                "executor, %d lanes\n",
+                r, (int)getpid(), host, r, w->plan->nlanes);
+    fprintf(w->out, "#\n");
+    fprintf(w->out,
+            "# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
+            "in-place          \n",
+            "", "", "", "", "");
+    fprintf(w->out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size",
+            "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
+            "busbw", "#wrong");
+    fprintf(w->out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)",
+            "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
+            "");
+}
+
+/* One placement (out of place or in place) of one size: time it, check it, print its columns. */
+static void measure(sweep_t *w, acc_dtype_t dt, acc_redop_t op, uint64_t count, uint64_t bytes,
+                    int inplace)
+{
+    const acc_plan_t *p = w->plan;
+    void **in = inplace ? NULL : w->in, **out = inplace ? w->out_ip : w->out_oop;
+    double t0 = now(), usec, algbw, busbw;
+    char tstr[32], wstr[32];
+    uint64_t wrong = 0;
+    int i;
+
+    if (inplace && !p->inplace) {
+        fprintf(w->out, "  %7s  %6s  %6s  %5s", "N/A", "N/A", "N/A", "N/A");
+        return;
+    }
+    acc_host_prepare(p, dt, op, ACC_FILL_RANDOM, 1, count, in, out, inplace);
+    for (i = 0; i < w->s->warmup + w->s->iters; i++) {
+        if (i == w->s->warmup)
+            t0 = now();
+        if (acc_host_exec(p, dt, op, count, in, out, inplace) != ACC_OK)
+            goto failed;
+    }
+    if (w->s->iters == 0)
+        t0 = now();
+    usec = (now() - t0) * 1e6 / (w->s->iters > 0 ? w->s->iters : 1);
+    if (w->s->check) {
+        acc_host_prepare(p, dt, op, ACC_FILL_RANDOM, 2, count, in, out, inplace);
+        if (acc_host_exec(p, dt, op, count, in, out, inplace) != ACC_OK)
+            goto failed;
+        wrong = acc_host_check(p, dt, op, ACC_FILL_RANDOM, 2, count, out, inplace, NULL);
+        w->wrong_total += wrong;
+        snprintf(wstr, sizeof(wstr), "%5g", (double)wrong);
+    } else {
+        snprintf(wstr, sizeof(wstr), "%5s", "N/A");
+    }
+    /* nccl-tests' precision: fewer decimals as the time grows */
+    snprintf(tstr, sizeof(tstr),
+             usec >= 10000.0 ? "%7.0f"
+             : usec >= 100.0 ? "%7.1f"
+                             : "%7.2f",
+             usec);
+    algbw = usec > 0 ? (double)bytes / usec / 1e3 : 0;
+    busbw = algbw * bus_factor(p);
+    w->bw_sum += busbw;
+    w->bw_count++;
+    fprintf(w->out, "  %7s  %6.2f  %6.2f  %s", tstr, algbw, busbw, wstr);
+    return;
+failed:
+    fprintf(w->out, "\n");
+    fflush(w->out);
+    fprintf(stderr, "acc-bench: %s %s count %llu %s: %s\n", acc_dtype_name(dt), acc_redop_name(op),
+            (unsigned long long)count, inplace ? "in place" : "out of place", acc_error_message());
+    w->failed = 1;
+}
+
+static void free_buffers(sweep_t *w)
+{
+    int r;
+    for (r = 0; r < w->plan->nranks; r++) {
+        if (w->in)
+            free(w->in[r]);
+        if (w->out_oop)
+            free(w->out_oop[r]);
+        if (w->out_ip)
+            free(w->out_ip[r]);
+    }
+    free(w->in);
+    free(w->out_oop);
+    free(w->out_ip);
+    w->in = w->out_oop = w->out_ip = NULL;
+}
+
+/* Buffers for the largest count of the sweep in type dt. */
+static int alloc_buffers(sweep_t *w, uint64_t max_count, size_t es)
+{
+    const acc_plan_t *p = w->plan;
+    uint64_t ein = acc_plan_buf_elems(p, ACC_BUF_IN, max_count);
+    uint64_t eout = acc_plan_buf_elems(p, ACC_BUF_OUT, max_count);
+    size_t n = (size_t)p->nranks;
+    int r, ok = 1;
+
+    w->in = calloc(n, sizeof(void *));
+    w->out_oop = calloc(n, sizeof(void *));
+    w->out_ip = calloc(n, sizeof(void *));
+    ok = w->in && w->out_oop && w->out_ip;
+    for (r = 0; ok && r < p->nranks; r++) {
+        w->in[r] = malloc((size_t)(ein * es) + 1);
+        w->out_oop[r] = malloc((size_t)(eout * es) + 1);
+        if (p->inplace)
+            w->out_ip[r] = malloc((size_t)((ein > eout ? ein : eout) * es) + 1);
+        ok = w->in[r] && w->out_oop[r] && (!p->inplace || w->out_ip[r]);
+    }
+    if (!ok) {
+        fprintf(stderr, "acc-bench: out of memory for %d ranks' buffers of %llu bytes\n", p->nranks,
+                (unsigned long long)(eout * es));
+        free_buffers(w);
+    }
+    return ok;
+}
+
+static uint64_t next_size(const bench_sweep_t *s, uint64_t size)
+{
+    if (s->step_bytes)
+        return size + s->step_bytes;
+    return s->factor > 1 ? size * (uint64_t)s->factor : s->max_bytes + 1;
+}
+
+int bench_sweep(const acc_plan_t *plan, const bench_sweep_t *s, FILE *out)
+{
+    sweep_t w;
+    int t, o;
+    uint64_t size;
+
+    memset(&w, 0, sizeof(w));
+    w.plan = plan;
+    w.s = s;
+    w.out = out;
+    header(&w);
+    for (t = 0; t < s->ndtypes && !w.failed; t++) {
+        acc_dtype_t dt = s->dtypes[t];
+        size_t es = acc_dtype_size(dt);
+        uint64_t mult = size_mult(plan) * es;
+        if (!alloc_buffers(&w, s->max_bytes / mult, es))
+            return EXIT_INPUT;
+        for (o = 0; o < s->nops && !w.failed; o++) {
+            acc_redop_t op = s->ops[o];
+            /* collectives that only move data run once per type and say "none" */
+            if (!acc_coll_reduces(plan->coll) && o > 0)
+                break;
+            for (size = s->min_bytes; size <= s->max_bytes && !w.failed;
+                 size = next_size(s, size)) {
+                uint64_t count = size / mult;
+                fprintf(out, "%12llu  %12llu  %8s  %6s  %6d", (unsigned long long)(count * mult),
+                        (unsigned long long)count, acc_dtype_name(dt),
+                        acc_coll_reduces(plan->coll) ? acc_redop_name(op) : "none", plan->root);
+                measure(&w, dt, op, count, count * mult, 0);
+                if (!w.failed)
+                    measure(&w, dt, op, count, count * mult, 1);
+                if (!w.failed)
+                    fprintf(out, "\n");
+                fflush(out);
+                if (size == 0 && !s->step_bytes && s->factor > 1)
+                    break; /* 0 x factor would never end */
+            }
+        }
+        free_buffers(&w);
+    }
+    fprintf(out, "# Out of bounds values : %llu %s\n", (unsigned long long)w.wrong_total,
+            w.wrong_total ? "FAILED" : "OK");
+    fprintf(out, "# Avg bus bandwidth    : %g \n#\n", w.bw_count ? w.bw_sum / w.bw_count : 0.0);
+    return w.failed || w.wrong_total ? EXIT_INPUT : EXIT_OK;
+}
