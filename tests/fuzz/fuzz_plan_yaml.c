@@ -27,6 +27,8 @@ static int small_enough(const acc_plan_t *p)
     return work <= (1u << 18);
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     acc_plan_t *p = NULL, *q = NULL;
