@@ -1,9 +1,10 @@
 /*
  * acc_topo_finalize() and paths.
  *
- * Within a node the best path between two vertices is the widest one (largest bottleneck
- * bandwidth), then the one with fewest hops, then the lowest latency: the order in which NCCL's
- * path search prefers routes.  Paths never pass through a NIC, and pass through a GPU only from
+ * Within a node the best path between two vertices is the one with fewest hops, then the widest
+ * (largest bottleneck bandwidth), then the lowest latency: the order in which NCCL's breadth-first
+ * path search prefers routes (a longer path never replaces a shorter one; among equally short
+ * ones the wider wins).  So a direct NVLink beats a wider detour through a third GPU, as in NCCL.  Paths never pass through a NIC, and pass through a GPU only from
  * NVLink to NVLink (NCCL's NVB).  Between nodes, a path leaves by the source GPU's rail NIC and
  * enters by the destination GPU's rail NIC; the cluster's node graphs are identical, so inter-node
  * paths are composed from node-local ones in O(1) instead of searching a graph of 1024 GPUs.
@@ -25,10 +26,12 @@ typedef struct {
 
 static int better(double bw, int hops, double lat, const state_t *s)
 {
-    if (bw != s->bw)
-        return bw > s->bw;
+    if (s->bw < 0)
+        return 1;
     if (hops != s->hops)
         return hops < s->hops;
+    if (bw != s->bw)
+        return bw > s->bw;
     return lat < s->lat;
 }
 
