@@ -477,3 +477,43 @@ ACC_TEST(reduce_peers_counts_each_rank_once)
     CHECK_MSG_HAS("rank 2 lane 0 op 4 (reduce_peers): peer list names rank 1 twice");
     acc_plan_destroy(p);
 }
+
+ACC_TEST(inplace_aliasing_of_allgather_and_reduce_scatter)
+{
+    /* Allgather: parking the peer's block in my own slot is fine out of place, but in place my
+     * slot is my input, which is then lost. */
+    acc_plan_t *p = fx_create(ACC_COLL_ALLGATHER, 2, 1, 1, 2, 0, "x");
+    int r;
+    p->inplace = 1;
+    for (r = 0; r < 2; r++) {
+        uint32_t me = (uint32_t)r, peer = (uint32_t)(1 - r);
+        fx_add(p, r, 0, fx_op(ACC_OP_SEND, 1 - r, -1, acc_ref(ACC_BUF_IN, 0, 1), fx_none()));
+        fx_add(p, r, 0, fx_op(ACC_OP_RECV, 1 - r, -1, fx_none(), acc_ref(ACC_BUF_OUT, me, 1)));
+        fx_add(
+            p, r, 0,
+            fx_op(ACC_OP_COPY, -1, -1, acc_ref(ACC_BUF_OUT, me, 1), acc_ref(ACC_BUF_OUT, peer, 1)));
+        fx_add(p, r, 0,
+               fx_op(ACC_OP_COPY, -1, -1, acc_ref(ACC_BUF_IN, 0, 1), acc_ref(ACC_BUF_OUT, me, 1)));
+    }
+    CHECK_OK(acc_plan_verify_mode(p, 0));
+    CHECK_ERR(acc_plan_verify(p), ACC_ERR_VERIFY);
+    CHECK_MSG_HAS("in place: rank 0 lane 0 op 3 (copy): chunk out[0] of rank 0 expects in[0] of "
+                  "rank 0, holds in[0] of rank 1");
+    acc_plan_destroy(p);
+    /* Reduce-scatter: receiving into out first overwrites my own contribution in place. */
+    p = fx_create(ACC_COLL_REDUCE_SCATTER, 2, 1, 2, 1, 0, "x");
+    p->inplace = 1;
+    for (r = 0; r < 2; r++) {
+        fx_add(p, r, 0,
+               fx_op(ACC_OP_SEND, 1 - r, -1, acc_ref(ACC_BUF_IN, (uint32_t)(1 - r), 1), fx_none()));
+        fx_add(p, r, 0, fx_op(ACC_OP_RECV, 1 - r, -1, fx_none(), acc_ref(ACC_BUF_OUT, 0, 1)));
+        fx_add(p, r, 0,
+               fx_op(ACC_OP_REDUCE, -1, -1, acc_ref(ACC_BUF_IN, (uint32_t)r, 1),
+                     acc_ref(ACC_BUF_OUT, 0, 1)));
+    }
+    CHECK_OK(acc_plan_verify_mode(p, 0));
+    CHECK_ERR(acc_plan_verify(p), ACC_ERR_VERIFY);
+    CHECK_MSG_HAS("in place: rank 1 lane 0 op 2 (reduce): adds rank 0's in[1] twice: out[0] holds "
+                  "ranks {0}, in[1] holds ranks {0}");
+    acc_plan_destroy(p);
+}
