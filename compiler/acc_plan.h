@@ -31,11 +31,17 @@
  * An operation may name one explicit dependency on an operation of another lane of the same rank
  * (it starts only after that one has completed).  Message passing is per (sender, receiver,
  * lane) connection: sends and receives match in FIFO order, a send completes once its data is in
- * the connection, and a connection holds at most `slots` messages in flight.  Peer-memory
+ * the connection, and a connection holds at most `slots` messages in flight; the fused
+ * receive-and-send forms start only when a message is waiting and the outgoing connection has a
+ * free slot.  Peer-memory
  * operations (put, get, reduce-from-peers) touch other ranks' buffers directly; they are ordered
- * only by signal/wait: SIGNAL(peer, slot) adds 1 to the counter (me -> peer, slot) after all
+ * only by signal/wait, and another rank may touch a rank's memory only after a wait that
+ * observes a signal from it, each such access ordered by signal/wait before the end of one of
+ * that rank's lanes: SIGNAL(peer, slot) adds 1 to the counter (me -> peer, slot) after all
  * earlier operations of the lane have completed, and WAIT(peer, slot, value) blocks until the
  * counter (peer -> me, slot) has reached `value` (counters start at 0 and only grow).
+ * Out of place, `in` is never written, and a broadcast's non-root inputs and a reduce's
+ * non-root outputs are not touched.
  *
  * Errors, ownership and threads as in acc_common.h.  A plan is built by one thread and read-only
  * afterwards.
