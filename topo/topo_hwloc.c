@@ -170,9 +170,11 @@ static acc_status_t add_cpus(topo_hwloc_conv_t *c)
         v->numa = v->id;
         set_arch(v, info_up(o, "Architecture"));
         copy_str(v->cpu_vendor, sizeof(v->cpu_vendor), info_up(o, "CPUVendor"));
-        if ((s = info_up(o, "CPUFamilyNumber")) && acc_parse_int64(s, &num) == ACC_OK)
+        if ((s = info_up(o, "CPUFamilyNumber")) && acc_parse_int64(s, &num) == ACC_OK && num >= 0 &&
+            num <= INT_MAX)
             v->cpu_family = (int)num;
-        if ((s = info_up(o, "CPUModelNumber")) && acc_parse_int64(s, &num) == ACC_OK)
+        if ((s = info_up(o, "CPUModelNumber")) && acc_parse_int64(s, &num) == ACC_OK && num >= 0 &&
+            num <= INT_MAX)
             v->cpu_model = (int)num;
         if (hwloc_bitmap_list_snprintf(v->affinity, sizeof(v->affinity), o->cpuset) >=
             (int)sizeof(v->affinity))
@@ -182,7 +184,7 @@ static acc_status_t add_cpus(topo_hwloc_conv_t *c)
 }
 
 /* The CPU a device hangs under: the NUMA node of its non-I/O ancestor. */
-acc_status_t topo_hwloc_numa_of(topo_hwloc_conv_t *c, hwloc_obj_t io, const char *busid, int *out)
+acc_status_t topo_hwloc_numa_of(topo_hwloc_conv_t *c, hwloc_obj_t io, const char *what, int *out)
 {
     hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(c->h, io);
     int i, found = -1, n = 0;
@@ -200,7 +202,7 @@ acc_status_t topo_hwloc_numa_of(topo_hwloc_conv_t *c, hwloc_obj_t io, const char
     return acc_topo_assume(c->t,
                            "%s: hwloc gives it no single NUMA node (it hangs under the %s); "
                            "taken as local to CPU%d",
-                           busid, anc ? hwloc_obj_type_string(anc->type) : "machine", *out);
+                           what, anc ? hwloc_obj_type_string(anc->type) : "machine", *out);
 }
 
 /* ---- GPUs and NICs ---------------------------------------------------------------------- */
@@ -300,6 +302,7 @@ static acc_status_t nic_facts(topo_hwloc_conv_t *c, topo_hwloc_dev_t *d)
 {
     const struct hwloc_pcidev_attr_s *p = &d->obj->attr->pcidev;
     const char *dev = NULL;
+    acc_status_t st;
     size_t i;
 
     if (has_osdev(d->obj, HWLOC_OBJ_OSDEV_OPENFABRICS, &dev) ||
@@ -314,6 +317,11 @@ static acc_status_t nic_facts(topo_hwloc_conv_t *c, topo_hwloc_dev_t *d)
         if (!d->gen) {
             d->gen = nic_models[i].gen;
             d->width = 16;
+            if ((st = acc_topo_assume(c->t,
+                                      "PCIe link speed not in the input: %s taken as Gen%d "
+                                      "x16",
+                                      nic_models[i].model, d->gen)) != ACC_OK)
+                return st;
         }
         return acc_topo_assume(c->t,
                                "NIC speed %.0f Gb/s for %s (%04x:%04x): hwloc records no "
@@ -324,6 +332,11 @@ static acc_status_t nic_facts(topo_hwloc_conv_t *c, topo_hwloc_dev_t *d)
     if (!d->gen) {
         d->gen = 3;
         d->width = 16;
+        if ((st = acc_topo_assume(c->t,
+                                  "PCIe link speed not in the input: NIC %04x:%04x taken "
+                                  "as Gen3 x16",
+                                  p->vendor_id, p->device_id)) != ACC_OK)
+            return st;
     }
     return acc_topo_assume(c->t,
                            "NIC speed %.0f Gb/s for the unknown adapter %04x:%04x (%s): "
@@ -403,16 +416,31 @@ static int index_usable(const topo_hwloc_dev_t *d, int n, int key)
     return 1;
 }
 
-/* A capture without link speeds (hwloc 1.x, or linkspeed 0): the part's own PCIe generation. */
-static acc_status_t default_gpu_link(topo_hwloc_conv_t *c, topo_hwloc_dev_t *d)
+/* The GPU's host link where the input's is missing or lowered: hwloc records the current link
+ * speed, which an idle GPU drops to Gen1 to save power (open-mpi/hwloc#653), and none at all in
+ * old captures.  The part's own generation is taken then; a Gen3 link of a Gen4 part is a Gen3
+ * slot and stays. */
+static acc_status_t gpu_link(topo_hwloc_conv_t *c, topo_hwloc_dev_t *d)
 {
     const acc_topo_vertex_t *v = acc_topo_vertex(c->t, d->vertex);
     const acc_gpu_model_t *m = acc_topo_gpu_model_by_name(v->model);
+    int part = m && m->pcie_gen ? m->pcie_gen : topo_default_pcie_gen(v->sm);
 
-    d->gen = m && m->pcie_gen ? m->pcie_gen : topo_default_pcie_gen(v->sm);
-    d->width = 16;
-    return acc_topo_assume(c->t, "PCIe link speed not in the input: %s taken as Gen%d x16",
-                           v->model[0] ? v->model : "GPU", d->gen);
+    if (!d->gen) {
+        d->gen = part;
+        d->width = 16;
+        return acc_topo_assume(c->t, "PCIe link speed not in the input: %s taken as Gen%d x16",
+                               v->model[0] ? v->model : "GPU", part);
+    }
+    if (d->gen < 3 && part >= 3) {
+        int seen = d->gen;
+        d->gen = part;
+        return acc_topo_assume(c->t,
+                               "%s %s: PCIe link recorded at Gen%d, the speed of an idle "
+                               "GPU; taken as Gen%d x%d",
+                               v->name, v->busid, seen, part, d->width);
+    }
+    return ACC_OK;
 }
 
 static acc_status_t add_gpus(topo_hwloc_conv_t *c, topo_gpu_facts_fn gpu_facts, void *ctx)
@@ -452,7 +480,7 @@ static acc_status_t add_gpus(topo_hwloc_conv_t *c, topo_gpu_facts_fn gpu_facts, 
         *v = d->v;
         if ((st = topo_fill_gpu_defaults(c->t, d->vertex)) != ACC_OK)
             return acc_error_prefix(st, "%s: GPU %s: ", c->name, d->v.busid);
-        if (!d->gen && (st = default_gpu_link(c, d)) != ACC_OK)
+        if ((st = gpu_link(c, d)) != ACC_OK)
             return st;
     }
     if (acc_topo_count(c->t, ACC_VTX_GPU) == 0)
@@ -550,10 +578,13 @@ static acc_status_t plan_tree(topo_hwloc_conv_t *c, const topo_hwloc_dev_t *d)
         if (created) {
             p->numa = d->v.numa;
             if (!pcie_from_speed(link_speed(sw[k]), &p->gen, &p->width)) {
+                acc_status_t st;
                 p->gen = gen; /* unknown: no narrower than what hangs below it */
                 p->width = width;
-                acc_topo_assume(c->t, "PCIe switch uplink speed not in the input: taken as the "
-                                      "link of the first device below it");
+                st = acc_topo_assume(c->t, "PCIe switch uplink speed not in the input: taken as "
+                                           "the link of the first device below it");
+                if (st != ACC_OK)
+                    return st;
             }
         }
         gen = p->gen;

@@ -132,11 +132,183 @@ static acc_status_t check_pci_attrs(const tree_t *tr, xmlNodePtr n, int pcidev)
     return st;
 }
 
+/* Only attributes from `allowed` (a NULL-terminated list), and `required` among them. */
+static acc_status_t check_attrs(const tree_t *tr, xmlNodePtr n, const char *const *allowed,
+                                const char *required)
+{
+    xmlAttrPtr a;
+    int found = !required;
+    for (a = n->properties; a; a = a->next) {
+        const char *const *k;
+        for (k = allowed; *k && xmlStrcmp(a->name, BAD_CAST * k) != 0; k++)
+            ;
+        if (!*k)
+            return acc_error_set(ACC_ERR_PARSE, "%s:%ld: <%s> has an unexpected attribute %s",
+                                 tr->name, xmlGetLineNo(n), (const char *)n->name,
+                                 (const char *)a->name);
+        found |= required && xmlStrcmp(a->name, BAD_CAST required) == 0;
+    }
+    if (!found)
+        return acc_error_set(ACC_ERR_PARSE, "%s:%ld: <%s> without its %s attribute", tr->name,
+                             xmlGetLineNo(n), (const char *)n->name, required);
+    return ACC_OK;
+}
+
+/* hwloc 1.x's distance matrix: nbobjs x nbobjs <latency value=""/>. */
+static acc_status_t check_v1_distances(const tree_t *tr, xmlNodePtr d, const char *const *attrs)
+{
+    static const char *const latency_attrs[] = {"value", NULL};
+    xmlChar *nb = xmlGetProp(d, BAD_CAST "nbobjs");
+    unsigned long long n = 0, count = 0;
+    acc_status_t st = check_attrs(tr, d, attrs, "nbobjs");
+    xmlNodePtr c;
+
+    if (st == ACC_OK && (!parse_ull((const char *)nb, &n) || n < 1 || n > MAX_MATRIX))
+        st = acc_error_set(ACC_ERR_PARSE, "%s:%ld: <distances nbobjs=\"%s\">: expected 1 to %d",
+                           tr->name, xmlGetLineNo(d), (const char *)nb, MAX_MATRIX);
+    for (c = d->children; c && st == ACC_OK; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE)
+            continue;
+        if (xmlStrcmp(c->name, BAD_CAST "latency") != 0)
+            st = acc_error_set(ACC_ERR_PARSE, "%s:%ld: unexpected <%s> inside <distances>",
+                               tr->name, xmlGetLineNo(c), (const char *)c->name);
+        else
+            st = check_attrs(tr, c, latency_attrs, "value");
+        count++;
+    }
+    if (st == ACC_OK && count != n * n)
+        st = acc_error_set(ACC_ERR_PARSE,
+                           "%s:%ld: <distances> of %llu objects holds %llu "
+                           "latencies",
+                           tr->name, xmlGetLineNo(d), n, count);
+    xmlFree(nb);
+    return st;
+}
+
+/* What hwloc 2 accepts inside an <object>: anything else makes it give up on the file, and
+ * hwloc 2.9 leaks the half-built object when it does. */
+static acc_status_t check_object_children(const tree_t *tr, xmlNodePtr n, hwloc_obj_type_t ty,
+                                          int root, int v2)
+{
+    static const char *const info_attrs[] = {"name", "value", NULL};
+    static const char *const page_attrs[] = {"size", "count", NULL};
+    static const char *const dist_attrs[] = {"nbobjs", "relative_depth", "latency_base", NULL};
+    xmlNodePtr c;
+    acc_status_t st = ACC_OK;
+
+    for (c = n->children; c && st == ACC_OK; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, BAD_CAST "object") == 0 ||
+            xmlStrcmp(c->name, BAD_CAST "userdata") == 0)
+            continue;
+        if (xmlStrcmp(c->name, BAD_CAST "info") == 0)
+            st = check_attrs(tr, c, info_attrs, "name");
+        else if (xmlStrcmp(c->name, BAD_CAST "page_type") == 0 &&
+                 (ty == HWLOC_OBJ_NUMANODE || root))
+            st = check_attrs(tr, c, page_attrs, NULL);
+        else if (!v2 && xmlStrcmp(c->name, BAD_CAST "distances") == 0)
+            st = check_v1_distances(tr, c, dist_attrs);
+        else
+            st = acc_error_set(ACC_ERR_PARSE, "%s:%ld: unexpected <%s> inside a %s <object>",
+                               tr->name, xmlGetLineNo(c), (const char *)c->name,
+                               hwloc_obj_type_string(ty));
+    }
+    return st;
+}
+
+/* hwloc's bitmap syntax: comma-separated 32-bit words "0x0000ffff", empty words for zero ones
+ * (",,"), and "0xf...f" first for an infinite set.  Checked here because hwloc_bitmap_sscanf()
+ * reads past the end of an empty string. */
+static int is_bitmap(const char *s)
+{
+    int words = 0;
+    if (strncmp(s, "0xf...f", 7) == 0) {
+        s += 7;
+        if (!*s)
+            return 1;
+        if (*s++ != ',')
+            return 0;
+    }
+    for (;;) {
+        size_t n = 0;
+        if (s[0] == '0' && s[1] == 'x') {
+            for (s += 2; isxdigit((unsigned char)*s); s++)
+                n++;
+            if (n < 1 || n > 8)
+                return 0;
+        } else if (words == 0) {
+            return 0; /* the first word is never empty */
+        }
+        words++;
+        if (!*s)
+            return 1;
+        if (*s++ != ',')
+            return 0;
+    }
+}
+
+/* Read set `attr` of object n into b; 0 if absent or malformed (with the error set). */
+static int read_set(const tree_t *tr, xmlNodePtr n, const char *attr, hwloc_bitmap_t b,
+                    acc_status_t *st)
+{
+    xmlChar *v = xmlGetProp(n, BAD_CAST attr);
+    int ok = v && is_bitmap((const char *)v) && hwloc_bitmap_sscanf(b, (const char *)v) == 0;
+    if (!v)
+        *st = acc_error_set(ACC_ERR_PARSE, "%s:%ld: <object> without its %s attribute", tr->name,
+                            xmlGetLineNo(n), attr);
+    else if (!ok)
+        *st = acc_error_set(ACC_ERR_PARSE,
+                            "%s:%ld: %s=\"%s\" is not an hwloc bitmap such as "
+                            "0x0000ffff,0xffffffff",
+                            tr->name, xmlGetLineNo(n), attr, v);
+    xmlFree(v);
+    return ok;
+}
+
+/* CPU and memory objects carry their sets, each within its complete set and within its parent's:
+ * hwloc 2.9 dereferences a missing set and crashes on some inconsistent ones. */
+static acc_status_t check_sets(const tree_t *tr, xmlNodePtr n, int check_parent)
+{
+    static const char *const sets[2][2] = {{"cpuset", "complete_cpuset"},
+                                           {"nodeset", "complete_nodeset"}};
+    hwloc_bitmap_t part = hwloc_bitmap_alloc(), whole = hwloc_bitmap_alloc();
+    hwloc_bitmap_t up = hwloc_bitmap_alloc();
+    acc_status_t st = ACC_OK;
+    int k;
+
+    if (!part || !whole || !up) {
+        st = acc_error_set(ACC_ERR_NOMEM, "%s: out of memory", tr->name);
+        goto out;
+    }
+    for (k = 0; k < 2; k++) {
+        if (!read_set(tr, n, sets[k][0], part, &st) || !read_set(tr, n, sets[k][1], whole, &st))
+            goto out;
+        if (!hwloc_bitmap_isincluded(part, whole)) {
+            st = acc_error_set(ACC_ERR_PARSE, "%s:%ld: %s is not within %s", tr->name,
+                               xmlGetLineNo(n), sets[k][0], sets[k][1]);
+            goto out;
+        }
+        if (check_parent && read_set(tr, n->parent, sets[k][1], up, &st) &&
+            !hwloc_bitmap_isincluded(whole, up)) {
+            st = acc_error_set(ACC_ERR_PARSE, "%s:%ld: %s is not within its parent's", tr->name,
+                               xmlGetLineNo(n), sets[k][1]);
+            goto out;
+        }
+        if (st != ACC_OK)
+            goto out;
+    }
+out:
+    hwloc_bitmap_free(part);
+    hwloc_bitmap_free(whole);
+    hwloc_bitmap_free(up);
+    return st;
+}
+
 static acc_status_t check_object(tree_t *tr, xmlNodePtr n, int v2)
 {
     xmlChar *type = xmlGetProp(n, BAD_CAST "type"), *gp = NULL;
     hwloc_obj_type_t ty;
     unsigned long long g;
+    int root;
     acc_status_t st = ACC_OK;
 
     if (!type) {
@@ -144,13 +316,22 @@ static acc_status_t check_object(tree_t *tr, xmlNodePtr n, int v2)
                            xmlGetLineNo(n));
         goto out;
     }
-    if (!v2)
-        goto out; /* hwloc 1.x exports: hwloc checks them; their names differ */
-    if (hwloc_type_sscanf((const char *)type, &ty, NULL, 0) < 0) {
+    if (!v2 && xmlStrcmp(type, BAD_CAST "System") == 0)
+        ty = HWLOC_OBJ_MACHINE; /* hwloc 1.x names */
+    else if (!v2 && xmlStrcmp(type, BAD_CAST "Cache") == 0)
+        ty = HWLOC_OBJ_L2CACHE;
+    else if (hwloc_type_sscanf((const char *)type, &ty, NULL, 0) < 0) {
         st = acc_error_set(ACC_ERR_PARSE, "%s:%ld: unknown hwloc object type \"%s\"", tr->name,
                            xmlGetLineNo(n), type);
         goto out;
     }
+    root = n->parent == xmlDocGetRootElement(n->doc);
+    /* Parents were checked before their children: a CPU or memory object's parent is one too. */
+    if ((hwloc_obj_type_is_normal(ty) || hwloc_obj_type_is_memory(ty)) &&
+        (st = check_sets(tr, n, !root)) != ACC_OK)
+        goto out;
+    if ((st = check_object_children(tr, n, ty, root, v2)) != ACC_OK)
+        goto out;
     if (ty == HWLOC_OBJ_PCI_DEVICE || ty == HWLOC_OBJ_BRIDGE) {
         if ((st = check_pci_attrs(tr, n, ty == HWLOC_OBJ_PCI_DEVICE)) != ACC_OK)
             goto out;
@@ -345,7 +526,14 @@ static acc_status_t check_tree(xmlDocPtr doc, const char *name)
                                name, xmlGetLineNo(root), ver);
             goto out;
         }
-        v2 = major == 2;
+        if (major < 2) {
+            st = acc_error_set(ACC_ERR_PARSE,
+                               "%s:%ld: <topology version=\"%s\">: hwloc writes "
+                               "2.0 there, or no version at all (hwloc 1.x)",
+                               name, xmlGetLineNo(root), ver);
+            goto out;
+        }
+        v2 = 1;
     }
     /* Objects, iteratively: the depth of the input is the input's choice. */
     for (n = root->children; n;) {
@@ -371,13 +559,19 @@ static acc_status_t check_tree(xmlDocPtr doc, const char *name)
     }
     if (tr.ngp)
         qsort(tr.gp, tr.ngp, sizeof(gp_t), cmp_gp);
-    for (n = root->children; n && v2 && st == ACC_OK; n = n->next) {
+    for (n = root->children; n && st == ACC_OK; n = n->next) {
         if (n->type != XML_ELEMENT_NODE)
             continue;
-        if (xmlStrcmp(n->name, BAD_CAST "distances2hetero") == 0)
+        if (v2 && xmlStrcmp(n->name, BAD_CAST "distances2hetero") == 0)
             st = check_distances(&tr, n, 1);
-        else if (xmlStrcmp(n->name, BAD_CAST "distances2") == 0)
+        else if (v2 && xmlStrcmp(n->name, BAD_CAST "distances2") == 0)
             st = check_distances(&tr, n, 0);
+        else if (xmlStrcmp(n->name, BAD_CAST "object") != 0 &&
+                 (!v2 || (xmlStrcmp(n->name, BAD_CAST "support") != 0 &&
+                          xmlStrcmp(n->name, BAD_CAST "memattr") != 0 &&
+                          xmlStrcmp(n->name, BAD_CAST "cpukind") != 0)))
+            st = acc_error_set(ACC_ERR_PARSE, "%s:%ld: unexpected <%s> inside <topology>", name,
+                               xmlGetLineNo(n), (const char *)n->name);
     }
 out:
     acc_free(tr.gp);

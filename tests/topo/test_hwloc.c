@@ -476,3 +476,34 @@ ACC_TEST(libxml2_usable_after_an_import)
     CHECK_ERR(import(bad, sizeof(bad) - 1, "euc.xml", &t), ACC_ERR_PARSE);
     CHECK_MSG_HAS("euc.xml:1: malformed XML: input conversion failed");
 }
+
+/* Inputs that crashed or leaked inside hwloc 2.9 when fuzzing: refused before hwloc reads them. */
+ACC_TEST(inputs_that_break_hwloc_are_refused)
+{
+    static const struct {
+        const char *text, *fragment;
+    } cases[] = {
+        {"<topology><object type=\"Machine\" cpuset=\"\"></object></topology>",
+         "cpuset=\"\" is not an hwloc bitmap"},
+        {"<topology version=\"2.0\"><object type=\"Machine\" cpuset=\"0xf\" "
+         "complete_cpuset=\"0x0\" "
+         "nodeset=\"0x1\" complete_nodeset=\"0x1\"></object></topology>",
+         "cpuset is not within complete_cpuset"},
+        {"<topology version=\"2.0\"><object type=\"Machine\" cpuset=\"0x1\" nodeset=\"0x1\" "
+         "complete_nodeset=\"0x1\"></object></topology>",
+         "without its complete_cpuset attribute"},
+        {"<topology version=\"2.0\"><object type=\"Machine\" cpuset=\"0x1\" "
+         "complete_cpuset=\"0x1\" "
+         "nodeset=\"0x1\" complete_nodeset=\"0x1\"><i_nfo name=\"a\"/></object></topology>",
+         "unexpected <i_nfo> inside a Machine <object>"},
+        {"<topology version=\"1.0\"><object type=\"Machine\"/></topology>",
+         "hwloc writes 2.0 there"},
+    };
+    size_t i;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        acc_topo_t *t;
+        CHECK_ERR(import(cases[i].text, strlen(cases[i].text), "f.xml", &t), ACC_ERR_PARSE);
+        CHECK_MSG_HAS("f.xml:1: ");
+        CHECK_MSG_HAS(cases[i].fragment);
+    }
+}
