@@ -1,6 +1,7 @@
 /*
- * topo/topo_hwloc.h - what the hwloc importer (topo_hwloc.c, topo_hwloc_xml.c), NVML
- * (topo_nvml.c) and live discovery (topo_live.c) share.  Private to those files.
+ * topo/topo_hwloc.h - what the hwloc importer (topo_hwloc.c, topo_hwloc_xml.c,
+ * topo_hwloc_nvlink.c), NVML (topo_nvml.c) and live discovery (topo_live.c) share.  Private to
+ * those files.
  */
 #ifndef ACC_TOPO_HWLOC_H
 #define ACC_TOPO_HWLOC_H
@@ -60,7 +61,7 @@ acc_status_t topo_hwloc_numa_of(topo_hwloc_conv_t *c, hwloc_obj_t io, const char
 /* "dddd:bb:dd.f" of a PCI device or bridge. */
 void topo_hwloc_busid(hwloc_obj_t o, char out[24]);
 /* NVLinks from a capture's NVLinkBandwidth matrix, or the assumption that they are unknown
- * (topo_hwloc_xml.c). */
+ * (topo_hwloc_nvlink.c). */
 acc_status_t topo_hwloc_nvlinks(topo_hwloc_conv_t *c);
 
 /* NVML, opened with dlopen (topo_nvml.c).  topo_nvml_open() reads every GPU's facts and links
