@@ -136,7 +136,7 @@ acc_status_t db_schema_upgrade(sqlite3 *sql, const char *path, int from, int to)
         if (rc != SQLITE_OK)
             return db_error_rc(sql, path, rc, "upgrading the schema to version %d (%s)", v,
                                m->what);
-        ACC_INFO(DB, "%s: schema upgraded to version %d: %s", path, v, m->what);
+        ACC_DEBUG(DB, "%s: schema step %d: %s", path, v, m->what);
     }
     snprintf(pragma, sizeof(pragma), "PRAGMA application_id = %d; PRAGMA user_version = %d;",
              (int)ACC_DB_APPLICATION_ID, to);

@@ -68,6 +68,29 @@ static acc_status_t quick_check(acc_db_t *db, void *ctx)
     return s;
 }
 
+/* A database file is a whole number of pages.  SQLite notices a file shorter than its header
+ * says, but not one cut inside its last page (it reads the missing bytes as zeros), which is
+ * what an interrupted copy often leaves. */
+static acc_status_t check_size(acc_db_t *db, void *ctx)
+{
+    int64_t page_size = 0;
+    struct stat sb;
+    acc_status_t s;
+
+    (void)ctx;
+    if ((s = db_query_int(db, "PRAGMA page_size", &page_size)) != ACC_OK)
+        return s;
+    if (stat(db->path, &sb) != 0)
+        return acc_error_set(ACC_ERR_IO, "%s: %s", db->path, strerror(errno));
+    if (page_size > 0 && sb.st_size % page_size != 0)
+        return acc_error_set(ACC_ERR_SQLITE,
+                             "%s is truncated: %lld bytes is not a whole number of %lld-byte "
+                             "pages (an interrupted copy?); copy it again, or move it away and "
+                             "rebuild it with acc-compile --db",
+                             db->path, (long long)sb.st_size, (long long)page_size);
+    return ACC_OK;
+}
+
 /* Decide from the header whether acc may use the file.  *fresh is set for an empty file (no
  * tables, no marks) that a writer initialises. */
 static acc_status_t classify(const acc_db_t *db, const header_t *h, int *fresh)
@@ -294,6 +317,8 @@ static acc_status_t open_checked(acc_db_t *db, unsigned flags)
                              "%s is empty: it holds no acc data; build it "
                              "with acc-compile --topo T --db %s",
                              db->path, db->path);
+    if (!fresh && (s = db_txn(db, 0, "checking the file size", check_size, NULL)) != ACC_OK)
+        return s;
     if (!fresh && (!db->readonly || (flags & ACC_DB_CHECK)) &&
         (s = db_txn(db, 0, "checking the file", quick_check, NULL)) != ACC_OK)
         return s;
@@ -313,7 +338,10 @@ static acc_status_t open_checked(acc_db_t *db, unsigned flags)
     if (fresh || h.version < ACC_DB_SCHEMA_VERSION) {
         if ((s = db_txn(db, 1, "upgrading the schema", upgrade, &u)) != ACC_OK)
             return s;
-        if (u.from > 0)
+        if (u.from == 0)
+            ACC_INFO(DB, "%s: new acc database, schema version %d", db->path,
+                     ACC_DB_SCHEMA_VERSION);
+        else if (u.from < ACC_DB_SCHEMA_VERSION)
             ACC_INFO(DB, "%s: upgraded from schema version %d to %d", db->path, u.from,
                      ACC_DB_SCHEMA_VERSION);
     }

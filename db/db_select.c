@@ -22,7 +22,9 @@ static uint64_t from_sql(sqlite3_int64 v)
     return r;
 }
 
-/* SHA-256 of a canonical text of the entries: what a get must find again. */
+/* SHA-256 of a canonical text of the entries (db/SCHEMA.md): what a get must find again.  One
+ * line per entry; the fields schema version 3 added are appended only when they differ from the
+ * defaults that migration gives old rows, so hashes written by schema 1 and 2 stay valid. */
 static acc_status_t content_hash(const acc_select_entry_t *e, size_t n,
                                  char out[ACC_SHA256_HEX_LEN + 1])
 {
@@ -31,11 +33,14 @@ static acc_status_t content_hash(const acc_select_entry_t *e, size_t n,
     size_t i;
 
     acc_buf_init(&b);
-    for (i = 0; i < n; i++)
-        acc_buf_printf(&b, "%llu %llu %d %s\t%s\t%s %.17g %.17g %s\n",
-                       (unsigned long long)e[i].min_bytes, (unsigned long long)e[i].max_bytes,
-                       e[i].use_nccl, e[i].algo, e[i].params, e[i].plan_hash, e[i].predicted_us,
-                       e[i].measured_us, acc_select_source_name(e[i].source));
+    for (i = 0; i < n; i++) {
+        acc_buf_printf(&b, "%llu %llu %d %s\t%s\t%s %.17g", (unsigned long long)e[i].min_bytes,
+                       (unsigned long long)e[i].max_bytes, e[i].use_nccl, e[i].algo, e[i].params,
+                       e[i].plan_hash, e[i].predicted_us);
+        if (e[i].measured_us != -1.0 || e[i].source != ACC_SELECT_MODEL)
+            acc_buf_printf(&b, " %.17g %s", e[i].measured_us, acc_select_source_name(e[i].source));
+        acc_buf_puts(&b, "\n");
+    }
     if ((s = acc_buf_status(&b)) == ACC_OK)
         s = acc_sha256_hex(b.data ? b.data : "", b.len, out);
     acc_buf_free(&b);
@@ -102,23 +107,39 @@ static acc_status_t check_refs(acc_db_t *db, const acc_select_table_t *t)
     sqlite3_finalize(st);
     if (r < 0)
         return (acc_status_t)r;
-    if (s != ACC_OK ||
-        (s = db_prepare(db, "SELECT count(*) FROM plans WHERE hash = ?1", &st)) != ACC_OK)
+    /* Each plan must exist and be a plan of this collective for every rank of the topology. */
+    if (s != ACC_OK || (s = db_prepare(db,
+                                       "SELECT p.coll, p.nranks, t.nodes * t.gpus_per_node "
+                                       "FROM plans p, topologies t WHERE p.hash = ?1 AND "
+                                       "t.fingerprint = ?2",
+                                       &st)) != ACC_OK)
         return s;
     for (i = 0; i < t->n && s == ACC_OK; i++) {
         const acc_select_entry_t *e = &t->entries[i];
+        const char *coll;
         if (e->use_nccl)
             continue;
         sqlite3_reset(st);
         db_bind_text(st, 1, e->plan_hash);
-        if ((r = db_step_row(db, st, "looking up a plan")) < 0)
+        db_bind_text(st, 2, t->topo_fingerprint);
+        if ((r = db_step_row(db, st, "looking up a plan")) < 0) {
             s = (acc_status_t)r;
-        else if (!sqlite3_column_int(st, 0))
+        } else if (r == 0) {
             s = acc_error_set(ACC_ERR_NOT_FOUND,
                               "%s: %s selection entry %zu (%llu..%llu bytes, %s) names plan %s, "
                               "which is not stored; store the plan first",
                               db->path, acc_coll_name(t->coll), i, (unsigned long long)e->min_bytes,
                               (unsigned long long)e->max_bytes, e->algo, e->plan_hash);
+        } else if (!(coll = (const char *)sqlite3_column_text(st, 0)) ||
+                   strcmp(coll, acc_coll_name(t->coll)) != 0 ||
+                   sqlite3_column_int(st, 1) != sqlite3_column_int(st, 2)) {
+            s = acc_error_set(ACC_ERR_INVALID,
+                              "%s: %s selection entry %zu (%s) names plan %.12s, a %s plan for "
+                              "%d ranks, but the table is for %s on %d ranks",
+                              db->path, acc_coll_name(t->coll), i, e->algo, e->plan_hash,
+                              coll ? coll : "?", sqlite3_column_int(st, 1), acc_coll_name(t->coll),
+                              sqlite3_column_int(st, 2));
+        }
     }
     sqlite3_finalize(st);
     return s;

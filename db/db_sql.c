@@ -40,9 +40,12 @@ static const char *advice(int rc, int sys_errno)
     case SQLITE_FULL:
         return "the disk is full; free space and run again (the database was left as it was)";
     case SQLITE_IOERR:
-        if (sys_errno == ENOSPC || sys_errno == EFBIG || sys_errno == EDQUOT)
-            return "the disk is full or a file size limit (ulimit -f) was reached; free space or "
-                   "raise the limit and run again (the database was left as it was)";
+        if (sys_errno == ENOSPC || sys_errno == EFBIG || sys_errno == EDQUOT ||
+            rc == SQLITE_IOERR_WRITE || rc == SQLITE_IOERR_FSYNC || rc == SQLITE_IOERR_TRUNCATE ||
+            rc == SQLITE_IOERR_SHMSIZE)
+            return "writing failed: the disk may be full or a file size limit (ulimit -f) "
+                   "reached; free space or raise the limit and run again (the database was left "
+                   "as it was)";
         return "check the disk and the file's permissions, then run again";
     case SQLITE_CANTOPEN:
     case SQLITE_READONLY:
@@ -72,9 +75,10 @@ acc_status_t db_error_rc(sqlite3 *sql, const char *path, int rc, const char *fmt
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
     /* The OS error says which of "disk full", "file too large" or "permission denied" it was;
-     * SQLite's own text often does not. */
-    if (err != 0 && ((rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_FULL ||
-                     (rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_READONLY))
+     * SQLite's own text often does not.  SQLite reads errno some calls after the failure, so
+     * only the errors that can cause an I/O failure are shown, never a stray ENOENT. */
+    if (err == ENOSPC || err == EFBIG || err == EDQUOT || err == EACCES || err == EPERM ||
+        err == EROFS || err == EIO)
         snprintf(sys, sizeof(sys), ", %s", strerror(err));
     return acc_error_set(map_rc(rc), "%s: %s: %s (SQLite error %d: %s%s); %s", path, what, msg, rc,
                          sqlite3_errstr(rc), sys, advice(rc, err));

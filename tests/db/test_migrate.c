@@ -1,0 +1,300 @@
+/* Forward migrations: a file written at every earlier schema version, with the rows an acc of
+ * that version wrote, opens upgraded to the current version with its data kept. */
+#include "db_test_util.h"
+
+#include <sys/wait.h>
+
+/* A file as an acc of schema version k created it: the migration list cut at k. */
+static void create_at_version(const char *path, int k)
+{
+    sqlite3 *h = NULL;
+    tu_remove(path);
+    CHECK(sqlite3_open(path, &h) == SQLITE_OK);
+    CHECK(sqlite3_exec(h, "PRAGMA journal_mode = WAL; BEGIN IMMEDIATE", NULL, NULL, NULL) ==
+          SQLITE_OK);
+    CHECK_OK(db_schema_upgrade(h, path, 0, k));
+    CHECK(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(h);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    CHECK(sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) == SQLITE_OK);
+}
+
+static void run(sqlite3 *h, sqlite3_stmt *st)
+{
+    CHECK_MSG(sqlite3_step(st) == SQLITE_DONE, "%s", sqlite3_errmsg(h));
+    sqlite3_finalize(st);
+}
+
+/* The selection content hash as SCHEMA.md defines it for entries of schema 1 and 2 (no
+ * measured time, no source). */
+static void v1_content_hash(const acc_select_table_t *t, char out[ACC_SHA256_HEX_LEN + 1])
+{
+    acc_buf_t b;
+    size_t i;
+    acc_buf_init(&b);
+    for (i = 0; i < t->n; i++) {
+        const acc_select_entry_t *e = &t->entries[i];
+        acc_buf_printf(&b, "%llu %llu %d %s\t%s\t%s %.17g\n", (unsigned long long)e->min_bytes,
+                       (unsigned long long)e->max_bytes, e->use_nccl, e->algo, e->params,
+                       e->plan_hash, e->predicted_us);
+    }
+    CHECK_OK(acc_sha256_hex(b.data, b.len, out));
+    acc_buf_free(&b);
+}
+
+typedef struct {
+    char fp[ACC_SHA256_HEX_LEN + 1];
+    char plan_hash[ACC_SHA256_HEX_LEN + 1];
+    char source_hash[ACC_SHA256_HEX_LEN + 1];
+    acc_select_table_t *table; /* as schema 1 knew it: predictions only */
+    acc_plan_t *plan;
+} old_data_t;
+
+/* Insert, with plain SQL, the rows an acc of schema version k wrote. */
+static void write_old_rows(const char *path, int k, old_data_t *d)
+{
+    acc_topo_t *t = tu_synth("nodes=2 gpus=4 arch=a100 nvlink=12 nic=4x200");
+    acc_buf_t yaml, plan_yaml;
+    char content[ACC_SHA256_HEX_LEN + 1];
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    size_t i;
+
+    acc_buf_init(&yaml);
+    acc_buf_init(&plan_yaml);
+    CHECK_OK(acc_topo_fingerprint(t, d->fp));
+    CHECK_OK(acc_topo_export_yaml(t, &yaml));
+    d->plan = fx_ring_allreduce(8, 1);
+    CHECK_OK(acc_plan_dump_yaml(d->plan, &plan_yaml));
+    CHECK_OK(acc_sha256_hex(plan_yaml.data, plan_yaml.len, d->plan_hash));
+    d->table = tu_table(ACC_COLL_ALLREDUCE, d->fp, d->plan_hash, 12, 0);
+    for (i = 0; i < d->table->n; i++) {
+        d->table->entries[i].measured_us = -1.0;
+        d->table->entries[i].source = ACC_SELECT_MODEL;
+    }
+    v1_content_hash(d->table, content);
+
+    CHECK(sqlite3_open(path, &h) == SQLITE_OK);
+    CHECK(sqlite3_exec(h, "BEGIN", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(h,
+                             "INSERT INTO topologies VALUES (?1, ?2, 'nodes=2 gpus=4', "
+                             "'synthetic', 2, 4, ?3)",
+                             -1, &st, NULL) == SQLITE_OK);
+    bind_text(st, 1, d->fp);
+    bind_text(st, 2, acc_topo_name(t));
+    bind_text(st, 3, yaml.data);
+    run(h, st);
+    CHECK(sqlite3_prepare_v2(h, "INSERT INTO plans VALUES (?1, 'allreduce', 'ring', ?2, 8, ?3)", -1,
+                             &st, NULL) == SQLITE_OK);
+    bind_text(st, 1, d->plan_hash);
+    bind_text(st, 2, d->plan->params);
+    bind_text(st, 3, plan_yaml.data);
+    run(h, st);
+    CHECK(sqlite3_prepare_v2(h, "INSERT INTO selections VALUES (7, ?1, 'allreduce', ?2, '0.0.9')",
+                             -1, &st, NULL) == SQLITE_OK);
+    bind_text(st, 1, d->fp);
+    bind_text(st, 2, content);
+    run(h, st);
+    for (i = 0; i < d->table->n; i++) {
+        const acc_select_entry_t *e = &d->table->entries[i];
+        CHECK(sqlite3_prepare_v2(h,
+                                 "INSERT INTO selection_entries VALUES (7, ?1, ?2, ?3, ?4, ?5, "
+                                 "?6, ?7)",
+                                 -1, &st, NULL) == SQLITE_OK);
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)e->min_bytes);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)e->max_bytes);
+        sqlite3_bind_int(st, 3, e->use_nccl);
+        bind_text(st, 4, e->algo);
+        bind_text(st, 5, e->params);
+        if (e->use_nccl)
+            sqlite3_bind_null(st, 6);
+        else
+            bind_text(st, 6, e->plan_hash);
+        sqlite3_bind_double(st, 7, e->predicted_us);
+        run(h, st);
+    }
+    if (k >= 2) {
+        static const uint8_t cubin[] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0x33};
+        CHECK_OK(acc_sha256_hex("kernel source", 13, d->source_hash));
+        CHECK(sqlite3_prepare_v2(h,
+                                 "INSERT INTO kernels VALUES (?1, 'sm_80', 'nvrtc 12.2', ?2, ?3, "
+                                 "'')",
+                                 -1, &st, NULL) == SQLITE_OK);
+        bind_text(st, 1, d->plan_hash);
+        bind_text(st, 2, d->source_hash);
+        sqlite3_bind_blob(st, 3, cubin, sizeof(cubin), SQLITE_STATIC);
+        run(h, st);
+    }
+    CHECK(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(h);
+    acc_buf_free(&yaml);
+    acc_buf_free(&plan_yaml);
+    acc_topo_destroy(t);
+}
+
+/* After the upgrade: the old rows read back through the current API, and the new tables work. */
+static void check_upgraded(const char *path, int k, old_data_t *d)
+{
+    acc_db_t *db = tu_open(path, ACC_DB_READONLY | ACC_DB_CHECK);
+    acc_topo_t *t = NULL;
+    acc_plan_t *p = NULL;
+    acc_select_table_t *sel = NULL;
+    acc_db_kernel_t kern;
+
+    CHECK_INT(acc_db_schema_version(db), ACC_DB_SCHEMA_VERSION);
+    CHECK_OK(acc_db_get_topology(db, d->fp, &t));
+    CHECK_INT(acc_topo_ranks(t), 8);
+    CHECK_OK(acc_db_get_plan(db, d->plan_hash, &p));
+    CHECK(acc_plan_equal(p, d->plan));
+    /* Entries from before version 3 are cost-model predictions with no measurement. */
+    CHECK_OK(acc_db_get_selection(db, d->fp, ACC_COLL_ALLREDUCE, &sel));
+    tu_check_same_table(sel, d->table);
+    CHECK_INT(sel->entries[1].source, ACC_SELECT_MODEL);
+    CHECK(sel->entries[1].measured_us < 0);
+    if (k >= 2) {
+        CHECK_OK(acc_db_get_kernel(db, d->plan_hash, "sm_80", "nvrtc 12.2", d->source_hash, &kern));
+        CHECK_INT(kern.cubin_size, 8);
+        acc_db_kernel_clear(&kern);
+    }
+    acc_topo_destroy(t);
+    acc_plan_destroy(p);
+    acc_select_destroy(sel);
+    acc_db_close(db);
+
+    /* What the new versions added is usable in the upgraded file. */
+    db = tu_open(path, 0);
+    CHECK_OK(acc_db_put_profile(db, "bert-large", "layers: 24\n", 340000000ull));
+    {
+        acc_db_tuning_run_t r;
+        memset(&r, 0, sizeof(r));
+        snprintf(r.model, sizeof(r.model), "bert-large");
+        memcpy(r.topo_fingerprint, d->fp, sizeof(r.topo_fingerprint));
+        snprintf(r.params, sizeof(r.params), "fusion=32M");
+        snprintf(r.method, sizeof(r.method), "model");
+        snprintf(r.strategy, sizeof(r.strategy), "grid");
+        CHECK_OK(acc_db_add_tuning_run(db, &r, NULL));
+    }
+    sel = tu_table(ACC_COLL_ALLREDUCE, d->fp, d->plan_hash, 12, 1);
+    CHECK_OK(acc_db_put_selection(db, sel));
+    acc_select_destroy(sel);
+    acc_db_close(db);
+}
+
+static char *schema_text(const char *path)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    acc_buf_t b;
+    acc_buf_init(&b);
+    CHECK(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(h, "SELECT sql FROM sqlite_master ORDER BY name", -1, &st, NULL) ==
+          SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        acc_buf_printf(&b, "%s\n", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return acc_buf_take(&b);
+}
+
+ACC_TEST(every_earlier_version_upgrades_with_data_kept)
+{
+    const char *fresh = tu_fresh("migrate_fresh.db");
+    char *want;
+    int k, count;
+
+    CHECK(db_migrations(&count) != NULL);
+    CHECK_INT(count, ACC_DB_SCHEMA_VERSION);
+    acc_db_close(tu_open(fresh, 0));
+    want = schema_text(fresh);
+    for (k = 1; k < ACC_DB_SCHEMA_VERSION; k++) {
+        char name[64];
+        const char *path;
+        old_data_t d;
+        char *got;
+
+        snprintf(name, sizeof(name), "migrate_from_v%d.db", k);
+        path = tu_fresh(name);
+        memset(&d, 0, sizeof(d));
+        create_at_version(path, k);
+        CHECK_INT(tu_sql_int(path, "PRAGMA user_version"), k);
+        write_old_rows(path, k, &d);
+        acc_db_close(tu_open(path, 0));
+        CHECK_INT(tu_sql_int(path, "PRAGMA user_version"), ACC_DB_SCHEMA_VERSION);
+        CHECK_INT(tu_sql_int(path, "PRAGMA application_id"), ACC_DB_APPLICATION_ID);
+        /* An upgraded file has exactly the schema of a new one. */
+        got = schema_text(path);
+        CHECK_STR(got, want);
+        acc_free(got);
+        check_upgraded(path, k, &d);
+        acc_select_destroy(d.table);
+        acc_plan_destroy(d.plan);
+    }
+    acc_free(want);
+}
+
+ACC_TEST(readers_do_not_upgrade_and_say_how)
+{
+    const char *path = tu_fresh("migrate_ro.db");
+    acc_db_t *db = NULL;
+    old_data_t d;
+
+    memset(&d, 0, sizeof(d));
+    create_at_version(path, 1);
+    write_old_rows(path, 1, &d);
+    CHECK_ERR(acc_db_open(path, ACC_DB_READONLY, &db), ACC_ERR_UNSUPPORTED);
+    CHECK_MSG_HAS("schema version 1");
+    CHECK_MSG_HAS("open it once for writing");
+    CHECK(db == NULL);
+    CHECK_INT(acc_db_open_runtime(path, &db), ACC_DB_NO_DATA);
+    CHECK(db == NULL);
+    CHECK_INT(tu_sql_int(path, "PRAGMA user_version"), 1);
+    acc_select_destroy(d.table);
+    acc_plan_destroy(d.plan);
+}
+
+ACC_TEST(simultaneous_openers_upgrade_once)
+{
+    /* Eight processes open one version-1 file for writing at the same moment: each must see
+     * either the old file, and upgrade it, or the upgraded one; none may fail or upgrade
+     * twice. */
+    const char *path = tu_fresh("migrate_race.db");
+    int go[2], i, status;
+    pid_t pids[8];
+    old_data_t d;
+
+    memset(&d, 0, sizeof(d));
+    create_at_version(path, 1);
+    write_old_rows(path, 1, &d);
+    CHECK(pipe(go) == 0);
+    for (i = 0; i < 8; i++) {
+        pids[i] = fork();
+        CHECK(pids[i] >= 0);
+        if (pids[i] == 0) {
+            acc_db_t *db = NULL;
+            char x;
+            close(go[1]);
+            if (read(go[0], &x, 1) != 0) /* released when the parent closes its end */
+                _exit(3);
+            if (acc_db_open(path, 0, &db) != ACC_OK) {
+                fprintf(stderr, "opener %d: %s\n", i, acc_error_message());
+                _exit(1);
+            }
+            acc_db_close(db);
+            _exit(0);
+        }
+    }
+    close(go[0]);
+    close(go[1]);
+    for (i = 0; i < 8; i++) {
+        CHECK(waitpid(pids[i], &status, 0) == pids[i]);
+        CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "opener %d failed", i);
+    }
+    CHECK_INT(tu_sql_int(path, "PRAGMA user_version"), ACC_DB_SCHEMA_VERSION);
+    CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM selection_entries"), 12);
+    check_upgraded(path, 1, &d);
+    acc_select_destroy(d.table);
+    acc_plan_destroy(d.plan);
+}
