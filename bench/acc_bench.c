@@ -32,8 +32,8 @@ static const char usage_text[] =
     "  --backend B          where the plan runs; this build has only 'host' (ranks as threads)\n"
     "  -b, --minbytes SIZE  smallest size (default 32M); K, M, G suffixes are powers of 1024\n"
     "  -e, --maxbytes SIZE  largest size (default 32M)\n"
-    "  -f, --stepfactor F   multiply the size by F each step (default 2)\n"
-    "  -i, --stepbytes S    add S bytes each step instead\n"
+    "  -f, --stepfactor F   multiply the size by F each step\n"
+    "  -i, --stepbytes S    add S bytes each step instead (default 1M, used when F is 1)\n"
     "  -d, --datatype T     float, half, bfloat16, double, int32, or all (default float)\n"
     "  -o, --op OP          sum, prod, min, max, avg, or all (default sum)\n"
     "  -r, --root R         root of broadcast and reduce when generating (default 0)\n"
@@ -169,7 +169,8 @@ static int parse_args(int argc, char **argv, options_t *o)
     memset(o, 0, sizeof(*o));
     o->root = -1;
     s->min_bytes = s->max_bytes = 32ull << 20;
-    s->factor = 2;
+    s->factor = 1; /* nccl-tests' defaults: one size, or steps of 1M */
+    s->step_bytes = 1u << 20;
     s->dtypes[0] = ACC_DT_F32;
     s->ndtypes = 1;
     s->ops[0] = ACC_RED_SUM;
@@ -213,13 +214,13 @@ static int parse_args(int argc, char **argv, options_t *o)
             break;
         case 'f':
             rc = parse_count(optarg, "-f", 1, &s->factor);
-            s->step_bytes = 0;
             break;
         case 'i':
             rc = parse_size(optarg, "-i takes a size in bytes, not", &step);
             if (rc == 0 && step == 0)
                 rc = usage_error("-i takes a step of at least 1 byte, not", optarg);
             s->step_bytes = step;
+            s->factor = 1;
             break;
         case 'd':
             rc = parse_types(optarg, s);

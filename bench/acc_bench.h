@@ -13,8 +13,8 @@ enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 typedef struct {
     uint64_t min_bytes, max_bytes;
-    uint64_t step_bytes; /* -i: additive steps; 0 when -f is used */
-    int factor;          /* -f: multiplicative steps */
+    uint64_t step_bytes; /* -i: added each step when factor <= 1 */
+    int factor;          /* -f: each step multiplies the size when above 1 */
     acc_dtype_t dtypes[ACC_DT_COUNT];
     int ndtypes;
     acc_redop_t ops[ACC_RED_COUNT];

@@ -66,7 +66,7 @@ static void header(const sweep_t *w)
 
     gethostname(host, sizeof(host) - 1);
     host[sizeof(host) - 1] = '\0';
-    if (s->step_bytes)
+    if (s->factor <= 1)
         fprintf(w->out, "# nThread 1 nGpus %d minBytes %llu maxBytes %llu step: %llu(bytes) ",
                 w->plan->nranks, (unsigned long long)s->min_bytes, (unsigned long long)s->max_bytes,
                 (unsigned long long)s->step_bytes);
@@ -196,17 +196,29 @@ static int alloc_buffers(sweep_t *w, uint64_t max_count, size_t es)
     return ok;
 }
 
-static uint64_t next_size(const bench_sweep_t *s, uint64_t size)
+/* The next size of the sweep; 0 when the sweep is over (past -e, or past 2^64). */
+/* The next size of the sweep, as nccl-tests steps: times the factor when it is above 1, else
+ * plus the step in bytes; 0 when the sweep is over (past -e, or past 2^64). */
+static int advance(const bench_sweep_t *s, uint64_t *size)
 {
-    if (s->step_bytes)
-        return size + s->step_bytes;
-    return s->factor > 1 ? size * (uint64_t)s->factor : s->max_bytes + 1;
+    uint64_t next;
+    if (s->factor > 1) {
+        if (*size > UINT64_MAX / (uint64_t)s->factor)
+            return 0;
+        next = *size ? *size * (uint64_t)s->factor : 1; /* from 0 on at 1: 0 x f stays 0 */
+    } else {
+        next = *size + s->step_bytes;
+    }
+    if (next <= *size || next > s->max_bytes)
+        return 0;
+    *size = next;
+    return 1;
 }
 
 int bench_sweep(const acc_plan_t *plan, const bench_sweep_t *s, FILE *out)
 {
     sweep_t w;
-    int t, o;
+    int t, o, more;
     uint64_t size;
 
     memset(&w, 0, sizeof(w));
@@ -225,8 +237,7 @@ int bench_sweep(const acc_plan_t *plan, const bench_sweep_t *s, FILE *out)
             /* collectives that only move data run once per type and say "none" */
             if (!acc_coll_reduces(plan->coll) && o > 0)
                 break;
-            for (size = s->min_bytes; size <= s->max_bytes && !w.failed;
-                 size = next_size(s, size)) {
+            for (size = s->min_bytes, more = 1; more && !w.failed; more = advance(s, &size)) {
                 uint64_t count = size / mult;
                 fprintf(out, "%12llu  %12llu  %8s  %6s  %6d", (unsigned long long)(count * mult),
                         (unsigned long long)count, acc_dtype_name(dt),
@@ -237,8 +248,6 @@ int bench_sweep(const acc_plan_t *plan, const bench_sweep_t *s, FILE *out)
                 if (!w.failed)
                     fprintf(out, "\n");
                 fflush(out);
-                if (size == 0 && !s->step_bytes && s->factor > 1)
-                    break; /* 0 x factor would never end */
             }
         }
         free_buffers(&w);

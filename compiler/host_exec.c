@@ -36,7 +36,6 @@
 /* Seconds without any completed operation or moved chunk before the watchdog stops the run.
  * Exact detection reports real deadlocks at once; this catches only what it cannot see. */
 #define WATCHDOG_SECONDS 20
-#define WATCHDOG_TEXT    "20"
 #define DEADLOCK         "deadlock: every remaining thread is blocked"
 
 static void lock(exec_t *x)
@@ -577,7 +576,10 @@ static void run_workers(exec_t *x)
             last = now;
             since = time(NULL);
         } else if (!x->abort && time(NULL) - since >= WATCHDOG_SECONDS) {
-            report_stuck(x, "watchdog: no operation completed for " WATCHDOG_TEXT " s");
+            char why[96];
+            snprintf(why, sizeof(why), "watchdog: no operation completed for %d s",
+                     WATCHDOG_SECONDS);
+            report_stuck(x, why);
         }
         pthread_cond_timedwait(&x->main_cond, &x->lock, &ts);
     }

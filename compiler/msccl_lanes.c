@@ -512,7 +512,7 @@ static acc_status_t header(const build_t *b, acc_plan_t *p)
 
 /* The verifier speaks of ranks, lanes and operations; say which thread block and step of the
  * file that is. */
-static acc_status_t explain(const build_t *b, const acc_plan_t *p)
+static acc_status_t explain(const build_t *b)
 {
     const ms_algo_t *a = b->a;
     const char *msg = acc_error_message(), *at = msg;
@@ -539,7 +539,6 @@ static acc_status_t explain(const build_t *b, const acc_plan_t *p)
                                      "%u): %s",
                                      a->file, s->line, r, t, k, r, l, op, copy);
         }
-    (void)p;
     return acc_error_set(ACC_ERR_VERIFY,
                          "%s: the algorithm does not verify (rank %d lane %d op "
                          "%u is one acc adds to run an in-place-only algorithm out of place): %s",
@@ -576,7 +575,7 @@ acc_status_t ms_build_plan(ms_algo_t *a, acc_plan_t **out)
     for (r = 0; r < a->ngpus; r++)
         set_deps(&b, p, r);
     if (acc_plan_verify(p) != ACC_OK) {
-        st = explain(&b, p);
+        st = explain(&b);
         goto out;
     }
     *out = p;
