@@ -6,7 +6,8 @@
  * here with nvml.h's ABI (reference/04-topology.md §3), looked up with dlsym in the versioned
  * library the driver installs, as NCCL does.  The library stays loaded for the life of the
  * process: unloading NVML while a driver thread it started may still run is not safe, and NCCL
- * never unloads it either.  Calls are serialised, because NVML has had thread-safety bugs.
+ * never unloads it either, and the first attempt to load it decides for the whole process.
+ * Calls are serialised, because NVML has had thread-safety bugs.
  */
 #include "topo_hwloc.h"
 

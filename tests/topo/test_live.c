@@ -2,10 +2,11 @@
  * here independently (the driver's /proc entries and its NVML library), and the test asserts the
  * outcome that fits: a described machine, or ACC_ERR_NO_DEVICE with the ways to describe one. */
 #include "acc_test.h"
-#include "internal.h"
+#include "topo_hwloc.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <stdio.h>
 
 static int driver_and_gpu_present(void)
 {
@@ -96,4 +97,53 @@ ACC_TEST(live_twice)
         CHECK_INT(acc_topo_count(a, ACC_VTX_GPU), acc_topo_count(b, ACC_VTX_GPU));
     acc_topo_destroy(a);
     acc_topo_destroy(b);
+}
+
+/* NUMA nodes of this machine that have CPUs, from the kernel, and node 0's CPU list. */
+static int kernel_cpu_nodes(char *node0, size_t n)
+{
+    int id, count = 0;
+    node0[0] = '\0';
+    for (id = 0; id < 1024; id++) {
+        char path[128], list[256] = "";
+        FILE *f;
+        snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", id);
+        if (!(f = fopen(path, "r")))
+            continue;
+        if (fgets(list, sizeof(list), f) && list[0] != '\n') {
+            list[strcspn(list, "\n")] = '\0';
+            if (!count)
+                snprintf(node0, n, "%s", list);
+            count++;
+        }
+        fclose(f);
+    }
+    return count;
+}
+
+/* The hwloc half of live discovery, without NVML: this machine's NUMA nodes become CPU vertices
+ * (checked against the kernel), and GPUs come from the PCI bus or their absence is an error. */
+ACC_TEST(hwloc_half_matches_the_kernel)
+{
+    acc_topo_t *t = NULL;
+    char node0[256];
+    int nodes = kernel_cpu_nodes(node0, sizeof(node0));
+    acc_status_t st;
+
+    CHECK_OK(acc_topo_create(&t));
+    st = topo_hwloc_build(t, NULL, 0, "this machine", NULL, NULL);
+    if (st != ACC_OK) {
+        CHECK_ERR(st, ACC_ERR_TOPO);
+        CHECK_MSG_HAS("no NVIDIA GPU on the PCI bus of this machine");
+    } else {
+        CHECK(acc_topo_count(t, ACC_VTX_GPU) >= 1);
+    }
+    if (nodes > 0) {
+        CHECK_INT(acc_topo_count(t, ACC_VTX_CPU), nodes);
+        CHECK_STR(acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_CPU, 0))->affinity, node0);
+    } else {
+        CHECK_INT(acc_topo_count(t, ACC_VTX_CPU), 1); /* a kernel without NUMA */
+    }
+    CHECK(acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_CPU, 0))->cpu_arch[0] != '\0');
+    acc_topo_destroy(t);
 }
