@@ -714,6 +714,17 @@ acc_status_t topo_hwloc_build(acc_topo_t *t, const char *text, size_t len, const
     /* The machine, not the cgroup of the process that captured it (or that runs now). */
     hwloc_topology_set_flags(c.h, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
     hwloc_topology_set_io_types_filter(c.h, HWLOC_TYPE_FILTER_KEEP_ALL);
+    if (!text) {
+        /* Live: OS devices of OpenCL and GL would make hwloc initialise the GPUs' OpenCL driver
+         * and open an X display, for names NVML gives.  On Linux, hwloc reads PCI devices from
+         * sysfs by itself; its libpciaccess plugin finds the same and leaks libpciaccess's
+         * tables on every load. */
+        hwloc_topology_set_components(c.h, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "opencl");
+        hwloc_topology_set_components(c.h, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
+#ifdef __linux__
+        hwloc_topology_set_components(c.h, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
+#endif
+    }
     if (text && hwloc_topology_set_xmlbuffer(c.h, text, (int)len) < 0) {
         st = acc_error_set(ACC_ERR_PARSE, "%s: hwloc cannot read this XML (%s)", name,
                            strerror(errno));
