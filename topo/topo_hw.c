@@ -13,16 +13,17 @@
  *   NVLink1 (P100) 20 GB/s: 4 links, 160 GB/s bidirectional (NVIDIA P100 whitepaper).
  *   NVLink2 (V100) 25 GB/s: 6 links, 300 GB/s bidirectional (V100 datasheet).
  *   NVLink3 (A100) 25 GB/s: 12 links, 600 GB/s bidirectional (A100 datasheet; DGX A100 NV12).
- *   NVLink3 on GA10x (A40/A10 bridge) 14.0625 GB/s: 4 links, 112.5 GB/s bidirectional (A40 datasheet).
+ *   NVLink3 on GA10x (A40/A10 bridge) 14.0625 GB/s: 4 links, 112.5 GB/s bidirectional
+ *     (A40 datasheet).
  *   NVLink4 (H100/H200) 25 GB/s: 18 links, 900 GB/s bidirectional (H100 datasheet; NV18).
  *   NVLink5 (B200/GB200) 50 GB/s: 18 links, 1.8 TB/s bidirectional (reference/04-topology.md §5).
  * Ada (sm_89) and Turing (sm_75) data-centre parts have no NVLink. */
 static const acc_gpu_arch_t archs[] = {
-    {20, "fermi", 0.0, 0},       {35, "kepler", 0.0, 0},      {37, "kepler", 0.0, 0},     {60, "pascal", 20.0, 4},
-    {61, "pascal", 0.0, 0},      {70, "volta", 25.0, 6},     {75, "turing", 0.0, 0},
-    {80, "ampere", 25.0, 12},    {86, "ampere", 14.0625, 4}, {89, "ada", 0.0, 0},
-    {90, "hopper", 25.0, 18},    {100, "blackwell", 50.0, 18}, {103, "blackwell", 50.0, 18},
-    {120, "blackwell", 0.0, 0},
+    {20, "fermi", 0.0, 0},        {35, "kepler", 0.0, 0},     {37, "kepler", 0.0, 0},
+    {60, "pascal", 20.0, 4},      {61, "pascal", 0.0, 0},     {70, "volta", 25.0, 6},
+    {75, "turing", 0.0, 0},       {80, "ampere", 25.0, 12},   {86, "ampere", 14.0625, 4},
+    {89, "ada", 0.0, 0},          {90, "hopper", 25.0, 18},   {100, "blackwell", 50.0, 18},
+    {103, "blackwell", 50.0, 18}, {120, "blackwell", 0.0, 0},
 };
 
 /* PCI device ids of NVIDIA data-centre and common workstation GPUs (vendor 0x10de), as they
@@ -40,6 +41,12 @@ static const acc_gpu_model_t models[] = {
     {0x20b2, "A100 SXM4 80GB", 80, 108, 80 * GIB, 12, 4},
     {0x20b5, "A100 PCIe 80GB", 80, 108, 80 * GIB, 0, 4},
     {0x20f1, "A100 PCIe 40GB", 80, 108, 40 * GIB, 0, 4},
+    /* A800 and H800, the export parts for China, are A100 and H100 silicon with 8 NVLinks:
+     * 400 GB/s bidirectional (reference/04-topology.md §5; the NV8 matrix of NVIDIA/nccl#933),
+     * SMs, memory and PCIe as their A100 SXM4 80GB and H100 SXM5 80GB siblings.  PCI ids as the
+     * driver lists "NVIDIA A800-SXM4-80GB" 20F3 and "NVIDIA H800" 2324 (README of
+     * NVIDIA/open-gpu-kernel-modules 560.31.02, "Compatible GPUs"). */
+    {0x20f3, "A800 SXM4 80GB", 80, 108, 80 * GIB, 8, 4},
     {0x2236, "A10", 86, 72, 24 * GIB, 0, 4},
     {0x2237, "A10G", 86, 80, 24 * GIB, 0, 4},
     {0x2235, "A40", 86, 84, 48 * GIB, 0, 4},
@@ -48,24 +55,64 @@ static const acc_gpu_model_t models[] = {
     {0x26b9, "L40S", 89, 142, 48 * GIB, 0, 4},
     {0x2330, "H100 SXM5 80GB", 90, 132, 80 * GIB, 18, 5},
     {0x2331, "H100 PCIe 80GB", 90, 114, 80 * GIB, 0, 5},
+    {0x2324, "H800 SXM5 80GB", 90, 132, 80 * GIB, 8, 5},
     {0x2335, "H200 SXM 141GB", 90, 132, 141 * GIB, 18, 5},
     {0x2901, "B200", 100, 148, 180 * GIB, 18, 5},
 };
 
-/* Name fragments as nvidia-smi, NVML and hwloc's GPUModel print them, most specific first. */
+/* Name fragments as nvidia-smi, NVML and hwloc's GPUModel or PCIDevice print them, most specific
+ * first; '-', '_' and ' ' match each other ("V100-PCIE" finds pci.ids' "Tesla V100 PCIe 32GB").
+ * Device id 0 marks a part without a row above, listed so that a shorter fragment below it does
+ * not claim it: the bare "V100", "A800" and "H800" are last resorts for free text ("8x V100") and
+ * must not turn a PCIe card into an SXM part with NVLinks.  Those names are the driver's
+ * (open-gpu-kernel-modules README) and pci.ids'.  One part per line: clang-format would pack it. */
+/* clang-format off */
 static const struct {
     const char *fragment;
     int device_id;
 } name_map[] = {
-    {"K40m", 0x1023},       {"M2075", 0x1094},        {"P100-SXM2", 0x15f9},  {"V100-SXM2-32", 0x1db5}, {"V100-SXM2", 0x1db1},
-    {"V100-SXM3", 0x1db8},  {"V100-PCIE", 0x1db4},    {"T4", 0x1eb8},
-    {"A100-SXM4-80", 0x20b2}, {"A100-SXM-80", 0x20b2}, {"A100 80GB PCIE", 0x20b5},
-    {"A100-PCIE-80", 0x20b5}, {"A100-PCIE", 0x20f1},  {"A100-SXM4", 0x20b0},
-    {"A100", 0x20b0},       {"A10G", 0x2237},         {"A40", 0x2235},
-    {"A10", 0x2236},        {"RTX 4090", 0x2684},     {"4090", 0x2684},     {"L40S", 0x26b9},
-    {"L40", 0x26b5},        {"H100 PCIE", 0x2331},    {"H100 NVL", 0x2331},
-    {"H200", 0x2335},       {"H100", 0x2330},         {"B200", 0x2901},
+    {"K40m", 0x1023},
+    {"M2075", 0x1094},
+    {"P100-SXM2", 0x15f9},
+    {"V100-SXM2-32", 0x1db5},
+    {"V100-SXM2", 0x1db1},
+    {"V100-SXM3", 0x1db8},
+    {"V100-PCIE", 0x1db4},
+    {"V100S", 0},               /* Tesla V100S-PCIE-32GB */
+    {"V100-DGXS-32", 0},        /* Tesla V100-DGXS-32GB (DGX Station) */
+    {"V100-FHHL", 0},           /* Tesla V100-FHHL-16GB, a PCIe card */
+    {"Quadro GV100", 0},        /* a 32 GB workstation card */
+    {"V100", 0x1db1},           /* the first V100, as in DGX-1 */
+    {"T4", 0x1eb8},
+    {"A100-SXM4-80", 0x20b2},
+    {"A100-SXM-80", 0x20b2},
+    {"A100 80GB PCIE", 0x20b5},
+    {"A100-PCIE-80", 0x20b5},
+    {"A100-PCIE", 0x20f1},
+    {"A100-SXM4", 0x20b0},
+    {"A100", 0x20b0},
+    {"A800-SXM4-80", 0x20f3},
+    {"A800-SXM4-40", 0},        /* NVIDIA A800-SXM4-40GB */
+    {"A800 80GB PCIE", 0},      /* NVIDIA A800 80GB PCIe, and its LC variant */
+    {"A800 40GB", 0},           /* NVIDIA A800 40GB Active */
+    {"A800", 0x20f3},
+    {"A10G", 0x2237},
+    {"A40", 0x2235},
+    {"A10", 0x2236},
+    {"RTX 4090", 0x2684},
+    {"4090", 0x2684},
+    {"L40S", 0x26b9},
+    {"L40", 0x26b5},
+    {"H100 PCIE", 0x2331},
+    {"H100 NVL", 0x2331},
+    {"H200", 0x2335},
+    {"H100", 0x2330},
+    {"H800 PCIE", 0},           /* NVIDIA H800 PCIe */
+    {"H800 NVL", 0},            /* NVIDIA H800 NVL */
+    {"H800", 0x2324},           /* the SXM5 part, "NVIDIA H800" to the driver */
+    {"B200", 0x2901},
 };
+/* clang-format on */
 
 const acc_gpu_arch_t *acc_topo_gpu_arch(int sm)
 {
@@ -85,14 +132,20 @@ const acc_gpu_model_t *acc_topo_gpu_model_by_pci(int device_id)
     return NULL;
 }
 
-/* Case-insensitive substring search. */
+/* A name character folded for matching: case and the separator between words do not count. */
+static int fold(char c)
+{
+    return c == '-' || c == '_' ? ' ' : toupper((unsigned char)c);
+}
+
+/* Substring search on folded characters. */
 static int contains(const char *hay, const char *needle)
 {
     size_t n = strlen(needle);
     for (; *hay; hay++) {
         size_t i;
         for (i = 0; i < n; i++)
-            if (!hay[i] || toupper((unsigned char)hay[i]) != toupper((unsigned char)needle[i]))
+            if (!hay[i] || fold(hay[i]) != fold(needle[i]))
                 break;
         if (i == n)
             return 1;
@@ -111,7 +164,7 @@ const acc_gpu_model_t *acc_topo_gpu_model_by_name(const char *name)
             return &models[i];
     for (i = 0; i < sizeof(name_map) / sizeof(name_map[0]); i++)
         if (contains(name, name_map[i].fragment))
-            return acc_topo_gpu_model_by_pci(name_map[i].device_id);
+            return name_map[i].device_id ? acc_topo_gpu_model_by_pci(name_map[i].device_id) : NULL;
     return NULL;
 }
 
@@ -147,8 +200,7 @@ acc_status_t topo_fill_gpu_defaults(acc_topo_t *t, int vertex)
             snprintf(v->model, sizeof(v->model), "%s", m->model);
         if (!v->sm) {
             v->sm = m->sm;
-            acc_topo_assume(t, "GPU compute capability sm_%d (from the %s model)", m->sm,
-                            m->model);
+            acc_topo_assume(t, "GPU compute capability sm_%d (from the %s model)", m->sm, m->model);
         }
         if (!v->sm_count) {
             v->sm_count = m->sm_count;
@@ -170,8 +222,7 @@ acc_status_t topo_fill_gpu_defaults(acc_topo_t *t, int vertex)
                              "capability given; add 'sm' to the input",
                              v->name, v->model, v->device_id);
     if (!acc_topo_gpu_arch(v->sm))
-        return acc_error_set(ACC_ERR_TOPO, "%s: unknown compute capability sm_%d", v->name,
-                             v->sm);
+        return acc_error_set(ACC_ERR_TOPO, "%s: unknown compute capability sm_%d", v->name, v->sm);
     return ACC_OK;
 }
 

@@ -177,6 +177,15 @@ typedef struct {
     int nvswitch; /* links go into one NVSwitch fabric vertex */
 } gpu_plan_t;
 
+/* The NVLinks one GPU can have: the part's own count where the table knows it (A800 and H800 have
+ * 8, fewer than the 12 and 18 of their generations), else the most of its generation. */
+static int most_links(const acc_gpu_model_t *m, const acc_gpu_arch_t *arch)
+{
+    if (m && m->nvlinks > 0)
+        return m->nvlinks;
+    return arch ? arch->max_nvlinks : 0;
+}
+
 /* The table's model for a name fragment, or only `sm` and a label for parts not in the table. */
 static void use_model(gpu_plan_t *g, const char *fragment, int sm, const char *model)
 {
@@ -211,10 +220,11 @@ static acc_status_t choose_model(smi_t *p, acc_topo_t *t, gpu_plan_t *g)
     }
     g->uniform = g->uniform < 0 ? 0 : g->uniform;
     if (p->named) {
+        int most;
         arch = acc_topo_gpu_arch(p->named->sm);
+        most = most_links(p->named, arch);
         if (!any || (arch && arch->nvlink_gbs > 0 &&
-                     (g->tmax <= arch->max_nvlinks ||
-                      (g->uniform && G >= 3 && g->uniform <= arch->max_nvlinks)))) {
+                     (g->tmax <= most || (g->uniform && G >= 3 && g->uniform <= most)))) {
             use_model(g, NULL, p->named->sm, p->named->model);
             g->m = p->named;
             return acc_topo_assume(t,
@@ -251,7 +261,7 @@ static acc_status_t choose_model(smi_t *p, acc_topo_t *t, gpu_plan_t *g)
             why = "DGX/HGX A100; an 80GB part looks the same";
             break;
         case 8:
-            use_model(g, NULL, 80, "A800 SXM4");
+            use_model(g, "A800-SXM4-80", 80, "");
             why = "A800 with 8 NVLinks; an H800 (sm_90) looks the same";
             break;
         case 6:
@@ -486,7 +496,7 @@ static acc_status_t add_nvlinks(const smi_t *p, acc_topo_t *t, gpu_plan_t *g, co
 
     if (!g->tmax)
         return ACC_OK;
-    g->nvswitch = g->uniform && G >= 3 && arch && g->uniform * (G - 1) > arch->max_nvlinks;
+    g->nvswitch = g->uniform && G >= 3 && arch && g->uniform * (G - 1) > most_links(g->m, arch);
     if (g->nvswitch) {
         if ((st = topo_nvswitch(t, &nvs)) != ACC_OK)
             return st;

@@ -591,16 +591,72 @@ static const char *nv8(int a, int b)
     return "NV8";
 }
 
+static const char *nv12(int a, int b)
+{
+    (void)a;
+    (void)b;
+    return "NV12";
+}
+
+/* NV8 between every pair: A800 or H800 GPUs behind NVSwitch.  Unnamed, the importer takes the
+ * A800 and says that an H800 looks the same. */
 ACC_TEST(nv8_everywhere_is_an_nvswitch_a800)
 {
-    char *text = matrix("# an HGX A800 8-GPU", 8, 0, nv8, numa_half, 0);
-    acc_topo_t *t = load(text, "a800");
+    char *text = matrix("# an HGX 8-GPU board", 8, 0, nv8, numa_half, 0);
+    acc_topo_t *t = load(text, "nv8");
     CHECK_INT(acc_topo_count(t, ACC_VTX_NVSWITCH), 1);
     CHECK_INT(acc_topo_nvlinks_to_switches(t, 5), 8);
+    CHECK_STR(gpu(t, 5)->model, "A800 SXM4 80GB");
     CHECK_INT(gpu(t, 5)->sm, 80);
+    CHECK_INT(gpu(t, 5)->sm_count, 108);
+    CHECK(assumed(t, "inferred from NV8 between every GPU pair"));
     CHECK(assumed(t, "H800"));
     acc_topo_destroy(t);
     acc_free(text);
+}
+
+/* A line naming the part decides between A800 and H800.  The part's own 8 links count, not its
+ * generation's 12 or 18: three H800s with NV8 to each other need 16 links each, so they meet in
+ * an NVSwitch, and an A800 cannot have NV12 to seven peers. */
+ACC_TEST(nv8_named_a800_or_h800)
+{
+    char *a800 = matrix("# an HGX A800 8-GPU", 8, 0, nv8, numa_half, 0);
+    char *h800 = matrix("# GPU 0-7: NVIDIA H800", 8, 0, nv8, numa_half, 0);
+    char *three = matrix("# GPU 0-2: NVIDIA H800", 3, 0, nv8, numa_half, 0);
+    char *wrong = matrix("# 8x NVIDIA A800-SXM4-80GB", 8, 0, nv12, numa_half, 0);
+    acc_topo_t *t;
+
+    t = load(a800, "a800");
+    CHECK_STR(gpu(t, 0)->model, "A800 SXM4 80GB");
+    CHECK(assumed(t, "named on line 1 ('A800')"));
+    CHECK_INT(acc_topo_nvlinks_to_switches(t, 7), 8);
+    acc_topo_destroy(t);
+
+    t = load(h800, "h800");
+    CHECK_STR(gpu(t, 3)->model, "H800 SXM5 80GB");
+    CHECK_INT(gpu(t, 3)->sm, 90);
+    CHECK_INT(gpu(t, 3)->sm_count, 132);
+    CHECK_INT(gpu(t, 3)->device_id, 0x2324);
+    CHECK(assumed(t, "named on line 1 ('H800')"));
+    CHECK(assumed(t, "PCIe Gen5 x16"));
+    CHECK_INT(acc_topo_count(t, ACC_VTX_NVSWITCH), 1);
+    CHECK_INT(acc_topo_nvlinks_to_switches(t, 3), 8);
+    acc_topo_destroy(t);
+
+    t = load(three, "three");
+    CHECK_INT(acc_topo_count(t, ACC_VTX_NVSWITCH), 1);
+    CHECK_INT(acc_topo_nvlinks_to_switches(t, 2), 8);
+    CHECK_INT(acc_topo_nvlinks_between(t, 0, 1), 0);
+    acc_topo_destroy(t);
+
+    t = load(wrong, "wrong");
+    CHECK(assumed(t, "names A800 SXM4 80GB, which cannot have the NVLinks"));
+    CHECK_STR(gpu(t, 0)->model, "A100 SXM4 40GB");
+    acc_topo_destroy(t);
+    acc_free(a800);
+    acc_free(h800);
+    acc_free(three);
+    acc_free(wrong);
 }
 
 /* PCIe cards joined in pairs by NVLink bridges (A40: 4 links per pair). */
@@ -691,6 +747,23 @@ ACC_TEST(pcie_tree_reproduces_every_class)
     CHECK(!assumed(t, "fits no PCIe tree"));
     acc_topo_destroy(t);
     acc_free(text);
+}
+
+/* A bare "V100" in a comment names the DGX-1 part; a V100S, a PCIe card acc has no row for, is
+ * not taken for it, so the NVLink-less matrix leaves the model unknown. */
+ACC_TEST(bare_v100_names_the_sxm2_part)
+{
+    char *text = matrix("# 8x Tesla V100, DGX-1", 8, 0, dgx1, numa_unknown, 1);
+    char *v100s = matrix("# GPU 0-7: Tesla V100S-PCIE-32GB", 8, 2, pcie_levels, place_numa, 0);
+    acc_topo_t *t = load(text, "dgx1");
+
+    CHECK_STR(gpu(t, 0)->model, "V100 SXM2 16GB");
+    CHECK(assumed(t, "named on line 1 ('V100')"));
+    acc_topo_destroy(t);
+    CHECK_ERR(load_fails(v100s, "v100s.txt"), ACC_ERR_PARSE);
+    CHECK_MSG_HAS("v100s.txt:2: the GPU model is unknown");
+    acc_free(text);
+    acc_free(v100s);
 }
 
 /* ---- broken text -------------------------------------------------------------------------- */
