@@ -168,15 +168,16 @@ static acc_status_t set_wal(acc_db_t *db, void *ctx)
 static acc_status_t with_retry(acc_db_t *db, acc_status_t (*fn)(acc_db_t *, void *),
                                const char *what)
 {
-    /* A transaction-less call retried like db_txn: at most ACC_DB_BUSY_MS of waits. */
-    int tries;
-    acc_status_t s = ACC_OK;
-    for (tries = 0; tries < ACC_DB_BUSY_MS / 100; tries++) {
-        if ((s = fn(db, NULL)) != ACC_ERR_BUSY)
-            return s;
-        sqlite3_sleep(100);
+    /* A transaction-less call, retried like db_txn: pauses doubling from 1 ms to 128 ms, at
+     * most ACC_DB_BUSY_MS in all. */
+    int waited = 0, delay = 1;
+    acc_status_t s;
+    while ((s = fn(db, NULL)) == ACC_ERR_BUSY && waited < ACC_DB_BUSY_MS) {
+        sqlite3_sleep(delay);
+        waited += delay;
+        delay = delay < 128 ? delay * 2 : delay;
     }
-    return acc_error_prefix(s, "%s: %s: ", db->path, what);
+    return s == ACC_OK ? s : acc_error_prefix(s, "%s: %s: ", db->path, what);
 }
 
 static int file_exists(const char *path, off_t *size)
@@ -222,27 +223,6 @@ static acc_status_t check_writable(const char *path)
     return s;
 }
 
-/* "file:" URI of a path with immutable=1, percent-encoding what a URI would read otherwise. */
-static char *immutable_uri(const char *path)
-{
-    acc_buf_t b;
-    const unsigned char *p;
-    acc_buf_init(&b);
-    acc_buf_puts(&b, "file:");
-    for (p = (const unsigned char *)path; *p; p++) {
-        if (*p == '%' || *p == '?' || *p == '#' || *p < 0x20 || *p >= 0x7f)
-            acc_buf_printf(&b, "%%%02X", *p);
-        else
-            acc_buf_append(&b, (const char *)p, 1);
-    }
-    acc_buf_puts(&b, "?immutable=1");
-    if (acc_buf_status(&b) != ACC_OK) {
-        acc_buf_free(&b);
-        return NULL;
-    }
-    return acc_buf_take(&b);
-}
-
 static acc_status_t open_connection(acc_db_t *db, const char *name, int flags)
 {
     int rc = sqlite3_open_v2(name, &db->sql, flags | SQLITE_OPEN_NOMUTEX, NULL);
@@ -258,24 +238,6 @@ static acc_status_t open_connection(acc_db_t *db, const char *name, int flags)
     return ACC_OK;
 }
 
-/* A read-only file in a read-only directory cannot get the -shm file WAL readers need.  When no
- * -wal file holds unmerged changes either, nobody can be writing it, and SQLite may read it as
- * immutable. */
-static int may_read_immutable(const char *path)
-{
-    char wal[4096];
-    char *copy = acc_strdup(path);
-    off_t wal_size = 0;
-    int ok;
-
-    if (!copy)
-        return 0;
-    snprintf(wal, sizeof(wal), "%s-wal", path);
-    ok = access(dirname(copy), W_OK) != 0 && (!file_exists(wal, &wal_size) || wal_size == 0);
-    acc_free(copy);
-    return ok;
-}
-
 static acc_status_t open_checked(acc_db_t *db, unsigned flags)
 {
     header_t h;
@@ -284,21 +246,12 @@ static acc_status_t open_checked(acc_db_t *db, unsigned flags)
     int fresh;
 
     if (db->readonly) {
+        /* A file in a read-only place gets no -shm file; SQLite (3.22 and later) then reads it
+         * as long as no -wal file holds unmerged changes, which is how a finished database
+         * is left. */
         if ((s = open_connection(db, db->path, SQLITE_OPEN_READONLY)) != ACC_OK)
             return s;
         s = db_txn(db, 0, "reading the header", read_header, &h);
-        if (s == ACC_ERR_IO && may_read_immutable(db->path)) {
-            char *uri = immutable_uri(db->path);
-            ACC_DEBUG(DB, "%s: read-only directory; reading the file as immutable", db->path);
-            sqlite3_close(db->sql);
-            db->sql = NULL;
-            if (!uri)
-                return acc_error_set(ACC_ERR_NOMEM, "out of memory");
-            s = open_connection(db, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
-            acc_free(uri);
-            if (s == ACC_OK)
-                s = db_txn(db, 0, "reading the header", read_header, &h);
-        }
     } else {
         if ((s = open_connection(db, db->path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) !=
             ACC_OK)
