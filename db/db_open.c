@@ -177,7 +177,10 @@ static acc_status_t with_retry(acc_db_t *db, acc_status_t (*fn)(acc_db_t *, void
         waited += delay;
         delay = delay < 128 ? delay * 2 : delay;
     }
-    return s == ACC_OK ? s : acc_error_prefix(s, "%s: %s: ", db->path, what);
+    if (s == ACC_ERR_BUSY)
+        return acc_error_prefix(s, "%s: %s: gave up after %d s: ", db->path, what,
+                                ACC_DB_BUSY_MS / 1000);
+    return s;
 }
 
 static int file_exists(const char *path, off_t *size)
