@@ -5,7 +5,8 @@
  * Conventions for the whole library (stated once here, as hwloc.h does):
  *
  * Errors.  Every function that can fail returns an acc_status_t: ACC_OK (0) on success, a negative
- *   ACC_ERR_* on failure.  The failing function also records a message for the calling thread with
+ *   ACC_ERR_* on failure.  The one positive code, ACC_NO_DATA, is not a failure: the runtime's
+ *   "nothing usable here, carry on with plain NCCL".  The failing function also records a message for the calling thread with
  *   acc_error_set(); acc_error_message() returns it.  Messages name the file, line, variable or peer
  *   involved and say what to do next.  Foreign errors (libyaml, libxml2, hwloc, SQLite, CUDA, NVRTC,
  *   NCCL) are mapped to the closest acc code and their original code and text are kept in the message.
@@ -43,6 +44,7 @@ extern "C" {
  */
 #define ACC_STATUS_MAP(X)                                                                          \
     X(OK, 0, "success")                                                                            \
+    X(NO_DATA, 1, "no usable data; carrying on without it")                                        \
     X(ERR_INVALID, -1, "invalid argument")                                                         \
     X(ERR_NOMEM, -2, "out of memory")                                                              \
     X(ERR_IO, -3, "input/output error")                                                            \

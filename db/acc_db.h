@@ -45,7 +45,7 @@ extern "C" {
 /* acc_db_open_runtime's answer when the file cannot be used: not a failure of the caller, who
  * carries on without acc data (plain NCCL behaviour).  Positive, so that it is neither ACC_OK
  * nor one of the ACC_ERR_* failures. */
-#define ACC_DB_NO_DATA ((acc_status_t)1)
+#define ACC_DB_NO_DATA ACC_NO_DATA
 
 /* Lengths of the text fields of the records below, terminating NUL included.  Longer values are
  * refused with ACC_ERR_RANGE when stored, never cut. */
