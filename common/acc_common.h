@@ -146,7 +146,9 @@ typedef enum {
       "Comma-separated subsystems to log (common, topo, compiler, db, runtime, tuner, cli), "      \
       "'all', or a list prefixed with ^ to exclude.")                                              \
     X(PLATFORM_DIR, ACC_SETTING_PATH, "",                                                          \
-      "Directory of shipped platform descriptions; empty means the installed default.")
+      "Directory of shipped platform descriptions; empty means the installed default.")            \
+    X(MODEL_DIR, ACC_SETTING_PATH, "",                                                             \
+      "Directory of model profiles; empty means the installed default.")
 
 typedef enum {
 #define ACC_SETTING_ENUM(id, type, def, doc) ACC_SETTING_##id,
