@@ -273,7 +273,8 @@ static int plain_safe(const char *s)
     for (p = s; *p; p++) {
         if ((unsigned char)*p < 0x20 || *p == '"' || *p == '\\')
             return 0;
-        if ((*p == ':' && (p[1] == ' ' || p[1] == '\0')) || (*p == ' ' && p[1] == '#'))
+        /* Any ':' is quoted: inside a flow mapping libyaml reads "a:b" as a key. */
+        if (*p == ':' || (*p == ' ' && p[1] == '#'))
             return 0;
         /* Flow indicators would end a value inside a flow mapping or sequence. */
         if (strchr(",[]{}", *p))
