@@ -1,8 +1,34 @@
-/* acc-info: what this acc build knows: version, settings and their values, shipped platforms. */
+/* acc-info: what this acc build knows (version, settings and their values, shipped platforms)
+ * and, with --db, what a database holds. */
+#include "acc_db.h"
 #include "acc_topo.h"
 
 #include <stdio.h>
 #include <string.h>
+
+/* What a database holds: schema version, topologies with their names, collectives and size
+ * ranges, optima.  Read-only, with SQLite's quick check. */
+static int show_db(const char *path)
+{
+    acc_db_t *db = NULL;
+    acc_buf_t b;
+    int rc = 0;
+
+    if (acc_db_open(path, ACC_DB_READONLY | ACC_DB_CHECK, &db) != ACC_OK) {
+        fprintf(stderr, "acc-info: %s\n", acc_error_message());
+        return 1;
+    }
+    acc_buf_init(&b);
+    if (acc_db_summary(db, &b) != ACC_OK) {
+        fprintf(stderr, "acc-info: %s\n", acc_error_message());
+        rc = 1;
+    } else {
+        fwrite(b.data, 1, b.len, stdout);
+    }
+    acc_buf_free(&b);
+    acc_db_close(db);
+    return rc;
+}
 
 int main(int argc, char **argv)
 {
@@ -10,10 +36,18 @@ int main(int argc, char **argv)
     size_t n, i;
 
     if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        puts("usage: acc-info [--settings | --platforms]\n"
+        puts("usage: acc-info [--settings | --platforms | --db FILE]\n"
              "Prints the version, every ACC_* setting with its type, default, value in effect\n"
-             "and meaning, and the shipped platform descriptions.");
+             "and meaning, and the shipped platform descriptions; with --db, what a database\n"
+             "holds (schema version, topologies, collectives and size ranges, optima).");
         return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "--db") == 0) {
+        if (argc != 3) {
+            fprintf(stderr, "acc-info: --db needs one FILE\nTry 'acc-info --help'.\n");
+            return 2;
+        }
+        return show_db(argv[2]);
     }
     if (argc > 1 && strcmp(argv[1], "--settings") != 0 && strcmp(argv[1], "--platforms") != 0) {
         fprintf(stderr, "acc-info: unknown option '%s'\nTry 'acc-info --help'.\n", argv[1]);
