@@ -58,6 +58,108 @@ const acc_select_entry_t *acc_select_lookup(const acc_select_table_t *t, uint64_
 /* Same choice? (ignores range and times) */
 int acc_select_same_choice(const acc_select_entry_t *a, const acc_select_entry_t *b);
 
+/* ---- building tables from the cost models --------------------------------------------------
+ *
+ * acc_select_build() fills a table for one collective on one topology from predictions: at
+ * every size of the sweep (each power of two from min_bytes to max_bytes; by default 1 KiB to
+ * 4 GiB) it simulates every applicable generator of acc_algo_list() with its parameter variants
+ * (lanes, chunks, inner/outer for hierarchical ones, each protocol), keeps acc's fastest, puts it
+ * beside NCCL's own choice (acc_nccl_model_select) and the lower bound (acc_cost_bound), and
+ * records the faster of the two.  A size's entry spans up to the next size of the sweep; equal
+ * neighbours are merged (acc_select_merge).  Collectives NCCL's model does not cover (broadcast,
+ * reduce) get acc's plans only.
+ *
+ * Each variant is generated and verified once (acc_algo_generate: plans do not depend on the
+ * size) and simulated at every size, by a few threads with one simulator each, made once per
+ * builder.  A variant is not simulated at a size where its time at a smaller size already
+ * exceeds acc's best there: the simulator's times do not fall as the size grows
+ * (opts.exhaustive turns this off, for tests).  Ties go to the earlier candidate, so the result
+ * does not depend on the threads.  Plans that lose everywhere are freed as soon as they do, so
+ * that 1024-rank sweeps stay within memory.  Which variants are tried is in
+ * compiler/select_variants.c: fewer on large topologies, where plans have millions of
+ * operations.
+ *
+ * Times are microseconds, bandwidths GB/s, sizes NCCL's nBytes (acc_cost.h).
+ */
+#include "acc_cost.h"
+
+typedef struct {
+    uint64_t min_bytes, max_bytes; /* the sweep; 0: 1 KiB and 4 GiB */
+    acc_dtype_t dtype;             /* element type the simulator reduces; default float */
+    int max_lanes;                 /* most lanes tried; 0: from the topology */
+    int exhaustive;                /* 1: simulate every variant at every size */
+    int threads;                   /* 0: one per online CPU, at most 8; else 1 to 16 */
+    acc_nccl_options_t nccl;       /* the NCCL replica's options */
+} acc_select_build_opts_t;
+
+/* Defaults: 1 KiB .. 4 GiB, float, lanes from the topology, pruning on, threads per CPU, NCCL's
+ * defaults. */
+void acc_select_build_opts_init(acc_select_build_opts_t *opts);
+
+/* One size of the sweep. */
+typedef struct {
+    uint64_t nbytes;
+    int use_nccl; /* the table's choice here: 1 NCCL, 0 acc's plan */
+    /* acc's fastest plan at this size (whether or not chosen); plan -1 when none applies */
+    int plan; /* index into the result's plans */
+    double acc_us, acc_algbw, acc_busbw;
+    /* NCCL's choice as its model predicts it; nccl_ok 0 when NCCL has no model for this
+     * collective */
+    int nccl_ok;
+    acc_nccl_choice_t nccl;
+    double speedup; /* NCCL's time / acc's best time; 0 when either is missing */
+    /* bound_ok 0 when acc_cost_bound has no bound for this collective */
+    int bound_ok;
+    acc_bound_t bound;
+    double bound_fraction; /* bound.us / the chosen time (acc's or NCCL's), 0..1; 0 unknown */
+} acc_select_row_t;
+
+/* A plan the table names, with the params and hash its entries carry. */
+typedef struct {
+    acc_plan_t *plan;                  /* verified; plan->proto is the protocol chosen */
+    char params[ACC_PLAN_PARAMS_MAX];  /* the generator's params and "proto=..." */
+    char hash[ACC_SHA256_HEX_LEN + 1]; /* SHA-256 of acc_plan_dump_yaml(plan) */
+} acc_select_plan_t;
+
+typedef struct {
+    acc_coll_t coll;
+    acc_dtype_t dtype;
+    char topo_name[ACC_PLAN_PARAMS_MAX]; /* the topology's name, else its source */
+    int nranks, nodes, gpus_per_node;
+    acc_select_row_t *rows; /* one per size of the sweep, ascending */
+    size_t nrows;
+    acc_select_table_t *table; /* merged, source ACC_SELECT_MODEL */
+    acc_select_plan_t *plans;  /* every plan some row names */
+    size_t nplans;
+    size_t variants;    /* plans generated and verified */
+    size_t simulations; /* acc_sim_plan calls made */
+} acc_select_result_t;
+
+typedef struct acc_select_builder acc_select_builder_t;
+
+/* A builder for one topology (borrowed, finalized; must outlive the builder): the NCCL model and
+ * the simulators are made once here and shared by every collective built.  opts may be NULL.
+ * One builder, one calling thread at a time (it runs its own worker threads). */
+acc_status_t acc_select_builder_create(const acc_topo_t *topo, const acc_select_build_opts_t *opts,
+                                       acc_select_builder_t **out);
+void acc_select_builder_destroy(acc_select_builder_t *b);
+/* The sweep and table of one collective.  ACC_ERR_UNSUPPORTED when neither acc nor NCCL's model
+ * has anything for it (alltoall). */
+acc_status_t acc_select_build(acc_select_builder_t *b, acc_coll_t coll, acc_select_result_t **out);
+void acc_select_result_destroy(acc_select_result_t *r);
+
+/* ---- the report of a sweep (compiler/report.c, report_svg.c) ----
+ * Text: per size the chosen plan, predicted time, algbw, busbw, NCCL's choice and time, the
+ * speedup and the fraction of the bound, then the merged table.  JSON: the same as one object
+ * {"topology", "ranks", "dtype", "collectives": [{"collective", "sizes": [...],
+ * "selection": [...]}]}.  SVG: busbw against size for acc, NCCL (model) and the bound, one
+ * panel per result. */
+acc_status_t acc_select_report_text(const acc_select_result_t *const *res, size_t n,
+                                    acc_buf_t *out);
+acc_status_t acc_select_report_json(const acc_select_result_t *const *res, size_t n,
+                                    acc_buf_t *out);
+acc_status_t acc_select_report_svg(const acc_select_result_t *const *res, size_t n, acc_buf_t *out);
+
 #ifdef __cplusplus
 }
 #endif

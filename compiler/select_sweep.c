@@ -1,0 +1,370 @@
+/*
+ * The sweep behind a selection table: every variant of every generator of a collective,
+ * generated and verified once, simulated with each protocol at the sizes where it can still
+ * win, by a few threads with one simulator each.
+ *
+ * Order.  Three passes over the groups (a generator with one inner/outer pair): all defaults,
+ * then every lanes line, then the chunk counts at the lanes that won (select_variants.c).
+ * Breadth first, so that acc's best at each size is near its final value early and the pruning
+ * skips most sizes of the later, mostly losing, variants.  Generators go in reverse registry
+ * order: the registry lists the general ones (rings) first and the specialised ones last, and
+ * specialised plans are usually smaller and faster.
+ *
+ * Pruning.  A candidate (variant, protocol) is not simulated at a size where its time at a
+ * smaller size already exceeds acc's best there: the simulator's times do not fall when the
+ * size grows (sizes only add bytes to every transfer).
+ *
+ * Determinism.  Ties are broken by the candidate's position (variant index, then protocol
+ * order), and a candidate is skipped only when it could neither beat nor tie-break the best,
+ * so the result is the same whatever the number of threads and the order they finish in.
+ *
+ * Memory.  A plan that holds no size is freed as soon as it loses its last one, unless its own
+ * thread is still simulating it; at 1024 ranks plans reach hundreds of megabytes.
+ */
+#include "select_internal.h"
+
+#include <pthread.h>
+#include <string.h>
+
+/* Protocols in the order they are tried: bulk first, so that the low-latency ones, which lose
+ * at large sizes, meet a best to be pruned against. */
+static const acc_proto_t protos[] = {ACC_PROTO_SIMPLE, ACC_PROTO_LL128, ACC_PROTO_LL};
+#define NPROTO (sizeof(protos) / sizeof(protos[0]))
+
+typedef struct {
+    const acc_algo_t *algo;
+    acc_algo_args_t base;
+    char def_params[ACC_PLAN_PARAMS_MAX]; /* the default plan's params */
+} group_t;
+
+typedef struct {
+    int group;
+    int is_default;
+    acc_algo_args_t args;
+} task_t;
+
+typedef struct {
+    select_sweep_t *sw;
+    group_t *groups;
+    size_t ngroups;
+    task_t *tasks; /* the current pass; task k fills slot slot0 + k */
+    size_t ntasks, next, slot0;
+    pthread_mutex_t lock;
+    acc_status_t st; /* the first failure, and its message (messages are per thread) */
+    char msg[1024];
+} pool_t;
+
+static uint64_t key_of(int var, size_t k)
+{
+    return (uint64_t)var * NPROTO + k;
+}
+
+/* Would (t, key) replace best?  Lower time, or the same time and an earlier candidate. */
+static int better(double t, uint64_t key, const select_best_t *b)
+{
+    return b->var < 0 || t < b->r.time_us || (t == b->r.time_us && key < b->key);
+}
+
+/* Under the lock: record a result; returns a plan that lost its last size (to free unlocked). */
+static acc_plan_t *record(select_sweep_t *sw, size_t i, int var, size_t k,
+                          const acc_sim_result_t *res)
+{
+    select_best_t *b = &sw->best[i];
+    acc_plan_t *victim = NULL;
+
+    if (!better(res->time_us, key_of(var, k), b))
+        return NULL;
+    if (b->var >= 0) {
+        select_slot_t *old = &sw->slots[b->var];
+        if (--old->wins == 0 && !old->active) {
+            victim = old->plan;
+            old->plan = NULL;
+        }
+    }
+    b->var = var;
+    b->key = key_of(var, k);
+    b->proto = protos[k];
+    b->r = *res;
+    sw->slots[var].wins++;
+    return victim;
+}
+
+/* Simulate one variant with every protocol over the sweep. */
+static acc_status_t sweep_plan(pool_t *pool, int thread, int var)
+{
+    select_sweep_t *sw = pool->sw;
+    acc_plan_t *plan = sw->slots[var].plan; /* alive: active until this returns */
+    size_t k, i;
+    acc_status_t st;
+
+    for (k = 0; k < NPROTO; k++) {
+        double lower = 0; /* the time at the last size simulated: a bound for larger ones */
+        plan->proto = protos[k];
+        for (i = 0; i < sw->nsizes; i++) {
+            const select_best_t *b = &sw->best[i];
+            acc_sim_result_t res;
+            acc_plan_t *victim;
+            int skip;
+
+            pthread_mutex_lock(&pool->lock);
+            skip = !sw->exhaustive && b->var >= 0 &&
+                   (lower > b->r.time_us || (lower == b->r.time_us && key_of(var, k) > b->key));
+            pthread_mutex_unlock(&pool->lock);
+            if (skip)
+                continue;
+            st = acc_sim_plan(sw->sims[thread], plan, sw->sizes[i], sw->dtype, &res);
+            if (st != ACC_OK)
+                return acc_error_prefix(
+                    st, "simulating %s %s (%s, %s) at %llu bytes: ", acc_coll_name(plan->coll),
+                    plan->algo, plan->params, acc_proto_name(protos[k]),
+                    (unsigned long long)sw->sizes[i]);
+            lower = res.time_us;
+            pthread_mutex_lock(&pool->lock);
+            sw->simulations++;
+            victim = record(sw, i, var, k, &res);
+            pthread_mutex_unlock(&pool->lock);
+            acc_plan_destroy(victim);
+        }
+    }
+    return ACC_OK;
+}
+
+static acc_status_t run_task(pool_t *pool, int thread, size_t k)
+{
+    select_sweep_t *sw = pool->sw;
+    const task_t *task = &pool->tasks[k];
+    group_t *g = &pool->groups[task->group];
+    int var = (int)(pool->slot0 + k);
+    acc_plan_t *plan = NULL;
+    acc_status_t st;
+
+    if ((st = acc_algo_generate(g->algo, sw->topo, &task->args, &plan)) != ACC_OK)
+        return st;
+    if (task->is_default) /* only this task writes its group's params */
+        memcpy(g->def_params, plan->params, sizeof(g->def_params));
+    pthread_mutex_lock(&pool->lock);
+    sw->slots[var].plan = plan;
+    sw->slots[var].lanes = plan->nlanes;
+    sw->slots[var].group = task->group;
+    sw->slots[var].active = 1;
+    sw->variants++;
+    pthread_mutex_unlock(&pool->lock);
+    st = sweep_plan(pool, thread, var);
+    pthread_mutex_lock(&pool->lock);
+    sw->slots[var].active = 0;
+    plan = sw->slots[var].wins ? NULL : sw->slots[var].plan;
+    if (plan)
+        sw->slots[var].plan = NULL;
+    pthread_mutex_unlock(&pool->lock);
+    acc_plan_destroy(plan);
+    return st;
+}
+
+typedef struct {
+    pool_t *pool;
+    int thread;
+} worker_t;
+
+static void *worker(void *arg)
+{
+    worker_t *w = arg;
+    pool_t *pool = w->pool;
+
+    for (;;) {
+        size_t k;
+        acc_status_t st;
+        pthread_mutex_lock(&pool->lock);
+        if (pool->st != ACC_OK || pool->next == pool->ntasks) {
+            pthread_mutex_unlock(&pool->lock);
+            return NULL;
+        }
+        k = pool->next++;
+        pthread_mutex_unlock(&pool->lock);
+        if ((st = run_task(pool, w->thread, k)) != ACC_OK) {
+            pthread_mutex_lock(&pool->lock);
+            if (pool->st == ACC_OK) {
+                pool->st = st;
+                snprintf(pool->msg, sizeof(pool->msg), "%s", acc_error_message());
+            }
+            pthread_mutex_unlock(&pool->lock);
+            return NULL;
+        }
+    }
+}
+
+/* Run the pass in pool->tasks on the sweep's threads (the calling one included). */
+static acc_status_t run_pass(pool_t *pool)
+{
+    select_sweep_t *sw = pool->sw;
+    pthread_t tid[SELECT_THREADS_MAX];
+    worker_t w[SELECT_THREADS_MAX];
+    size_t need = pool->slot0 + pool->ntasks;
+    int t, started = 0;
+    void *p = sw->slots;
+
+    if (acc_array_reserve(&p, &sw->cap, need, sizeof(*sw->slots)) != ACC_OK)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory for %zu variants", need);
+    sw->slots = p;
+    memset(sw->slots + pool->slot0, 0, pool->ntasks * sizeof(*sw->slots));
+    sw->nslots = need;
+    pool->next = 0;
+    for (t = 0; t < sw->nthreads; t++) {
+        w[t].pool = pool;
+        w[t].thread = t;
+    }
+    /* No more threads than tasks; thread 0 is the caller. */
+    for (t = 1; t < sw->nthreads && (size_t)t < pool->ntasks; t++) {
+        if (pthread_create(&tid[t], NULL, worker, &w[t]) != 0)
+            break;
+        started = t;
+    }
+    worker(&w[0]);
+    for (t = 1; t <= started; t++)
+        pthread_join(tid[t], NULL);
+    if (pool->st != ACC_OK)
+        return acc_error_set(pool->st, "%s", pool->msg);
+    return ACC_OK;
+}
+
+static acc_status_t add_task(task_t **tasks, size_t *n, size_t *cap, int group, int is_default,
+                             const acc_algo_args_t *args)
+{
+    void *p = *tasks;
+    if (acc_array_reserve(&p, cap, *n + 1, sizeof(task_t)) != ACC_OK)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory listing variants");
+    *tasks = p;
+    (*tasks)[*n].group = group;
+    (*tasks)[*n].is_default = is_default;
+    (*tasks)[*n].args = *args;
+    (*n)++;
+    return ACC_OK;
+}
+
+/* Append vars (taken) as tasks of group g. */
+static acc_status_t add_tasks(task_t **tasks, size_t *n, size_t *cap, int g, acc_algo_args_t *vars,
+                              size_t nvar)
+{
+    size_t j;
+    acc_status_t st = ACC_OK;
+    for (j = 0; j < nvar && st == ACC_OK; j++)
+        st = add_task(tasks, n, cap, g, 0, &vars[j]);
+    acc_free(vars);
+    return st;
+}
+
+static acc_status_t list_groups(pool_t *pool, acc_coll_t coll)
+{
+    const acc_topo_t *topo = pool->sw->topo;
+    size_t count, i, k, npairs, cap = 0;
+    const acc_algo_t *const *algos = acc_algo_list(&count);
+    select_pair_t pairs[SELECT_PAIRS_MAX];
+    void *p = NULL;
+
+    for (i = count; i-- > 0;) {
+        if (algos[i]->coll != coll)
+            continue;
+        npairs = select_pairs(topo, algos[i], pairs);
+        for (k = 0; k < npairs; k++) {
+            group_t *g;
+            if (acc_array_reserve(&p, &cap, pool->ngroups + 1, sizeof(group_t)) != ACC_OK) {
+                acc_free(p);
+                return acc_error_set(ACC_ERR_NOMEM, "out of memory listing generators");
+            }
+            g = (group_t *)p + pool->ngroups;
+            memset(g, 0, sizeof(*g));
+            g->algo = algos[i];
+            g->base.inner = pairs[k].inner;
+            g->base.outer = pairs[k].outer;
+            if (algos[i]->supports(topo, &g->base) != ACC_OK) {
+                acc_error_clear();
+                continue;
+            }
+            pool->ngroups++;
+        }
+    }
+    pool->groups = p;
+    return ACC_OK;
+}
+
+/* The third pass's tasks: chunk counts at each lane count of a group that holds a size. */
+static acc_status_t chunk_tasks(pool_t *pool, task_t **tasks, size_t *n, size_t *cap)
+{
+    select_sweep_t *sw = pool->sw;
+    size_t g, i, k, nvar;
+    acc_status_t st = ACC_OK;
+
+    for (g = 0; g < pool->ngroups && st == ACC_OK; g++) {
+        int tried[64], ntried = 0;
+        for (i = 0; i < sw->nslots && st == ACC_OK; i++) {
+            acc_algo_args_t *vars = NULL;
+            int lanes = sw->slots[i].lanes;
+            if (sw->slots[i].group != (int)g || !sw->slots[i].wins)
+                continue;
+            for (k = 0; k < (size_t)ntried && tried[k] != lanes; k++)
+                ;
+            if (k < (size_t)ntried || ntried == 64)
+                continue;
+            tried[ntried++] = lanes;
+            st = select_chunk_variants(sw->topo, pool->groups[g].algo, &pool->groups[g].base,
+                                       pool->groups[g].def_params, lanes, &vars, &nvar);
+            if (st == ACC_OK)
+                st = add_tasks(tasks, n, cap, (int)g, vars, nvar);
+        }
+    }
+    return st;
+}
+
+acc_status_t select_sweep(select_sweep_t *sw, acc_coll_t coll)
+{
+    pool_t pool;
+    task_t *tasks = NULL;
+    size_t n = 0, cap = 0, g, i, nvar;
+    int pass;
+    acc_status_t st;
+
+    memset(&pool, 0, sizeof(pool));
+    pool.sw = sw;
+    for (i = 0; i < sw->nsizes; i++)
+        sw->best[i].var = -1;
+    if (sw->nthreads < 1 || sw->nthreads > SELECT_THREADS_MAX)
+        return acc_error_set(ACC_ERR_INVALID, "selection sweep: %d threads (1 to %d)", sw->nthreads,
+                             SELECT_THREADS_MAX);
+    if ((st = list_groups(&pool, coll)) != ACC_OK)
+        return st;
+    pthread_mutex_init(&pool.lock, NULL);
+    for (pass = 0; pass < 3 && st == ACC_OK; pass++) {
+        n = 0;
+        for (g = 0; g < pool.ngroups && st == ACC_OK; g++) {
+            acc_algo_args_t *vars = NULL;
+            if (pass == 0)
+                st = add_task(&tasks, &n, &cap, (int)g, 1, &pool.groups[g].base);
+            else if (pass == 1 &&
+                     (st = select_lane_variants(sw->topo, pool.groups[g].algo, &pool.groups[g].base,
+                                                pool.groups[g].def_params, sw->max_lanes, &vars,
+                                                &nvar)) == ACC_OK)
+                st = add_tasks(&tasks, &n, &cap, (int)g, vars, nvar);
+        }
+        if (st == ACC_OK && pass == 2)
+            st = chunk_tasks(&pool, &tasks, &n, &cap);
+        if (st != ACC_OK || n == 0)
+            continue;
+        pool.tasks = tasks;
+        pool.ntasks = n;
+        pool.slot0 = sw->nslots;
+        st = run_pass(&pool);
+    }
+    pthread_mutex_destroy(&pool.lock);
+    acc_free(tasks);
+    acc_free(pool.groups);
+    return st;
+}
+
+void select_sweep_free(select_sweep_t *sw)
+{
+    size_t i;
+    for (i = 0; i < sw->nslots; i++)
+        acc_plan_destroy(sw->slots[i].plan);
+    acc_free(sw->slots);
+    sw->slots = NULL;
+    sw->nslots = sw->cap = 0;
+}
