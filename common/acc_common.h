@@ -148,7 +148,10 @@ typedef enum {
     X(PLATFORM_DIR, ACC_SETTING_PATH, "",                                                          \
       "Directory of shipped platform descriptions; empty means the installed default.")            \
     X(MODEL_DIR, ACC_SETTING_PATH, "",                                                             \
-      "Directory of model profiles; empty means the installed default.")
+      "Directory of model profiles; empty means the installed default.")                           \
+    X(CACHE_DIR, ACC_SETTING_PATH, "",                                                             \
+      "Directory of compiled kernels (CUBINs), which must belong to the user; empty means "        \
+      "$XDG_CACHE_HOME/acc, else ~/.cache/acc.")
 
 typedef enum {
 #define ACC_SETTING_ENUM(id, type, def, doc) ACC_SETTING_##id,
@@ -175,6 +178,12 @@ acc_status_t acc_setting_level(acc_setting_id_t id, acc_log_level_t *out);
 acc_status_t acc_settings_validate(void);
 /* Print the table (name, type, default, value in effect, doc) for acc-info and --help. */
 void acc_settings_print(FILE *out);
+
+/* The kernel cache directory in effect: ACC_CACHE_DIR, else $XDG_CACHE_HOME/acc (an absolute
+ * XDG_CACHE_HOME only, as the XDG specification asks), else $HOME/.cache/acc, else the home
+ * directory of the user database.  *out is taken by the caller (acc_free).  The directory is
+ * not created here. */
+acc_status_t acc_cache_dir(char **out);
 
 /* Parse "64K", "25M", "1G", "4096" into bytes (powers of 1024). */
 acc_status_t acc_parse_size(const char *text, uint64_t *out);

@@ -1,0 +1,190 @@
+/*
+ * kernel_emu.h - run generated kernel modules without a GPU: the module's source is compiled
+ * as host C++ (the system's c++) behind a shim that defines what CUDA would (qualifiers,
+ * uint4, block indices, atomics, release/acquire as C++ atomics), every thread block becomes a
+ * host thread of one CUDA thread (ACC_THREADS 1), and the executor's own layout and launch
+ * arguments (acc_gpu_exec_create_host / acc_gpu_exec_args) drive it in host memory.  So the
+ * generated code, the parameter rows, the staging and counter layout and the inter-block
+ * protocol run for real; only the GPU's threads within a block are not exercised.
+ * Header-only, for tests.
+ */
+#ifndef KERNEL_EMU_H
+#define KERNEL_EMU_H
+
+#include "acc_kernels.h"
+#include "acc_test.h"
+#include "codegen_internal.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
+
+static const char emu_head[] =
+    "#define ACC_HOST_SHIM 1\n"
+    "#include <sched.h>\n#include <string.h>\n#include <time.h>\n"
+    "#define __device__\n#define __forceinline__ inline\n"
+    "#define __noinline__ __attribute__((noinline))\n#define __global__\n"
+    "#define __launch_bounds__(x)\n#define __grid_constant__\n"
+    "#define __shared__ static thread_local\n"
+    "struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };\n"
+    "struct acc_dim3 { unsigned x, y, z; };\n"
+    "static thread_local acc_dim3 threadIdx, blockIdx, gridDim;\n"
+    "static inline void __syncthreads() {}\n"
+    "static inline unsigned atomicCAS(unsigned *p, unsigned c, unsigned v)\n"
+    "{ __atomic_compare_exchange_n(p, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);"
+    " return c; }\n"
+    "static inline unsigned atomicExch(unsigned *p, unsigned v)\n"
+    "{ return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }\n"
+    "static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }\n"
+    "static inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }\n"
+    "static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }\n"
+    /* Every poll yields: dozens of spinning blocks share two cores. */
+    "static inline unsigned acc_ld_acquire(const unsigned *p)\n"
+    "{ sched_yield(); return __atomic_load_n(p, __ATOMIC_ACQUIRE); }\n"
+    "static inline void acc_st_release(unsigned *p, unsigned v)\n"
+    "{ __atomic_store_n(p, v, __ATOMIC_RELEASE); }\n"
+    "static inline void acc_add_release(unsigned *p, unsigned v)\n"
+    "{ __atomic_fetch_add(p, v, __ATOMIC_RELEASE); }\n"
+    "static inline unsigned long long acc_now()\n"
+    "{ timespec t; clock_gettime(CLOCK_MONOTONIC, &t);"
+    " return (unsigned long long)t.tv_sec * 1000000000ull + t.tv_nsec; }\n"
+    /* IEEE binary16 conversions, round to nearest even (what cvt.rn.f16.f32 does). */
+    "static inline float acc_shim_half_to_float(unsigned short h)\n"
+    "{ unsigned s = (h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, x; float f;\n"
+    "  if (e == 0x1f) x = s | 0x7f800000u | (m << 13);\n"
+    "  else if (e == 0) { f = (float)m * (1.0f / 16777216.0f); return s ? -f : f; }\n"
+    "  else x = s | ((e + 112) << 23) | (m << 13);\n"
+    "  memcpy(&f, &x, 4); return f; }\n"
+    "static inline unsigned short acc_shim_float_to_half(float f)\n"
+    "{ unsigned x, s, e, m, h, rem, half; int ex, sh; memcpy(&x, &f, 4);\n"
+    "  s = (x >> 16) & 0x8000; e = (x >> 23) & 0xff; m = x & 0x7fffff;\n"
+    "  if (e == 0xff) return (unsigned short)(s | 0x7c00 | (m ? 0x200 | (m >> 13) : 0));\n"
+    "  ex = (int)e - 112; if (ex >= 31) return (unsigned short)(s | 0x7c00);\n"
+    "  if (ex <= 0) { if (ex < -10) return (unsigned short)s; m |= 0x800000; sh = 14 - ex;\n"
+    "    h = m >> sh; rem = m & ((1u << sh) - 1); half = 1u << (sh - 1);\n"
+    "    if (rem > half || (rem == half && (h & 1))) h++; return (unsigned short)(s | h); }\n"
+    "  h = ((unsigned)ex << 10) | (m >> 13); rem = m & 0x1fff;\n"
+    "  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++; return (unsigned short)(s | h); }\n";
+
+static const char emu_tail[] =
+    "\nextern \"C\" void acc_emu_block(const void *args, unsigned bx, unsigned by, unsigned gx,\n"
+    "                              unsigned gy, int avg)\n"
+    "{\n"
+    "    blockIdx = {bx, by, 0};\n    gridDim = {gx, gy, 1};\n    threadIdx = {0, 0, 0};\n"
+    "#if ACC_AVG\n    if (avg) { acc_avg(*(const acc_args_t *)args); return; }\n#endif\n"
+    "    acc_kernel(*(const acc_args_t *)args);\n"
+    "}\n";
+
+typedef void (*emu_block_fn)(const void *args, unsigned bx, unsigned by, unsigned gx, unsigned gy,
+                             int avg);
+
+typedef struct {
+    void *lib;
+    emu_block_fn block;
+} emu_t;
+
+/* Is there a host C++ compiler to build modules with? */
+static inline int emu_available(void)
+{
+    return system("c++ --version > /dev/null 2>&1") == 0;
+}
+
+/* Compile k's source for the host and load it. */
+static inline void emu_build(emu_t *e, const acc_kernel_t *k, const char *tag)
+{
+    char src[600], lib[600], cmd[1400];
+    const char *text = acc_kernel_source(k, NULL), *at;
+    FILE *f;
+
+    const char *base = acc_test_tmp(tag);
+    CHECK_MSG(strlen(base) < 500, "scratch path too long: %s", base);
+    snprintf(src, sizeof(src), "%.500s.cc", base);
+    snprintf(lib, sizeof(lib), "%.500s.so", base);
+    f = fopen(src, "w");
+    CHECK_MSG(f != NULL, "cannot write %s", src);
+    fputs(emu_head, f);
+    /* One CUDA thread per block: the block's threads are not what is under test here. */
+    at = strstr(text, "#define ACC_THREADS 512\n");
+    CHECK_MSG(at != NULL, "the module does not define ACC_THREADS 512");
+    fwrite(text, 1, (size_t)(at - text), f);
+    fputs("#define ACC_THREADS 1\n", f);
+    fputs(at + strlen("#define ACC_THREADS 512\n"), f);
+    fputs(emu_tail, f);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd),
+             "c++ -std=c++17 -O1 -fno-strict-aliasing -fPIC -shared -w -o '%s' '%s' 2>&1", lib,
+             src);
+    CHECK_MSG(system(cmd) == 0, "host build of %s failed (%s)", acc_kernel_name(k), cmd);
+    e->lib = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    CHECK_MSG(e->lib != NULL, "dlopen %s: %s", lib, dlerror());
+    *(void **)&e->block = dlsym(e->lib, "acc_emu_block");
+    CHECK(e->block != NULL);
+    remove(lib);
+    remove(src);
+}
+
+static inline void emu_free(emu_t *e)
+{
+    if (e->lib)
+        dlclose(e->lib);
+    e->lib = NULL;
+}
+
+typedef struct {
+    const emu_t *e;
+    const acc_kargs_t *a;
+    unsigned bx, by, gx, gy;
+    int avg;
+} emu_job_t;
+
+static inline void *emu_thread(void *arg)
+{
+    emu_job_t *j = arg;
+    j->e->block(j->a, j->bx, j->by, j->gx, j->gy, j->avg);
+    return NULL;
+}
+
+/* Run every block of the grid at once, each on its own thread, and wait for all. */
+static inline void emu_grid(const emu_t *e, const acc_kargs_t *a, unsigned gx, unsigned gy, int avg)
+{
+    size_t n = (size_t)gx * gy, i;
+    pthread_t *t = calloc(n, sizeof(pthread_t));
+    emu_job_t *jobs = calloc(n, sizeof(emu_job_t));
+    pthread_attr_t attr;
+    CHECK(t && jobs);
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    for (i = 0; i < n; i++) {
+        jobs[i] = (emu_job_t){e, a, (unsigned)(i % gx), (unsigned)(i / gx), gx, gy, avg};
+        CHECK(pthread_create(&t[i], &attr, emu_thread, &jobs[i]) == 0);
+    }
+    for (i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+    pthread_attr_destroy(&attr);
+    free(t);
+    free(jobs);
+}
+
+/* One call through the emulated kernel, with acc_host_exec's arguments (host buffers are
+ * the "device" buffers here).  Fails the test with the kernel's own report if a wait gave
+ * up. */
+static inline void emu_call(const emu_t *e, acc_gpu_exec_t *x, uint64_t count, void *const *in,
+                            void *const *out, int inplace)
+{
+    acc_kargs_t a;
+    unsigned gx, gy;
+    const uint32_t *status;
+
+    CHECK_OK(acc_gpu_exec_args(x, count, in, out, inplace, &a, &gx, &gy));
+    status = (const uint32_t *)(uintptr_t)a.status;
+    emu_grid(e, &a, gx, gy, 0);
+    CHECK_MSG(status[0] == 0,
+              "emulated kernel gave up: kind %u at rank %u lane %u copy %u op %u (index %u, "
+              "wanted %u, saw %u)",
+              status[0], status[1], status[2], status[3], status[4], status[5], status[6],
+              status[7]);
+    if (acc_gpu_exec_kernel(x)->op == ACC_RED_AVG && acc_gpu_exec_kernel(x)->reduces)
+        emu_grid(e, &a, 1, gy, 1);
+}
+
+#endif
