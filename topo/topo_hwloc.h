@@ -70,7 +70,7 @@ typedef struct topo_nvml topo_nvml_t;
 acc_status_t topo_nvml_open(topo_nvml_t **out);
 void topo_nvml_close(topo_nvml_t *n);
 int topo_nvml_gpu_facts(void *ctx, acc_topo_vertex_t *gpu, int *gen, int *width);
-/* NVLinks of the GPUs that became vertices of t; fails if one NVML reported did not. */
+/* NVLinks of NVML's GPUs; a GPU hwloc did not see on the PCI bus is placed under CPU0 first. */
 acc_status_t topo_nvml_add_links(topo_nvml_t *n, acc_topo_t *t);
 
 #endif
