@@ -71,8 +71,10 @@ acc_status_t acc_topo_canonical(const acc_topo_t *t, acc_buf_t *out)
                    t->kind_count[ACC_VTX_CPU]);
     for (a = 0; a < ngpu; a++) {
         const acc_topo_vertex_t *v = &t->vertices[t->gpu_vertex[a]];
-        acc_buf_printf(out, "gpu %d sm=%d sms=%d mem=%llu numa=%d nvswitch=%d\n", a, v->sm,
-                       v->sm_count, (unsigned long long)(v->mem_bytes >> 20),
+        /* Memory in whole GiB: NVML reports what is usable (81559 MiB on an H100 80GB), files
+         * the datasheet figure; both must give the machine one fingerprint. */
+        acc_buf_printf(out, "gpu %d sm=%d sms=%d mem=%lluG numa=%d nvswitch=%d\n", a, v->sm,
+                       v->sm_count, (unsigned long long)((v->mem_bytes + (1ull << 29)) >> 30),
                        t->vertex_numa[t->gpu_vertex[a]], acc_topo_nvlinks_to_switches(t, a));
     }
     for (a = 0; a < ngpu; a++) {

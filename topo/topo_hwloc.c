@@ -483,10 +483,12 @@ static acc_status_t add_gpus(topo_hwloc_conv_t *c, topo_gpu_facts_fn gpu_facts, 
         if ((st = gpu_link(c, d)) != ACC_OK)
             return st;
     }
-    if (acc_topo_count(c->t, ACC_VTX_GPU) == 0 && c->live)
+    /* Live, NVML places GPUs hwloc cannot see (a sandbox whose /sys hides them); only without
+     * NVML's facts is an empty PCI bus the end. */
+    if (acc_topo_count(c->t, ACC_VTX_GPU) == 0 && c->live && !gpu_facts)
         return acc_error_set(ACC_ERR_TOPO, "hwloc finds no NVIDIA GPU on the PCI bus of this "
                                            "machine");
-    if (acc_topo_count(c->t, ACC_VTX_GPU) == 0)
+    if (acc_topo_count(c->t, ACC_VTX_GPU) == 0 && !c->live)
         return acc_error_set(ACC_ERR_TOPO,
                              "%s: no NVIDIA GPU (a PCI device of class 0x03xx from "
                              "vendor 10de); if the machine has GPUs, export its topology with I/O "
