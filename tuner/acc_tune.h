@@ -120,6 +120,362 @@ void acc_profile_names_free(char **names, size_t count);
  * and the profiles it holds. */
 acc_status_t acc_profile_load_builtin(const char *name, acc_profile_t **out);
 
+#include "acc_cost.h" /* acc_nccl_options_t, acc_topo_t */
+
+/* ---- collective times (tuner/itersim_comm.c) ----------------------------------------------------
+ *
+ * The simulator needs the time of one allreduce of any size on the cluster.  It takes it from the
+ * compiler's sweep (acc_select_build: at each power of two from 1 KiB to 4 GiB, acc's fastest
+ * verified plan and NCCL's own choice as its 2.28 model predicts it) and reads between the
+ * sweep's sizes linearly in bytes: within one regime a collective costs alpha + beta x bytes
+ * (Hockney's model, which NCCL's own tuning model also follows), so the straight line between
+ * two neighbouring sizes is exact there, and its intercept and slope are the latency part and
+ * the bandwidth part that concurrent collectives share (acc_itersim_run).  Below the smallest
+ * size the first segment is extended (times stay >= 0), above the largest the last one.
+ *
+ * Each point also says how many thread blocks (CTAs) the call keeps busy: NCCL's channel count
+ * for NCCL's choice, the plan's lanes for acc's plan.  Each holds one SM while the call runs.
+ * Where a forced choice has no time at some size (no acc plan applies there), it takes AUTO's,
+ * as the runtime would fall back to the other.
+ */
+typedef enum {
+    ACC_TUNE_ALGO_AUTO = 0, /* the selection: at each size the faster of acc's plan and NCCL */
+    ACC_TUNE_ALGO_ACC,      /* acc's fastest plan at every size (forced) */
+    ACC_TUNE_ALGO_NCCL,     /* NCCL's own choice at every size (forced) */
+    ACC_TUNE_ALGO_COUNT
+} acc_tune_algo_t;
+
+const char *acc_tune_algo_name(acc_tune_algo_t a); /* "auto", "acc", "nccl"; "?" otherwise */
+acc_status_t acc_tune_algo_parse(const char *s, acc_tune_algo_t *out);
+
+/* One size of an allreduce cost curve.  us < 0: that choice has no time at this size. */
+typedef struct {
+    uint64_t nbytes;
+    double us[ACC_TUNE_ALGO_COUNT];
+    int ctas[ACC_TUNE_ALGO_COUNT];
+} acc_tune_comm_point_t;
+
+typedef struct acc_tune_comm acc_tune_comm_t;
+
+typedef struct {
+    int nccl_only;           /* 1: NCCL's model only (fast; acc's plans are not swept) */
+    uint64_t max_bytes;      /* largest size swept; 0: 4 GiB */
+    acc_nccl_options_t nccl; /* the NCCL replica's options */
+} acc_tune_comm_opts_t;
+
+void acc_tune_comm_opts_init(acc_tune_comm_opts_t *opts);
+/* The allreduce curves of a finalized topology (borrowed; not needed afterwards).  A topology
+ * of one GPU gives a model without communication (every time 0).  opts may be NULL. */
+acc_status_t acc_tune_comm_create(const acc_topo_t *topo, const acc_tune_comm_opts_t *opts,
+                                  acc_tune_comm_t **out);
+/* Curves given point by point (measurements, tests): sizes strictly ascending, at least one
+ * point; times >= 0 or < 0 for "none"; sm_count is the GPU's SMs (0: no SM accounting). */
+acc_status_t acc_tune_comm_create_points(int nranks, int sm_count,
+                                         const acc_tune_comm_point_t *points, size_t n,
+                                         acc_tune_comm_t **out);
+void acc_tune_comm_destroy(acc_tune_comm_t *c);
+
+int acc_tune_comm_ranks(const acc_tune_comm_t *c);
+int acc_tune_comm_sm_count(const acc_tune_comm_t *c);
+/* Whether this choice has times (acc's plans are absent from a nccl_only model). */
+int acc_tune_comm_has(const acc_tune_comm_t *c, acc_tune_algo_t algo);
+/* The sweep's points, ascending. */
+const acc_tune_comm_point_t *acc_tune_comm_points(const acc_tune_comm_t *c, size_t *n);
+
+typedef struct {
+    double us;     /* the whole call alone on the network */
+    double lat_us; /* its latency part, 0..us */
+    double bw_us;  /* its bandwidth part: us - lat_us */
+    int ctas;      /* thread blocks it holds */
+} acc_tune_cost_t;
+
+/* The cost of one allreduce of nbytes; ACC_ERR_UNSUPPORTED when algo has no times here. */
+acc_status_t acc_tune_comm_cost(const acc_tune_comm_t *c, acc_tune_algo_t algo, uint64_t nbytes,
+                                acc_tune_cost_t *out);
+
+/* ---- fusion configurations (tuner/search.c) --------------------------------------------------
+ *
+ * How gradients become collectives.  The policies are those of the peers, and acc's own:
+ *   NONE     one allreduce per tensor, launched as soon as it is ready;
+ *   DDP      PyTorch DDP's buckets: assigned once, in gradient-ready order, per data type; a
+ *            bucket closes when its size reaches its cap (so it overshoots by at most one
+ *            tensor), the first bucket's cap is first_bytes and every later one fusion_bytes; a
+ *            bucket is reduced when all its tensors are ready, strictly in bucket order;
+ *   HOROVOD  Horovod's cycle: every cycle_ms the background loop takes the tensors that are
+ *            ready, in order, and fuses them into buffers of at most fusion_bytes (a larger
+ *            tensor goes alone); one buffer per data type and fusion;
+ *   ACC      acc's fusion: buffers filled in ready order up to fusion_bytes, per data type,
+ *            launched as soon as the next tensor would not fit (a runtime knows every tensor's
+ *            size in advance), when cycle_ms has passed since the buffer's first gradient was
+ *            ready (cycle_ms > 0), or when the backward pass ends.
+ * Each buffer goes to one of `streams` streams, by round robin or to the least-loaded one (the
+ * stream whose queued work ends first); a stream reduces its buffers one after another.
+ */
+#define ACC_TUNE_MAX_STREAMS 16
+/* Room for the text form of any configuration (acc_tune_config_format), NUL included. */
+#define ACC_TUNE_CONFIG_TEXT_MAX 160
+
+typedef enum {
+    ACC_FUSION_NONE = 0,
+    ACC_FUSION_DDP,
+    ACC_FUSION_HOROVOD,
+    ACC_FUSION_ACC,
+    ACC_FUSION_POLICY_COUNT
+} acc_fusion_policy_t;
+
+typedef enum { ACC_STREAMS_ROUND_ROBIN = 0, ACC_STREAMS_LEAST_LOADED } acc_stream_assign_t;
+
+const char *acc_fusion_policy_name(acc_fusion_policy_t p); /* "none", "ddp", "horovod", "acc" */
+acc_status_t acc_fusion_policy_parse(const char *s, acc_fusion_policy_t *out);
+
+typedef struct {
+    acc_fusion_policy_t policy;
+    uint64_t fusion_bytes; /* buffer / bucket cap, >= 1 (unused by NONE) */
+    uint64_t first_bytes;  /* DDP's first bucket; 0: fusion_bytes */
+    double cycle_ms;       /* HOROVOD: the cycle (> 0); ACC: the timeout (0: none) */
+    int streams;           /* 1..ACC_TUNE_MAX_STREAMS */
+    acc_stream_assign_t assign;
+    acc_tune_algo_t algo;
+} acc_tune_config_t;
+
+/* The peers' defaults (reference/03-fusion-autotune.md):
+ *   DDP: 25 MiB buckets, a 1 MiB first bucket, one stream (reducer.hpp kDefaultBucketBytesCap,
+ *        kDefaultFirstBucketBytes; one NCCL stream per process group);
+ *   Horovod: 128 MiB fusion threshold and a 1 ms cycle, the defaults since Horovod PR #2468
+ *        (2020; 64 MiB and 5 ms before), one stream (HOROVOD_NUM_NCCL_STREAMS=1);
+ *   no fusion: one allreduce per tensor, one stream.
+ * All three use NCCL's own choice of algorithm. */
+void acc_tune_config_ddp(acc_tune_config_t *c);
+void acc_tune_config_horovod(acc_tune_config_t *c);
+void acc_tune_config_nofusion(acc_tune_config_t *c);
+/* acc's policy with fusion_bytes, streams and algo; least-loaded streams, no timeout. */
+void acc_tune_config_acc(acc_tune_config_t *c, uint64_t fusion_bytes, int streams,
+                         acc_tune_algo_t algo);
+acc_status_t acc_tune_config_check(const acc_tune_config_t *c);
+/* Text form, as tuning runs store it: "policy=acc fusion=32M streams=2 algo=auto" plus
+ * "first=1M", "cycle=1ms" and "assign=rr|least" where they differ from the policy's default.
+ * parse(format(c)) == c; parse rejects unknown keys and bad values, naming them. */
+acc_status_t acc_tune_config_format(const acc_tune_config_t *c, char *buf, size_t size);
+acc_status_t acc_tune_config_parse(const char *text, acc_tune_config_t *out);
+
+/* ---- the training-iteration simulator (tuner/itersim.c) --------------------------------------
+ *
+ * One data-parallel training iteration on every GPU of the cluster, as seen by one rank:
+ *
+ *  - Compute.  The compute entry's time of one micro-batch is forward + backward, the
+ *    optimizer step included as published; backward is acc_profile_backward_ms(), the rest
+ *    (forward and the optimizer step) is not overlapped with communication.  With accumulation
+ *    N the first N - 1 micro-batches only compute; the gradients are reduced during the
+ *    backward pass of the last one.  The optimizer step really runs after the last reduction;
+ *    counting it before the backward pass gives the same total, since nothing overlaps it.
+ *  - Gradients.  Tensor i is ready after ready_i x backward of backward work.
+ *  - Fusion and streams as in the configuration (above).
+ *  - Collectives.  A collective alone costs lat + bw (acc_tune_comm_cost).  Collectives in
+ *    flight on different streams share the links: their latency parts overlap freely and the
+ *    bandwidth parts of the k in flight each progress at 1/k of the rate (processor sharing:
+ *    every allreduce here spans every rank and loads the same links, so the fair share of the
+ *    bottleneck is equal; NCCL's kernels on separate streams do run concurrently).
+ *  - SMs.  A collective holds its CTAs' SMs while it runs (NCCL launches one CTA per channel,
+ *    each resident for the whole kernel), so backward compute proceeds at
+ *    1 - (CTAs in flight / SMs of the GPU), never below 0.  This is what makes streams cost
+ *    something: each concurrent collective takes its own SMs.  opts.sm_contention = 0 turns
+ *    it off.
+ *  - The iteration ends when the backward pass has ended and the last reduction has landed.
+ *
+ * Not modelled: copies into and out of fusion buffers (DDP reduces bucket views), framework
+ * overheads per buffer (Horovod's negotiation with its response cache, kernel launches), skew
+ * between ranks, the forward pass of the next iteration overlapping the tail.
+ *
+ * Outputs: iteration time, compute-only time (one GPU: exactly the profile's time), the exposed
+ * communication (the difference), and the scaling efficiency compute / iteration.
+ */
+typedef struct acc_itersim acc_itersim_t;
+
+typedef struct {
+    /* Fraction of the tensors simulated as separate units, 0 < fidelity <= 1: below 1,
+     * consecutive tensors of one data type are merged into about fidelity x n groups of
+     * similar size, each ready when its last member is (coarse evaluations for successive
+     * halving; a group cannot be split between buffers).  1 (the default) is exact. */
+    double fidelity;
+    int sm_contention; /* 1 (default): collectives take SMs from compute; 0: they do not */
+} acc_itersim_opts_t;
+
+void acc_itersim_opts_init(acc_itersim_opts_t *opts);
+
+/* A simulator of `profile` (borrowed, must outlive the simulator) computing as `compute` (one
+ * of profile->compute; borrowed) on the cluster whose collectives `comm` (borrowed; NULL: one
+ * GPU, no communication) prices.  opts may be NULL. */
+acc_status_t acc_itersim_create(const acc_profile_t *profile, const acc_profile_compute_t *compute,
+                                const acc_tune_comm_t *comm, const acc_itersim_opts_t *opts,
+                                acc_itersim_t **out);
+void acc_itersim_destroy(acc_itersim_t *sim);
+/* The same iteration at another fidelity. */
+acc_status_t acc_itersim_refine(const acc_itersim_t *sim, double fidelity, acc_itersim_t **out);
+
+const acc_profile_t *acc_itersim_profile(const acc_itersim_t *sim);
+const acc_tune_comm_t *acc_itersim_comm(const acc_itersim_t *sim);
+double acc_itersim_fidelity(const acc_itersim_t *sim);
+size_t acc_itersim_units(const acc_itersim_t *sim); /* tensors or groups simulated */
+
+typedef struct {
+    double iteration_ms; /* the whole iteration, accumulated micro-batches included */
+    double compute_ms;   /* the same on one GPU: N x the compute entry's time */
+    double exposed_ms;   /* iteration_ms - compute_ms */
+    double efficiency;   /* compute_ms / iteration_ms, 0..1 */
+    double backward_ms;  /* the last backward pass as simulated (stretched by SM use) */
+    double tail_ms;      /* from the end of the backward pass to the last reduction, >= 0 */
+    double comm_busy_ms; /* time with at least one collective in flight */
+    size_t buffers;      /* collectives launched */
+    uint64_t bytes;      /* gradient bytes reduced */
+    uint64_t largest;    /* the largest buffer */
+    int peak_inflight;   /* most collectives in flight at once */
+    uint64_t events;     /* simulator events processed (its cost) */
+} acc_itersim_result_t;
+
+acc_status_t acc_itersim_run(const acc_itersim_t *sim, const acc_tune_config_t *config,
+                             acc_itersim_result_t *out);
+
+/* ---- the search (tuner/search.c, search_bayes.c, search_halving.c) -----------------------------
+ *
+ * The space: fusion sizes at each power of two from fusion_min to fusion_max (256 KiB to 1 GiB:
+ * 13 sizes, a log scale), stream counts streams_min..streams_max (1 to 8) and the collective
+ * choices in `algos` (auto, acc, nccl): 13 x 8 x 3 = 312 configurations by default, all with
+ * one fusion policy.  Point i of the space is fusion i % F, streams (i / F) % S, algo i / (F S).
+ * The score of a configuration is its simulated iteration time; lower is better.
+ *
+ * Strategies:
+ *   GRID     every configuration (the reference);
+ *   BAYES    Bayesian optimisation: a Gaussian process on log2(fusion) and streams, each scaled
+ *            to [0, 1], with a Matern 5/2 kernel and the collective choice as a category
+ *            (correlation rho between choices); log iteration time, standardised; length scales
+ *            and rho chosen by marginal likelihood on a small grid; the next point is the
+ *            unevaluated configuration of largest expected improvement (xi = 0.01, as Horovod),
+ *            found by enumerating the space; it starts from the warm points and a stratified
+ *            random design and stops at the budget or when no point is expected to improve;
+ *   HALVING  successive halving: many configurations at low fidelity, the better half kept
+ *            and re-evaluated at twice the fidelity, until the last rung at fidelity 1.
+ *            Fidelity is acc_itersim_opts_t.fidelity: the iteration simulated with the tensor
+ *            list merged into fewer, larger groups, which costs proportionally less and keeps
+ *            the shape of the timeline; only full-fidelity scores can be the optimum.
+ * Every evaluation, at any fidelity, counts one against the budget.  Warm points (optima
+ * already known for similar models, topologies or networks) are evaluated first, at full
+ * fidelity, by every strategy.
+ */
+typedef struct {
+    acc_fusion_policy_t policy;      /* the policy tuned: ACC (default), DDP or HOROVOD */
+    double cycle_ms;                 /* its cycle / timeout (acc_tune_config_t.cycle_ms) */
+    acc_stream_assign_t assign;      /* default: the policy's */
+    uint64_t fusion_min, fusion_max; /* powers of two */
+    int streams_min, streams_max;    /* 1..ACC_TUNE_MAX_STREAMS */
+    unsigned algos;                  /* bit (1 << acc_tune_algo_t) per choice searched */
+} acc_tune_space_t;
+
+/* ACC policy, 256 KiB..1 GiB, 1..8 streams, every choice, least-loaded, no timeout. */
+void acc_tune_space_init(acc_tune_space_t *s);
+acc_status_t acc_tune_space_check(const acc_tune_space_t *s);
+size_t acc_tune_space_size(const acc_tune_space_t *s);
+size_t acc_tune_space_fusions(const acc_tune_space_t *s);
+int acc_tune_space_streams(const acc_tune_space_t *s);
+int acc_tune_space_algos(const acc_tune_space_t *s); /* number of choices searched */
+void acc_tune_space_config(const acc_tune_space_t *s, size_t index, acc_tune_config_t *out);
+/* The point nearest to c: fusion rounded in log2 and clamped, streams clamped, algo as c's when
+ * searched, else the first searched.  For warm starts. */
+size_t acc_tune_space_nearest(const acc_tune_space_t *s, const acc_tune_config_t *c);
+
+typedef enum {
+    ACC_SEARCH_GRID = 0,
+    ACC_SEARCH_BAYES,
+    ACC_SEARCH_HALVING,
+    ACC_SEARCH_STRATEGY_COUNT
+} acc_search_strategy_t;
+
+const char *acc_search_strategy_name(acc_search_strategy_t s); /* "grid", "bayes", "halving" */
+acc_status_t acc_search_strategy_parse(const char *s, acc_search_strategy_t *out);
+
+typedef struct {
+    acc_tune_config_t config;
+    size_t index;    /* in the space */
+    double fidelity; /* 1: exact */
+    int warm;        /* 1: a warm-start point */
+    acc_itersim_result_t result;
+    double seconds; /* wall time of the evaluation */
+} acc_tune_eval_t;
+
+/* Called after each evaluation (to store it, to show progress); `done` evaluations of at most
+ * `budget` so far.  A status other than ACC_OK stops the search with that status. */
+typedef acc_status_t (*acc_tune_eval_fn)(void *ctx, const acc_tune_eval_t *e, size_t done,
+                                         size_t budget);
+
+typedef struct {
+    acc_search_strategy_t strategy;
+    /* Most evaluations; 0: GRID every point, BAYES and HALVING a quarter of the space. */
+    size_t budget;
+    uint64_t seed;                 /* same seed, same evaluations */
+    const acc_tune_config_t *warm; /* borrowed; nwarm of them */
+    size_t nwarm;
+    acc_tune_eval_fn on_eval; /* may be NULL */
+    void *ctx;
+} acc_tune_search_opts_t;
+
+void acc_tune_search_opts_init(acc_tune_search_opts_t *opts);
+
+typedef struct {
+    acc_search_strategy_t strategy;
+    acc_tune_eval_t *evals; /* in the order made */
+    size_t nevals;
+    size_t best;    /* the full-fidelity evaluation of least iteration time; among equal
+                       times the fewest streams, then the smallest fusion size */
+    double cost;    /* sum of the evaluations' fidelities: full-evaluation equivalents */
+    double seconds; /* wall time of the search */
+} acc_tune_search_result_t;
+
+/* Search `space` with `sim` (fidelity 1).  The space's choices must be ones sim's collective
+ * times have (ACC_ERR_UNSUPPORTED naming the one missing). */
+acc_status_t acc_tune_search(const acc_itersim_t *sim, const acc_tune_space_t *space,
+                             const acc_tune_search_opts_t *opts, acc_tune_search_result_t **out);
+void acc_tune_search_result_destroy(acc_tune_search_result_t *r);
+
+/* ---- reports (tuner/tune_report.c) -----------------------------------------------------------
+ *
+ * What a search found, beside the peers' defaults: a text table, CSV, and an SVG heatmap of
+ * iteration time over fusion size x streams.  Points come from a search (acc_tune_point_from_eval)
+ * or from tuning runs read back from the database.
+ */
+typedef struct {
+    char label[32]; /* the strategy ("grid", "bayes", ...) or baseline's name */
+    acc_tune_config_t config;
+    double fidelity; /* 1: exact */
+    double iteration_ms;
+    double compute_ms; /* the compute-only time; <= 0: unknown */
+    size_t buffers;    /* collectives per iteration; 0: unknown */
+} acc_tune_point_t;
+
+void acc_tune_point_from_eval(const acc_tune_eval_t *e, const char *label, acc_tune_point_t *out);
+/* "DDP defaults", "Horovod defaults", "no fusion" for the three baselines, by policy; else the
+ * policy's name. */
+const char *acc_tune_baseline_label(acc_fusion_policy_t p);
+
+typedef struct {
+    const char *title;              /* "resnet50 on dgx-h100-2node (16 GPUs)" */
+    const acc_tune_point_t *points; /* evaluations, any fidelity; may be NULL */
+    size_t npoints;
+    const acc_tune_point_t *best;      /* the optimum; NULL when none */
+    const acc_tune_point_t *baselines; /* may be NULL */
+    size_t nbaselines;
+} acc_tune_report_t;
+
+/* The optimum and every baseline with iteration time, exposed communication, efficiency and
+ * the optimum's speedup over it; then the best evaluated configurations (up to `top`). */
+acc_status_t acc_tune_report_text(const acc_tune_report_t *r, size_t top, acc_buf_t *out);
+/* One row per point and baseline: label, policy, fusion_bytes, first_bytes, cycle_ms, streams,
+ * assign, algo, fidelity, iteration_ms, compute_ms, exposed_ms, efficiency, buffers. */
+acc_status_t acc_tune_report_csv(const acc_tune_report_t *r, acc_buf_t *out);
+/* Heatmap: fusion size across, streams down, each cell the best full-fidelity time of its
+ * (fusion, streams) over the collective choices and of the optimum's policy; the optimum
+ * ringed; the baselines and the optimum's speedup over each listed below.  ACC_ERR_NOT_FOUND
+ * when there is no full-fidelity point to draw. */
+acc_status_t acc_tune_report_svg(const acc_tune_report_t *r, acc_buf_t *out);
+
 #ifdef __cplusplus
 }
 #endif
