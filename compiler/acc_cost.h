@@ -217,6 +217,8 @@ void acc_sim_destroy(acc_sim_t *sim);
 /* plan->nranks must equal acc_topo_ranks(topo); dt decides element size and reduction cost. */
 acc_status_t acc_sim_plan(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nbytes,
                           acc_dtype_t dt, acc_sim_result_t *out);
+/* Append the simulator's constants, one per line: name, value, unit and source (acc-info). */
+acc_status_t acc_sim_constants_dump(acc_buf_t *out);
 
 /* Lower bounds for a collective of nbytes on a topology: bandwidth (the bytes each rank must
  * move over its bottleneck: e.g. 2(n-1)/n x nbytes for allreduce through the slowest of the
