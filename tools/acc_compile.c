@@ -18,6 +18,8 @@ static const char usage_text[] =
     "       acc-compile --verify FILE.yaml\n"
     "       acc-compile --import-msccl FILE.xml [--verify] [--emit-plan FILE.yaml]\n"
     "       acc-compile --list-platforms | --help | --version\n"
+    "       acc-compile --topo SRC [--coll C [--algo NAME ...]] [--emit-cuda DIR]\n"
+    "                   [--arch sm_80,sm_90]\n"
     "\n"
     "SRC is one of\n"
     "  a file            NCCL topology XML (NCCL_TOPO_DUMP_FILE), hwloc XML (lstopo --of xml),\n"
@@ -35,6 +37,14 @@ static const char usage_text[] =
     "                       (nccl-xml, usable as NCCL_TOPO_FILE)\n"
     "  -o, --output FILE    where --export-topo writes (default: standard output)\n"
     "  --list-platforms     list the shipped platform descriptions\n"
+    "Kernels\n"
+    "  --emit-cuda DIR      write the CUDA source of the run's plans (fp32, fp16 and bf16,\n"
+    "                       sum) into DIR, one .cu file per kernel module\n"
+    "  --arch LIST          compile those modules with NVRTC for each architecture of LIST\n"
+    "                       (sm_80,sm_90,...) through the kernel cache (ACC_CACHE_DIR) and\n"
+    "                       report counts and times.  The run's plans: --algo's, --verify\n"
+    "                       FILE's or --import-msccl's, else every algorithm that applies\n"
+    "                       to SRC (of --coll C)\n"
     "Plans\n"
     "  --list-algos         every algorithm, and whether it applies to SRC (and why not)\n"
     "  --coll C             allreduce, allgather, reduce_scatter, broadcast, reduce, alltoall\n"
@@ -84,6 +94,9 @@ static int parse_int(const char *opt, const char *text, int lo, int *out)
     return 0;
 }
 
+/* Options of the kernel actions (compile_cuda.c). */
+enum { OPT_EMIT_CUDA = 400, OPT_ARCH };
+
 enum {
     OPT_TOPO = 256, OPT_PRINT, OPT_JSON, OPT_EXPORT, OPT_LIST, OPT_VERSION, OPT_LIST_ALGOS,
     OPT_COLL, OPT_ALGO, OPT_LANES, OPT_CHUNKS, OPT_ROOT, OPT_INNER, OPT_OUTER, OPT_PROTO,
@@ -92,6 +105,8 @@ enum {
 
 static const struct option longopts[] = {
     {"topo", required_argument, NULL, OPT_TOPO},
+    {"emit-cuda", required_argument, NULL, OPT_EMIT_CUDA},
+    {"arch", required_argument, NULL, OPT_ARCH},
     {"print-topo", no_argument, NULL, OPT_PRINT},
     {"json", no_argument, NULL, OPT_JSON},
     {"export-topo", required_argument, NULL, OPT_EXPORT},
@@ -124,6 +139,8 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_TOPO: o->topo = optarg; break;
+        case OPT_EMIT_CUDA: o->emit_cuda = optarg; break;
+        case OPT_ARCH: o->arch = optarg; break;
         case OPT_PRINT: o->print_topo = 1; break;
         case OPT_JSON: o->json = 1; break;
         case OPT_EXPORT: o->export_fmt = optarg; break;
@@ -160,6 +177,11 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
     }
     if (optind < argc)
         return usage_error("unexpected argument", argv[optind]);
+    if ((o->emit_cuda || o->arch) && !o->topo && !o->verify_file && !o->import_msccl)
+        return usage_error("--emit-cuda/--arch need plans: --topo SRC, --verify FILE or "
+                           "--import-msccl FILE", NULL);
+    /* Read before the topology summary becomes the default action below. */
+    o->cuda_only = (o->emit_cuda || o->arch) && !o->print_topo && !o->export_fmt;
     if (o->export_fmt && strcmp(o->export_fmt, "yaml") != 0 &&
         strcmp(o->export_fmt, "nccl-xml") != 0)
         return usage_error("--export-topo takes yaml or nccl-xml, not", o->export_fmt);
@@ -205,11 +227,15 @@ int main(int argc, char **argv)
         return rc;
     if (acc_settings_validate() != ACC_OK)
         return compile_fail(EXIT_USAGE);
+    if (o.cuda_only)
+        o.print_topo = 0;
     if (o.list_platforms)
         return list_platforms();
     if (o.topo && acc_topo_load(o.topo, &topo) != ACC_OK)
         return compile_fail(EXIT_INPUT);
     rc = topo ? compile_topo_actions(&o, topo) : EXIT_OK;
+    if (rc == EXIT_OK && (o.emit_cuda || o.arch))
+        rc = compile_cuda_actions(&o, topo);
     if (rc == EXIT_OK && o.list_algos)
         rc = compile_list_algos(topo);
     if (rc == EXIT_OK && (o.algo || o.verify_file || o.import_msccl))

@@ -13,6 +13,10 @@ typedef struct {
     int print_topo;
     int json;
     int list_platforms;
+    /* kernels */
+    const char *emit_cuda; /* --emit-cuda DIR */
+    const char *arch;      /* --arch sm_80,sm_90 */
+    int cuda_only;         /* --emit-cuda/--arch without another action: no topology summary */
     /* plans */
     const char *coll;
     const char *algo;
@@ -32,6 +36,8 @@ int compile_write(const char *path, const acc_buf_t *b);
 
 int compile_topo_actions(const compile_opts_t *o, const acc_topo_t *topo);
 int compile_list_algos(const acc_topo_t *topo);
+/* --emit-cuda DIR, --arch LIST: generate (and compile) the kernels of the run's plans. */
+int compile_cuda_actions(const compile_opts_t *o, const acc_topo_t *topo);
 /* --algo, --verify FILE, --import-msccl: produce, verify and write plans. */
 int compile_plan_actions(const compile_opts_t *o, const acc_topo_t *topo);
 

@@ -1,0 +1,380 @@
+/*
+ * bench_kernels: what acc's generated kernels cost to build and what they move.
+ *
+ *     bench_kernels [--topo SRC] [--coll C] [--arch sm_XY] [--cpu-only]
+ *                   [--min SIZE] [--max SIZE] [--iters N]
+ *
+ * CPU (always, no GPU needed): NVRTC time per module - wall and CPU time of every module of
+ * every algorithm of the topology in fp32, fp16 and bf16, their median against the target of
+ * 100 ms - and the cost of a cache hit, from memory and from the cache directory (target
+ * < 1 ms).
+ *
+ * GPU (when a device is present): the device-to-device copy bandwidth measured first, in the
+ * same run (cuMemcpyDtoDAsync of 1 GiB, read + written bytes over time), then for every
+ * algorithm of the topology's collectives and every size from 4 KiB to 1 GiB (x4), the time
+ * of one call on the single-GPU executor (all ranks emulated on the device), the bytes its
+ * ranks read and wrote (acc_kernel_traffic) and that traffic's rate as a fraction of the copy
+ * bandwidth: the roofline of the emulation, where every "link" is device memory.  SIZE is
+ * the bytes of each rank's largest buffer (nccl-tests' convention: allreduce in and out,
+ * allgather out, reduce_scatter in), in fp32.
+ */
+#include "acc_compiler.h"
+#include "acc_kernels.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double wall_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static double cpu_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof(double), cmp_double);
+    return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
+}
+
+typedef struct {
+    const char *topo, *arch;
+    int coll; /* -1: all */
+    int cpu_only, iters;
+    uint64_t min, max;
+} opts_t;
+
+/* Every applicable plan of the topology (default arguments), optionally one collective. */
+static size_t plans_of(const acc_topo_t *t, int coll, acc_plan_t **out, size_t cap)
+{
+    size_t n, i, m = 0;
+    const acc_algo_t *const *list = acc_algo_list(&n);
+    for (i = 0; i < n && m < cap; i++) {
+        if ((coll >= 0 && list[i]->coll != (acc_coll_t)coll) ||
+            list[i]->supports(t, NULL) != ACC_OK)
+            continue;
+        if (acc_algo_generate(list[i], t, NULL, &out[m]) == ACC_OK)
+            m++;
+        else
+            fprintf(stderr, "bench_kernels: %s\n", acc_error_message());
+    }
+    return m;
+}
+
+/* ---- CPU: NVRTC and the cache --------------------------------------------------------- */
+
+static int bench_nvrtc(acc_plan_t **plans, size_t np, const char *arch)
+{
+    static const acc_dtype_t types[] = {ACC_DT_F32, ACC_DT_F16, ACC_DT_BF16};
+    double walls[256], cpus[256];
+    size_t n = 0, i, d;
+    char seen[256][ACC_SHA256_HEX_LEN + 1];
+
+    printf("# NVRTC, one module per plan and type, for %s (target: median < 100 ms)\n", arch);
+    printf("%-44s %9s %9s %9s %9s\n", "module", "source B", "cubin B", "wall ms", "cpu ms");
+    for (i = 0; i < np; i++)
+        for (d = 0; d < 3 && n < 256; d++) {
+            acc_kernel_t *k = NULL;
+            void *cubin = NULL;
+            size_t size = 0, len = 0, j;
+            char key[ACC_SHA256_HEX_LEN + 1];
+            double w0, c0;
+            if (acc_kernel_generate(plans[i], types[d], ACC_RED_SUM, &k) != ACC_OK ||
+                acc_kcache_key(acc_kernel_source(k, &len), arch, key) != ACC_OK) {
+                fprintf(stderr, "bench_kernels: %s\n", acc_error_message());
+                acc_kernel_destroy(k);
+                return 1;
+            }
+            /* Modules that only move data are one per element size: time each once. */
+            for (j = 0; j < n && strcmp(seen[j], key) != 0; j++)
+                ;
+            if (j < n) {
+                acc_kernel_destroy(k);
+                continue;
+            }
+            w0 = wall_ms();
+            c0 = cpu_ms();
+            if (acc_nvrtc_compile(acc_kernel_source(k, NULL), acc_kernel_name(k), arch, &cubin,
+                                  &size, NULL) != ACC_OK) {
+                fprintf(stderr, "bench_kernels: %s\n", acc_error_message());
+                acc_kernel_destroy(k);
+                return 1;
+            }
+            walls[n] = wall_ms() - w0;
+            cpus[n] = cpu_ms() - c0;
+            memcpy(seen[n], key, sizeof(key));
+            printf("%-44s %9zu %9zu %9.1f %9.1f\n", acc_kernel_name(k), len, size, walls[n],
+                   cpus[n]);
+            n++;
+            acc_free(cubin);
+            acc_kernel_destroy(k);
+        }
+    printf("NVRTC: %zu modules, median %.1f ms wall, %.1f ms CPU per module (target < 100 ms)\n", n,
+           median(walls, n), median(cpus, n));
+    return 0;
+}
+
+static int bench_cache(acc_plan_t *plan, const char *arch)
+{
+    char dir[] = "/tmp/acc_bench_kcache_XXXXXX";
+    acc_kernel_t *k = NULL;
+    acc_kcache_t *c = NULL;
+    const void *bin;
+    size_t size;
+    double mem[200], disk[50], t0;
+    int i, rc = 1;
+
+    if (!mkdtemp(dir)) {
+        perror("bench_kernels: mkdtemp");
+        return 1;
+    }
+    if (acc_kernel_generate(plan, ACC_DT_F16, ACC_RED_SUM, &k) != ACC_OK ||
+        acc_kcache_create(dir, &c) != ACC_OK ||
+        acc_kcache_cubin(c, acc_kernel_source(k, NULL), acc_kernel_name(k), arch, &bin, &size) !=
+            ACC_OK)
+        goto out;
+    for (i = 0; i < 200; i++) {
+        t0 = wall_ms();
+        if (acc_kcache_cubin(c, acc_kernel_source(k, NULL), acc_kernel_name(k), arch, &bin,
+                             &size) != ACC_OK)
+            goto out;
+        mem[i] = wall_ms() - t0;
+    }
+    for (i = 0; i < 50; i++) {
+        acc_kcache_t *fresh = NULL;
+        if (acc_kcache_create(dir, &fresh) != ACC_OK)
+            goto out;
+        t0 = wall_ms();
+        if (acc_kcache_cubin(fresh, acc_kernel_source(k, NULL), acc_kernel_name(k), arch, &bin,
+                             &size) != ACC_OK) {
+            acc_kcache_destroy(fresh);
+            goto out;
+        }
+        disk[i] = wall_ms() - t0;
+        acc_kcache_destroy(fresh);
+    }
+    printf("# cache hits for %s (%zu-byte CUBIN; target < 1 ms)\n", acc_kernel_name(k), size);
+    printf("cache hit: memory median %.3f ms, directory median %.3f ms (SHA-256 of the source "
+           "included)\n",
+           median(mem, 200), median(disk, 50));
+    rc = 0;
+out:
+    if (rc)
+        fprintf(stderr, "bench_kernels: %s\n", acc_error_message());
+    acc_kcache_destroy(c);
+    acc_kernel_destroy(k);
+    {
+        char cmd[128];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "bench_kernels: could not remove %s\n", dir);
+    }
+    return rc;
+}
+
+/* ---- GPU: the executor against the copy roofline --------------------------------------- */
+
+static double copy_bandwidth(void *a, void *b, size_t bytes, acc_cuda_stream_t s)
+{
+    acc_cuda_event_t e0 = NULL, e1 = NULL;
+    float ms = 0;
+    int i;
+    if (acc_cuda_event_create(&e0) != ACC_OK || acc_cuda_event_create(&e1) != ACC_OK)
+        return 0;
+    acc_cuda_dtod_async(b, a, bytes, s);
+    acc_cuda_event_record(e0, s);
+    for (i = 0; i < 10; i++)
+        acc_cuda_dtod_async(b, a, bytes, s);
+    acc_cuda_event_record(e1, s);
+    acc_cuda_stream_sync(s);
+    acc_cuda_event_ms(e0, e1, &ms);
+    acc_cuda_event_destroy(e0);
+    acc_cuda_event_destroy(e1);
+    /* A copy reads and writes every byte. */
+    return ms > 0 ? 2.0 * (double)bytes * 10 / (ms * 1e-3) : 0;
+}
+
+/* Elements per rank of a call whose largest per-rank buffer is `bytes`. */
+static uint64_t count_for(const acc_plan_t *p, uint64_t bytes)
+{
+    uint64_t count = bytes / 4;
+    if (p->coll == ACC_COLL_ALLGATHER || p->coll == ACC_COLL_REDUCE_SCATTER)
+        count /= (uint64_t)p->nranks;
+    return count;
+}
+
+static int bench_gpu(acc_plan_t **plans, size_t np, const opts_t *o)
+{
+    acc_cuda_info_t info;
+    acc_cuda_stream_t s = NULL;
+    acc_cuda_event_t e0 = NULL, e1 = NULL;
+    void *in[ACC_GPU_MAX_RANKS] = {0}, *out[ACC_GPU_MAX_RANKS] = {0};
+    double bw;
+    size_t i;
+    int r, n = plans[0]->nranks, rc = 1;
+
+    if (acc_cuda_init(0) != ACC_OK || acc_cuda_info(0, &info) != ACC_OK) {
+        printf("# GPU part skipped: %s\n", acc_error_message());
+        return 0;
+    }
+    if (n > ACC_GPU_MAX_RANKS) {
+        printf("# GPU part skipped: %d ranks, the executor emulates at most %d\n", n,
+               ACC_GPU_MAX_RANKS);
+        return 0;
+    }
+    for (r = 0; r < n; r++)
+        if (acc_cuda_malloc(o->max, &in[r]) != ACC_OK ||
+            acc_cuda_malloc(o->max, &out[r]) != ACC_OK ||
+            acc_cuda_memset(in[r], 0, o->max) != ACC_OK)
+            goto out;
+    if (acc_cuda_stream_create(&s) != ACC_OK || acc_cuda_event_create(&e0) != ACC_OK ||
+        acc_cuda_event_create(&e1) != ACC_OK)
+        goto out;
+    bw = copy_bandwidth(in[0], out[0], o->max, s);
+    printf("# %s (sm_%d, %d SMs, %.0f GiB), driver %d; %d ranks emulated\n", info.name, info.sm,
+           info.sm_count, (double)info.mem_bytes / (1 << 30), info.driver_version, n);
+    printf("device-to-device copy: %.0f GB/s (bytes read + written per second)\n", bw / 1e9);
+    printf("%-16s %-9s %11s %7s %11s %14s %9s %9s\n", "collective", "algo", "size B", "copies",
+           "time us", "traffic B", "GB/s", "of copy");
+    for (i = 0; i < np; i++) {
+        acc_plan_t *p = plans[i];
+        acc_gpu_exec_t *x = NULL;
+        acc_gpu_opts_t go;
+        uint64_t size;
+        memset(&go, 0, sizeof(go));
+        if (acc_gpu_exec_create(p, ACC_DT_F32, ACC_RED_SUM, count_for(p, o->max), &go, &x) !=
+            ACC_OK) {
+            printf("%-16s %-9s %s\n", acc_coll_name(p->coll), p->algo, acc_error_message());
+            continue;
+        }
+        for (size = o->min; size <= o->max; size *= 4) {
+            uint64_t count = count_for(p, size), rd = 0, wr = 0;
+            float ms = 0;
+            int it, iters = o->iters;
+            if (!count)
+                continue;
+            /* Small calls are repeated more, so that every row spans some milliseconds. */
+            if (size < (1u << 24))
+                iters *= 10;
+            for (it = 0; it < 3; it++)
+                acc_gpu_exec_launch(x, count, in, out, 0, s);
+            acc_cuda_event_record(e0, s);
+            for (it = 0; it < iters; it++)
+                acc_gpu_exec_launch(x, count, in, out, 0, s);
+            acc_cuda_event_record(e1, s);
+            if (acc_gpu_exec_check(x, s) != ACC_OK) {
+                printf("%-16s %-9s %11llu %s\n", acc_coll_name(p->coll), p->algo,
+                       (unsigned long long)size, acc_error_message());
+                break;
+            }
+            acc_cuda_event_ms(e0, e1, &ms);
+            acc_kernel_traffic(p, ACC_DT_F32, count, &rd, &wr);
+            {
+                double t = (double)ms * 1e-3 / iters, rate = (double)(rd + wr) / t;
+                printf("%-16s %-9s %11llu %7d %11.1f %14llu %9.0f %9.2f\n", acc_coll_name(p->coll),
+                       p->algo, (unsigned long long)size, acc_gpu_exec_copies(x, count), t * 1e6,
+                       (unsigned long long)(rd + wr), rate / 1e9, bw > 0 ? rate / bw : 0);
+            }
+        }
+        acc_gpu_exec_destroy(x);
+    }
+    printf("(target: at least 0.80 of the copy bandwidth for twoshot and ring allreduce from "
+           "64 MiB)\n");
+    rc = 0;
+out:
+    if (rc)
+        fprintf(stderr, "bench_kernels: %s\n", acc_error_message());
+    for (r = 0; r < n; r++) {
+        acc_cuda_free(in[r]);
+        acc_cuda_free(out[r]);
+    }
+    acc_cuda_event_destroy(e0);
+    acc_cuda_event_destroy(e1);
+    acc_cuda_stream_destroy(s);
+    return rc;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: bench_kernels [--topo SRC] [--coll C] [--arch sm_XY] [--cpu-only]\n"
+                    "                     [--min SIZE] [--max SIZE] [--iters N]\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    opts_t o = {"dgx-h100", "sm_90", -1, 0, 20, 4096, 1ull << 30};
+    acc_topo_t *t = NULL;
+    acc_plan_t *plans[64];
+    size_t np = 0, i;
+    int a, rc = 0;
+
+    for (a = 1; a < argc; a++) {
+        const char *v = a + 1 < argc ? argv[a + 1] : NULL;
+        acc_coll_t coll;
+        int64_t iters;
+        if (strcmp(argv[a], "--cpu-only") == 0) {
+            o.cpu_only = 1;
+            continue;
+        }
+        if (!v)
+            return usage();
+        if (strcmp(argv[a], "--topo") == 0)
+            o.topo = v;
+        else if (strcmp(argv[a], "--arch") == 0)
+            o.arch = v;
+        else if (strcmp(argv[a], "--coll") == 0 && acc_coll_parse(v, &coll) == ACC_OK)
+            o.coll = (int)coll;
+        else if (strcmp(argv[a], "--min") == 0 && acc_parse_size(v, &o.min) == ACC_OK)
+            ;
+        else if (strcmp(argv[a], "--max") == 0 && acc_parse_size(v, &o.max) == ACC_OK)
+            ;
+        else if (strcmp(argv[a], "--iters") == 0 && acc_parse_int64(v, &iters) == ACC_OK &&
+                 iters > 0)
+            o.iters = (int)iters;
+        else
+            return usage();
+        a++;
+    }
+    if (o.min < 16 || o.max < o.min)
+        return usage();
+    if (acc_topo_load(o.topo, &t) != ACC_OK) {
+        fprintf(stderr, "bench_kernels: %s\n", acc_error_message());
+        return 1;
+    }
+    np = plans_of(t, o.coll, plans, 64);
+    if (!np) {
+        fprintf(stderr, "bench_kernels: no algorithm applies to %s\n", o.topo);
+        acc_topo_destroy(t);
+        return 1;
+    }
+    printf("# bench_kernels on %s: %zu plans\n", o.topo, np);
+    if (!acc_nvrtc_available()) {
+        printf("# built without NVRTC: nothing to compile or run\n");
+    } else {
+        rc = bench_nvrtc(plans, np, o.arch);
+        if (!rc)
+            rc = bench_cache(plans[0], o.arch);
+        if (!rc && !o.cpu_only)
+            rc = bench_gpu(plans, np, &o);
+    }
+    for (i = 0; i < np; i++)
+        acc_plan_destroy(plans[i]);
+    acc_topo_destroy(t);
+    return rc;
+}
