@@ -34,6 +34,8 @@
  * synthetic node is 7 links; 16 per node side leaves room for deep PCIe trees. */
 #define SIM_FLOW_MAXRES    40
 #define SIM_ROUTE_MAXLINKS 16
+/* two node routes, two NICs, two fabric shares, two memories, one LL engine */
+_Static_assert(SIM_FLOW_MAXRES >= 2 * SIM_ROUTE_MAXLINKS + 7, "a flow's resources must fit");
 
 /* ---- constants (sim_constants.c) ------------------------------------------------------ */
 
@@ -300,9 +302,9 @@ struct acc_sim {
     uint32_t op_off_cap;
     int ops_rows;
     /* may a resource ever saturate in this call (sim_prog.c)?  per resource, and the most
-     * flows that may cross it at once (links, NICs, fabric) */
+     * the lanes that may use it could ask of it, bytes/us */
     uint8_t *res_on;
-    uint32_t *res_flows;
+    double *res_bound;
     double lane_cap; /* bytes/us */
     double slice;
     double peer_trips;

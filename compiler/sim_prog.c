@@ -35,59 +35,133 @@ static inline float op_bytes(const acc_sim_t *sim, const acc_op_t *op)
     return (float)((double)(b[r.off + r.cnt] - b[r.off]) * sim->esize);
 }
 
-/* What the layout pass learns about the plan on the way. */
+/* What the layout pass learns about the plan on the way: for every lane, the peer of its last
+ * send and the last peer-memory operation's target (kind in the high bits), so that routes are
+ * counted once per change, not once per operation. */
 typedef struct {
-    uint32_t *changes;  /* per lane: how often the peer of its receives changes */
-    int32_t *last;      /* per lane: the peer of its last receive */
-    int32_t *last_send; /* per lane: the peer of its last send */
-    int peer_ops;       /* any put, get or reduce_peers */
+    int32_t *last_send;
+    int64_t *last_peer;
     acc_status_t st;
 } scan_t;
 
-static int32_t send_target(const acc_op_t *op)
+/* Which resources could ever saturate in this call; the others are left out of every flow.
+ * Every lane runs one operation at a time, and an operation's flows together move at most the
+ * lane's cap.  So the most a resource is ever asked is the sum, over the lanes that may use it,
+ * of what one of their flows may move through it: bound[] collects that, each lane counted
+ * again at every change of peer (an upper bound).  A rank's own lanes may use its memory at the
+ * heaviest local weight (3, a reduce) and its LL engine at their cap; messages add the receive
+ * weight at their destination, peer-memory accesses one byte per byte at the remote end. */
+static void add_path(acc_sim_t *sim, scan_t *sc, int from, int to, double c)
 {
+    sim_path_t path;
+    uint32_t i;
+    if (sc->st != ACC_OK || from == to || to < 0 || to >= sim->nranks || from < 0 ||
+        from >= sim->nranks)
+        return;
+    if ((sc->st = sim_path(sim, from, to, &path)) != ACC_OK)
+        return;
+    for (i = 0; i < path.n; i++)
+        sim->res_bound[path.res[i]] += c;
+}
+
+static void scan(acc_sim_t *sim, scan_t *sc, uint32_t t, const acc_op_t *op)
+{
+    int rank = (int)(t / (uint32_t)sim->plan->nlanes);
+    double cap = sim->lane_cap;
+    int32_t to = -1;
+    int64_t sig;
+    uint32_t i, remote = 0;
+    const uint32_t *peers;
+
     switch ((acc_opcode_t)op->code) {
     case ACC_OP_SEND:
-        return op->peer;
+        to = op->peer;
+        break;
     case ACC_OP_RECV_COPY_SEND:
     case ACC_OP_RECV_REDUCE_SEND:
     case ACC_OP_RECV_REDUCE_COPY_SEND:
-        return op->peer2;
+        to = op->peer2;
+        break;
+    case ACC_OP_PUT:
+    case ACC_OP_GET:
+        sig = ((int64_t)op->code << 40) | (uint32_t)op->peer;
+        if (sig == sc->last_peer[t] || op->peer < 0 || op->peer >= sim->nranks)
+            return;
+        sc->last_peer[t] = sig;
+        if (op->code == ACC_OP_PUT) {
+            add_path(sim, sc, rank, op->peer, cap);
+        } else {
+            add_path(sim, sc, op->peer, rank, cap);
+            sim->res_bound[sim->res_ll + (uint32_t)op->peer] += cap;
+        }
+        sim->res_bound[sim->res_mem + (uint32_t)op->peer] += cap;
+        return;
+    case ACC_OP_REDUCE_PEERS:
+        sig = ((int64_t)op->code << 40) | op->peers_off;
+        if (sig == sc->last_peer[t] || (uint64_t)op->peers_off + op->npeers > sim->plan->npeer_pool)
+            return;
+        sc->last_peer[t] = sig;
+        peers = sim->plan->peer_pool + op->peers_off;
+        for (i = 0; i < op->npeers; i++)
+            remote += (int)peers[i] != rank;
+        for (i = 0; i < op->npeers; i++) {
+            if ((int)peers[i] == rank || peers[i] >= (uint32_t)sim->nranks)
+                continue;
+            add_path(sim, sc, (int)peers[i], rank, cap / (remote + 1));
+            sim->res_bound[sim->res_mem + peers[i]] += cap / (remote + 1);
+            sim->res_bound[sim->res_ll + peers[i]] += cap / (remote + 1);
+        }
+        return;
     default:
-        return -1;
+        return;
     }
+    if (to == sc->last_send[t] || to < 0 || to >= sim->nranks)
+        return;
+    sc->last_send[t] = to;
+    add_path(sim, sc, rank, to, cap);
+    sim->res_bound[sim->res_mem + (uint32_t)to] += cap * sim_mem_weight_recv(sim->reduces);
 }
 
-static int is_recv(unsigned code)
+static int bad_rank(const acc_sim_t *sim, int32_t r)
 {
-    return code >= ACC_OP_RECV && code <= ACC_OP_RECV_REDUCE_COPY_SEND;
+    return r < 0 || r >= sim->nranks;
 }
 
-static int is_peer(unsigned code)
+/* The simulator trusts verified plans but must not read out of bounds on others: check what
+ * it indexes with (peers, lanes of dependencies, the peer pool). */
+static acc_status_t check_op(const acc_sim_t *sim, uint32_t t, uint32_t pc, const acc_op_t *op)
 {
-    return code == ACC_OP_PUT || code == ACC_OP_GET || code == ACC_OP_REDUCE_PEERS;
+    const char *what = NULL;
+    uint32_t i;
+    if (op->code >= ACC_OP_COUNT)
+        what = "an unknown operation code";
+    else if (op->dep_lane >= sim->plan->nlanes || (op->dep_lane >= 0 && op->dep_op < 0))
+        what = "a dependency on a lane the plan does not have";
+    else if (op->code != ACC_OP_COPY && op->code != ACC_OP_REDUCE && op->code != ACC_OP_NOP &&
+             op->code != ACC_OP_REDUCE_PEERS && bad_rank(sim, op->peer))
+        what = "a peer that is not a rank of the plan";
+    else if ((op->code == ACC_OP_RECV_COPY_SEND || op->code == ACC_OP_RECV_REDUCE_SEND ||
+              op->code == ACC_OP_RECV_REDUCE_COPY_SEND) &&
+             bad_rank(sim, op->peer2))
+        what = "a forwarding peer that is not a rank of the plan";
+    else if (op->code == ACC_OP_REDUCE_PEERS) {
+        if ((uint64_t)op->peers_off + op->npeers > sim->plan->npeer_pool)
+            what = "a peer list outside the plan's pool";
+        for (i = 0; !what && i < op->npeers; i++)
+            if (bad_rank(sim, (int32_t)sim->plan->peer_pool[op->peers_off + i]))
+                what = "a listed peer that is not a rank of the plan";
+    }
+    if (!what)
+        return ACC_OK;
+    return acc_error_set(ACC_ERR_INVALID,
+                         "acc_sim_plan: rank %u lane %u op %u (%s) has %s (%d ranks, %d lanes); "
+                         "simulate only plans that pass acc_plan_verify",
+                         t / (uint32_t)sim->plan->nlanes, t % (uint32_t)sim->plan->nlanes, pc,
+                         acc_op_name((acc_opcode_t)op->code), what, sim->nranks, sim->plan->nlanes);
 }
 
-static inline void compact(const acc_sim_t *sim, scan_t *sc, uint32_t t, const acc_op_t *op,
-                           sim_op_t *out)
+static inline void compact(const acc_sim_t *sim, const acc_op_t *op, sim_op_t *out)
 {
-    int32_t to = send_target(op);
-    if (op->peer != sc->last[t] && is_recv(op->code)) {
-        sc->changes[t]++;
-        sc->last[t] = op->peer;
-    }
-    /* Each lane has at most one message flow at a time: a link carries at once at most one
-     * flow per lane that sends over it (counted again at every change of peer: an upper
-     * bound). */
-    if (to != sc->last_send[t] && to >= 0 && to < sim->nranks && sc->st == ACC_OK) {
-        sim_path_t path;
-        uint32_t i;
-        sc->last_send[t] = to;
-        sc->st = sim_path(sim, (int)(t / (uint32_t)sim->plan->nlanes), to, &path);
-        for (i = 0; sc->st == ACC_OK && i < path.n; i++)
-            sim->res_flows[path.res[i]]++;
-    }
-    sc->peer_ops |= is_peer(op->code);
     out->code = op->code;
     out->dep = op->dep_lane >= 0;
     out->slot = op->slot;
@@ -96,31 +170,18 @@ static inline void compact(const acc_sim_t *sim, scan_t *sc, uint32_t t, const a
     out->bytes = op_bytes(sim, op);
 }
 
-/* Which resources could ever saturate in this call; the others are left out of every flow.
- * Every lane runs one operation at a time and an operation's flows together move at most the
- * lane's cap.  So a link, NIC or fabric share carries at once at most the lanes counted in
- * res_flows; a rank's memory serves at most its own lanes, each at the cap with the heaviest
- * local weight (3, a reduce), plus one message flow at the cap from every lane that sends to it
- * (at most the number of times a receiving lane's peer changes), at the receive weight; a rank's
- * LL engine serves its own lanes.  Peer-memory operations reach other ranks without
- * connections: plans with them keep every resource. */
-static void decide(acc_sim_t *sim, const scan_t *sc)
+static void decide(acc_sim_t *sim)
 {
-    const acc_plan_t *p = sim->plan;
-    uint32_t r, l, n = (uint32_t)p->nranks, nl = (uint32_t)p->nlanes;
-
-    for (r = 0; r < sim->res_mem; r++)
-        sim->res_on[r] = sc->peer_ops || sim->res_flows[r] * sim->lane_cap > sim->res[r].cap;
+    uint32_t r, n = (uint32_t)sim->nranks, nl = (uint32_t)sim->plan->nlanes;
     for (r = 0; r < n; r++) {
-        double in = 0, mem = sim->res[sim->res_mem + r].cap, ll = sim->res[sim->res_ll + r].cap;
-        for (l = 0; l < nl; l++)
-            in += sc->changes[r * nl + l];
-        sim->res_on[sim->res_mem + r] =
-            sc->peer_ops ||
-            sim->lane_cap * (3.0 * nl + in * sim_mem_weight_recv(sim->reduces)) > mem;
-        sim->res_on[sim->res_ll + r] =
-            sim->proto == ACC_PROTO_LL && (sc->peer_ops || sim->lane_cap * nl > ll);
+        sim->res_bound[sim->res_mem + r] += 3.0 * nl * sim->lane_cap;
+        sim->res_bound[sim->res_ll + r] += (double)nl * sim->lane_cap;
     }
+    for (r = 0; r < sim->nres; r++)
+        sim->res_on[r] = sim->res_bound[r] > sim->res[r].cap * (1.0 + 1e-9);
+    if (sim->proto != ACC_PROTO_LL)
+        for (r = 0; r < n; r++)
+            sim->res_on[sim->res_ll + r] = 0;
 }
 
 acc_status_t sim_prog_build(acc_sim_t *sim)
@@ -129,25 +190,25 @@ acc_status_t sim_prog_build(acc_sim_t *sim)
     uint32_t t, t0, pc, maxn = 0;
     uint64_t total = 0, need;
     scan_t sc;
-    acc_status_t st;
+    acc_status_t st = ACC_OK;
 
     for (t = 0; t < sim->nth; t++) {
         total += p->progs[t].nops;
         if (p->progs[t].nops > maxn)
             maxn = p->progs[t].nops;
     }
-    sc.peer_ops = 0;
     sc.st = ACC_OK;
-    sc.changes = acc_calloc(sim->nth, sizeof(uint32_t));
-    sc.last = acc_malloc((size_t)sim->nth * sizeof(int32_t) + 1);
     sc.last_send = acc_malloc((size_t)sim->nth * sizeof(int32_t) + 1);
-    if (!sc.changes || !sc.last || !sc.last_send) {
+    sc.last_peer = acc_malloc((size_t)sim->nth * sizeof(int64_t) + 1);
+    if (!sc.last_send || !sc.last_peer) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory for %u lanes", sim->nth);
         goto out;
     }
-    for (t = 0; t < sim->nth; t++)
-        sc.last[t] = sc.last_send[t] = -1;
-    memset(sim->res_flows, 0, (size_t)sim->nres * sizeof(uint32_t));
+    for (t = 0; t < sim->nth; t++) {
+        sc.last_send[t] = -1;
+        sc.last_peer[t] = -1;
+    }
+    memset(sim->res_bound, 0, (size_t)sim->nres * sizeof(double));
     sim->ops_rows = (uint64_t)maxn * sim->nth <= total + total / 2 + sim->nth;
     need = sim->ops_rows ? (uint64_t)maxn * sim->nth : total;
     if (need > sim->ops_cap) {
@@ -170,33 +231,37 @@ acc_status_t sim_prog_build(acc_sim_t *sim)
             sim->op_off = o;
             sim->op_off_cap = sim->nth;
         }
-        for (total = 0, t = 0; t < sim->nth; t++) {
+        for (total = 0, t = 0; t < sim->nth && st == ACC_OK; t++) {
             sim->op_off[t] = total;
-            for (pc = 0; pc < p->progs[t].nops; pc++)
-                compact(sim, &sc, t, &p->progs[t].ops[pc], &sim->ops[total + pc]);
+            for (pc = 0; pc < p->progs[t].nops && st == ACC_OK; pc++) {
+                if ((st = check_op(sim, t, pc, &p->progs[t].ops[pc])) != ACC_OK)
+                    break;
+                scan(sim, &sc, t, &p->progs[t].ops[pc]);
+                compact(sim, &p->progs[t].ops[pc], &sim->ops[total + pc]);
+            }
             total += p->progs[t].nops;
         }
-        goto decide;
-    }
-    /* Transpose in blocks of 16 lanes: 16 sequential reads, writes 16 records (256 B) apart
-     * from nothing. */
-    for (t0 = 0; t0 < sim->nth; t0 += 16) {
-        uint32_t t1 = t0 + 16 < sim->nth ? t0 + 16 : sim->nth, m = 0;
-        for (t = t0; t < t1; t++)
-            if (p->progs[t].nops > m)
-                m = p->progs[t].nops;
-        for (pc = 0; pc < m; pc++)
+    } else {
+        /* Transpose in blocks of 16 lanes: 16 sequential reads, 256-byte runs written. */
+        for (t0 = 0; t0 < sim->nth && st == ACC_OK; t0 += 16) {
+            uint32_t t1 = t0 + 16 < sim->nth ? t0 + 16 : sim->nth, m = 0;
             for (t = t0; t < t1; t++)
-                if (pc < p->progs[t].nops)
-                    compact(sim, &sc, t, &p->progs[t].ops[pc],
-                            &sim->ops[(size_t)pc * sim->nth + t]);
+                if (p->progs[t].nops > m)
+                    m = p->progs[t].nops;
+            for (pc = 0; pc < m && st == ACC_OK; pc++)
+                for (t = t0; t < t1 && st == ACC_OK; t++)
+                    if (pc < p->progs[t].nops) {
+                        if ((st = check_op(sim, t, pc, &p->progs[t].ops[pc])) != ACC_OK)
+                            break;
+                        scan(sim, &sc, t, &p->progs[t].ops[pc]);
+                        compact(sim, &p->progs[t].ops[pc], &sim->ops[(size_t)pc * sim->nth + t]);
+                    }
+        }
     }
-decide:
-    if ((st = sc.st) == ACC_OK)
-        decide(sim, &sc);
+    if (st == ACC_OK && (st = sc.st) == ACC_OK)
+        decide(sim);
 out:
-    acc_free(sc.changes);
-    acc_free(sc.last);
     acc_free(sc.last_send);
+    acc_free(sc.last_peer);
     return st;
 }

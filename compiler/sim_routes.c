@@ -244,8 +244,8 @@ acc_status_t sim_routes_build(acc_sim_t *sim)
     sim->res = acc_calloc(sim->nres, sizeof(sim_res_t));
     sim->raw_cap = acc_calloc(sim->nres, sizeof(double));
     sim->res_on = acc_calloc(sim->nres, 1);
-    sim->res_flows = acc_calloc(sim->nres, sizeof(uint32_t));
-    if (!sim->res || !sim->raw_cap || !sim->res_on || !sim->res_flows) {
+    sim->res_bound = acc_calloc(sim->nres, sizeof(double));
+    if (!sim->res || !sim->raw_cap || !sim->res_on || !sim->res_bound) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory for %u simulator resources", sim->nres);
         goto out;
     }
@@ -266,9 +266,9 @@ void sim_routes_free(acc_sim_t *sim)
     acc_free(sim->res);
     acc_free(sim->raw_cap);
     acc_free(sim->res_on);
-    acc_free(sim->res_flows);
+    acc_free(sim->res_bound);
     sim->res_on = NULL;
-    sim->res_flows = NULL;
+    sim->res_bound = NULL;
     sim->route_gg = sim->route_gn = sim->route_ng = NULL;
     sim->route_links = NULL;
     sim->gpu_nic = NULL;

@@ -476,6 +476,11 @@ ACC_TEST(errors_are_clear)
     CHECK_OK(acc_plan_recv(p, 1, 0, 0, acc_ref(ACC_BUF_OUT, 0, 1)));
     CHECK_ERR(acc_sim_plan(s, p, 1024, ACC_DT_F32, &r), ACC_ERR_VERIFY);
     CHECK_MSG_HAS("rank 1 lane 0 op 0 (recv)");
+    /* A peer outside the plan is refused before anything is read with it. */
+    CHECK_OK(acc_plan_send(p, 0, 0, 7, acc_ref(ACC_BUF_IN, 0, 1)));
+    CHECK_ERR(acc_sim_plan(s, p, 1024, ACC_DT_F32, &r), ACC_ERR_INVALID);
+    CHECK_MSG_HAS("rank 0 lane 0 op 0 (send) has a peer that is not a rank");
+    p->progs[0].nops = 0;
     /* The simulator is still usable afterwards. */
     CHECK_OK(acc_plan_send(p, 0, 0, 1, acc_ref(ACC_BUF_IN, 0, 1)));
     CHECK_OK(acc_sim_plan(s, p, 1024, ACC_DT_F32, &r));
