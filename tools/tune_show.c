@@ -1,0 +1,301 @@
+/*
+ * tune_show.c - reading tuning results back: `acc-tune show` (optima and runs), `acc-tune plot`
+ * (the heatmap of one key) and `acc-tune export` (the optimum as settings for acc, DDP or
+ * Horovod).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune_cli.h"
+
+static int write_stdout(const acc_buf_t *b)
+{
+    if (acc_buf_status(b) != ACC_OK ||
+        fwrite(b->data ? b->data : "", 1, b->len, stdout) != b->len || fflush(stdout) != 0) {
+        acc_error_set(ACC_ERR_IO, "could not write to standard output");
+        return tune_fail(EXIT_OUTPUT);
+    }
+    return EXIT_OK;
+}
+
+/* The stored topology's name for a fingerprint, else the fingerprint's first 12 digits. */
+static const char *topo_label(const acc_db_topo_info_t *topos, size_t n, const char *fp)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (strcmp(topos[i].fingerprint, fp) == 0 && topos[i].name[0])
+            return topos[i].name;
+    return fp;
+}
+
+static void csv_field(acc_buf_t *b, const char *s)
+{
+    /* RFC 4180: quote fields holding a comma, a quote or a line break; double the quotes. */
+    if (!strpbrk(s, ",\"\n\r")) {
+        acc_buf_puts(b, s);
+        return;
+    }
+    acc_buf_puts(b, "\"");
+    for (; *s; s++)
+        acc_buf_append(b, s, 1 + (*s == '"'));
+    acc_buf_puts(b, "\"");
+}
+
+static void runs_csv(acc_buf_t *b, const acc_db_tuning_run_t *runs, size_t n,
+                     const acc_db_topo_info_t *topos, size_t ntopos)
+{
+    size_t i;
+    acc_buf_puts(b, "id,model,topology,fingerprint,network,strategy,method,params,score_us,"
+                    "seconds,created_us,acc_version\n");
+    for (i = 0; i < n; i++) {
+        const acc_db_tuning_run_t *r = &runs[i];
+        acc_buf_printf(b, "%lld,", (long long)r->id);
+        csv_field(b, r->model);
+        acc_buf_puts(b, ",");
+        csv_field(b, topo_label(topos, ntopos, r->topo_fingerprint));
+        acc_buf_printf(b, ",%s,", r->topo_fingerprint);
+        csv_field(b, r->network);
+        acc_buf_puts(b, ",");
+        csv_field(b, r->strategy);
+        acc_buf_puts(b, ",");
+        csv_field(b, r->method);
+        acc_buf_puts(b, ",");
+        csv_field(b, r->params);
+        acc_buf_printf(b, ",%.6f,%.6f,%lld,", r->score, r->seconds, (long long)r->created_us);
+        csv_field(b, r->acc_version);
+        acc_buf_puts(b, "\n");
+    }
+}
+
+static void optima_table(acc_buf_t *b, const acc_db_optimum_t *opt, size_t n,
+                         const acc_db_tuning_run_t *runs, size_t nruns,
+                         const acc_db_topo_info_t *topos, size_t ntopos)
+{
+    size_t i, j;
+    acc_buf_printf(b, "optima (%zu)\n%-12s %-24s %-10s %8s %7s %-5s %12s %6s %s\n", n, "model",
+                   "topology", "network", "fusion", "streams", "algo", "iteration ms", "runs",
+                   "configuration");
+    for (i = 0; i < n; i++) {
+        size_t count = 0;
+        for (j = 0; j < nruns; j++)
+            count += strcmp(runs[j].model, opt[i].model) == 0 &&
+                     strcmp(runs[j].topo_fingerprint, opt[i].topo_fingerprint) == 0 &&
+                     strcmp(runs[j].network, opt[i].network) == 0;
+        acc_buf_printf(b, "%-12s %-24.24s %-10s %7lluK %7d %-5s %12.3f %6zu %s\n", opt[i].model,
+                       topo_label(topos, ntopos, opt[i].topo_fingerprint),
+                       opt[i].network[0] ? opt[i].network : "-",
+                       (unsigned long long)(opt[i].fusion_bytes >> 10), opt[i].streams, opt[i].algo,
+                       opt[i].score / 1000.0, count, opt[i].params);
+    }
+}
+
+static void runs_table(acc_buf_t *b, const acc_db_tuning_run_t *runs, size_t n,
+                       const acc_db_topo_info_t *topos, size_t ntopos, size_t top)
+{
+    size_t i;
+    acc_buf_printf(b,
+                   "\nruns (%zu; best %zu shown, --csv for all)\n%6s %-12s %-24s %-10s %-9s "
+                   "%-16s %12s %s\n",
+                   n, n < top ? n : top, "id", "model", "topology", "network", "strategy", "method",
+                   "iteration ms", "configuration");
+    for (i = 0; i < n && i < top; i++)
+        acc_buf_printf(b, "%6lld %-12s %-24.24s %-10s %-9s %-16s %12.3f %s\n",
+                       (long long)runs[i].id, runs[i].model,
+                       topo_label(topos, ntopos, runs[i].topo_fingerprint),
+                       runs[i].network[0] ? runs[i].network : "-", runs[i].strategy, runs[i].method,
+                       runs[i].score / 1000.0, runs[i].params);
+}
+
+int tune_show(const tune_opts_t *o)
+{
+    acc_db_t *db = NULL;
+    acc_db_optimum_t *opt = NULL;
+    acc_db_tuning_run_t *runs = NULL;
+    acc_db_topo_info_t *topos = NULL;
+    size_t nopt = 0, nruns = 0, ntopos = 0, i, keep = 0;
+    tune_target_t t;
+    const char *model = o->model, *fp = NULL, *net = NULL;
+    acc_buf_t b;
+    int rc = EXIT_OK;
+
+    memset(&t, 0, sizeof(t));
+    acc_buf_init(&b);
+    if (acc_db_open(o->db, ACC_DB_READONLY, &db) != ACC_OK)
+        return tune_fail(EXIT_INPUT);
+    if (o->topo) {
+        if ((rc = tune_target_load(o, db, &t)) != EXIT_OK)
+            goto out;
+        fp = t.fingerprint;
+        net = t.network;
+    }
+    if (acc_db_list_optima(db, &opt, &nopt) != ACC_OK ||
+        acc_db_list_tuning_runs(db, model, fp, net, &runs, &nruns) != ACC_OK ||
+        acc_db_list_topologies(db, &topos, &ntopos) != ACC_OK) {
+        rc = tune_fail(EXIT_INPUT);
+        goto out;
+    }
+    for (i = 0; i < nopt; i++)
+        if ((!model || strcmp(opt[i].model, model) == 0) &&
+            (!fp || (strcmp(opt[i].topo_fingerprint, fp) == 0 && strcmp(opt[i].network, net) == 0)))
+            opt[keep++] = opt[i];
+    if (o->csv)
+        runs_csv(&b, runs, nruns, topos, ntopos);
+    else {
+        optima_table(&b, opt, keep, runs, nruns, topos, ntopos);
+        runs_table(&b, runs, nruns, topos, ntopos, 20);
+    }
+    rc = write_stdout(&b);
+out:
+    acc_buf_free(&b);
+    acc_free(opt);
+    acc_free(runs);
+    acc_free(topos);
+    tune_target_free(&t);
+    acc_db_close(db);
+    return rc;
+}
+
+/* The stored optimum of the target's key, as a configuration; EXIT_INPUT when there is none. */
+static int get_optimum(acc_db_t *db, const tune_target_t *t, acc_db_optimum_t *opt,
+                       acc_tune_config_t *c)
+{
+    if (acc_db_get_optimum(db, t->profile->name, t->fingerprint, t->network, opt) != ACC_OK) {
+        acc_error_set(ACC_ERR_NOT_FOUND,
+                      "no optimum for %s on this topology (fingerprint %.12s) and network '%s' in "
+                      "the database; run acc-tune --model %s --topo ... --db ... first",
+                      t->profile->name, t->fingerprint, t->network, t->profile->name);
+        return tune_fail(EXIT_INPUT);
+    }
+    if (acc_tune_config_parse(opt->params, c) != ACC_OK) {
+        acc_tune_algo_t algo = ACC_TUNE_ALGO_AUTO;
+        acc_tune_algo_parse(opt->algo, &algo);
+        acc_tune_config_acc(c, opt->fusion_bytes, opt->streams, algo);
+    }
+    return EXIT_OK;
+}
+
+int tune_plot(const tune_opts_t *o)
+{
+    acc_db_t *db = NULL;
+    tune_target_t t;
+    acc_tune_point_t *pts = NULL, *base = NULL, best;
+    size_t npts = 0, nbase = 0, i;
+    acc_db_optimum_t opt;
+    acc_tune_report_t rep;
+    char title[512];
+    acc_buf_t b;
+    int rc;
+
+    memset(&t, 0, sizeof(t));
+    acc_buf_init(&b);
+    if (acc_db_open(o->db, ACC_DB_READONLY, &db) != ACC_OK)
+        return tune_fail(EXIT_INPUT);
+    if ((rc = tune_target_load(o, db, &t)) != EXIT_OK ||
+        (rc = get_optimum(db, &t, &opt, &best.config)) != EXIT_OK)
+        goto out;
+    if (tune_db_points(db, t.profile->name, t.fingerprint, t.network, &pts, &npts, &base, &nbase) !=
+        ACC_OK) {
+        rc = tune_fail(EXIT_INPUT);
+        goto out;
+    }
+    snprintf(best.label, sizeof(best.label), "optimum");
+    best.fidelity = 1.0;
+    best.iteration_ms = opt.score / 1000.0;
+    best.buffers = 0;
+    /* The compute-only time is the profile's: the same for every point of this key. */
+    best.compute_ms = t.compute->accumulation * t.compute->iteration_ms;
+    for (i = 0; i < npts; i++)
+        pts[i].compute_ms = best.compute_ms;
+    for (i = 0; i < nbase; i++)
+        base[i].compute_ms = best.compute_ms;
+    tune_target_title(&t, title, sizeof(title));
+    memset(&rep, 0, sizeof(rep));
+    rep.title = title;
+    rep.points = pts;
+    rep.npoints = npts;
+    rep.best = &best;
+    rep.baselines = base;
+    rep.nbaselines = nbase;
+    if (acc_tune_report_svg(&rep, &b) != ACC_OK) {
+        rc = tune_fail(EXIT_INPUT);
+        goto out;
+    }
+    if (acc_write_file(o->plot, b.data, b.len) != ACC_OK)
+        rc = tune_fail(EXIT_OUTPUT);
+out:
+    acc_buf_free(&b);
+    acc_free(pts);
+    acc_free(base);
+    tune_target_free(&t);
+    acc_db_close(db);
+    return rc;
+}
+
+static void export_text(acc_buf_t *b, const char *format, const tune_target_t *t,
+                        const acc_db_optimum_t *opt, const acc_tune_config_t *c)
+{
+    char cfg[ACC_TUNE_CONFIG_TEXT_MAX], title[512];
+    acc_tune_config_format(c, cfg, sizeof(cfg));
+    tune_target_title(t, title, sizeof(title));
+    acc_buf_printf(b,
+                   "# acc-tune optimum for %s\n# %s: %.3f ms per iteration (simulated), run %lld\n",
+                   title, cfg, opt->score / 1000.0, (long long)opt->run_id);
+    if (strcmp(format, "env") == 0) {
+        /* acc's runtime settings-to-be: not rows of the settings table until code reads them. */
+        acc_buf_printf(b, "ACC_FUSION_BYTES=%llu\nACC_STREAMS=%d\n",
+                       (unsigned long long)c->fusion_bytes, c->streams);
+        return;
+    }
+    if (strcmp(format, "ddp") == 0) {
+        if (c->policy != ACC_FUSION_DDP)
+            acc_buf_printf(b,
+                           "# tuned for %s's fusion; DDP's buckets have no timeout and a first "
+                           "bucket of their own: tune with --policy ddp for DDP itself\n",
+                           acc_fusion_policy_name(c->policy));
+        if (c->streams > 1)
+            acc_buf_printf(b,
+                           "# %d streams: DDP reduces on one NCCL stream per process group; "
+                           "more need one process group per stream\n",
+                           c->streams);
+        acc_buf_printf(b,
+                       "model = torch.nn.parallel.DistributedDataParallel(model, "
+                       "bucket_cap_mb=%.10g)\n",
+                       (double)c->fusion_bytes / (1024.0 * 1024.0));
+        return;
+    }
+    if (c->policy != ACC_FUSION_HOROVOD)
+        acc_buf_printf(b,
+                       "# tuned for %s's fusion; Horovod fuses what each cycle finds ready: "
+                       "tune with --policy horovod for Horovod itself\n",
+                       acc_fusion_policy_name(c->policy));
+    /* HOROVOD_FUSION_THRESHOLD is in bytes, HOROVOD_CYCLE_TIME in ms (horovod/common/common.h). */
+    acc_buf_printf(b, "HOROVOD_FUSION_THRESHOLD=%llu\nHOROVOD_NUM_NCCL_STREAMS=%d\n",
+                   (unsigned long long)c->fusion_bytes, c->streams);
+    if (c->policy == ACC_FUSION_HOROVOD)
+        acc_buf_printf(b, "HOROVOD_CYCLE_TIME=%g\n", c->cycle_ms);
+}
+
+int tune_export(const tune_opts_t *o)
+{
+    acc_db_t *db = NULL;
+    tune_target_t t;
+    acc_db_optimum_t opt;
+    acc_tune_config_t c;
+    acc_buf_t b;
+    int rc;
+
+    memset(&t, 0, sizeof(t));
+    acc_buf_init(&b);
+    if (acc_db_open(o->db, ACC_DB_READONLY, &db) != ACC_OK)
+        return tune_fail(EXIT_INPUT);
+    if ((rc = tune_target_load(o, db, &t)) == EXIT_OK &&
+        (rc = get_optimum(db, &t, &opt, &c)) == EXIT_OK) {
+        export_text(&b, o->format, &t, &opt, &c);
+        rc = write_stdout(&b);
+    }
+    acc_buf_free(&b);
+    tune_target_free(&t);
+    acc_db_close(db);
+    return rc;
+}
