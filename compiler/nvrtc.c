@@ -18,9 +18,6 @@
 #include <nvrtc.h>
 #endif
 
-static const char *const options[] = {"-std=c++17", "--fmad=false", "--Ofast-compile=min"};
-#define NOPTIONS (sizeof(options) / sizeof(options[0]))
-
 static atomic_uint_fast64_t compiles;
 
 const char *acc_nvrtc_options(void)
@@ -78,6 +75,9 @@ acc_status_t acc_nvrtc_compile(const char *source, const char *name, const char 
 }
 
 #else
+
+static const char *const options[] = {"-std=c++17", "--fmad=false", "--Ofast-compile=min"};
+#define NOPTIONS (sizeof(options) / sizeof(options[0]))
 
 static acc_status_t nvrtc_error(nvrtcResult r, const char *what)
 {
