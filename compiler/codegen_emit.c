@@ -32,6 +32,9 @@ typedef struct {
     size_t cols_cap; /* in columns */
     uint32_t *vals;  /* m x run length values of one operand */
     size_t vals_cap;
+    uint64_t *shash; /* single parameters so far (hash of their column, and index), so that */
+    uint32_t *sidx;  /* an operand equal to an earlier one for every member reuses it */
+    size_t nsingle, single_cap;
 } em_t;
 
 static uint32_t value(const acc_cg_t *g, int pi, uint32_t k, int col)
@@ -159,15 +162,64 @@ static acc_status_t new_params(em_t *e, uint32_t more, uint32_t *first)
     return ACC_OK;
 }
 
-/* "a + b * j" for wrapping 32-bit arithmetic, written with a minus for a negative step. */
+/* "a + b * j" for wrapping 32-bit arithmetic, written with a minus for a negative step and
+ * without the parts that are zero or one. */
 static void affine(char *s, size_t n, const char *a, uint32_t b)
 {
+    uint32_t mag = b < 0x80000000u ? b : 0u - b;
+    char step[24];
+    if (mag == 1)
+        snprintf(step, sizeof(step), "j");
+    else
+        snprintf(step, sizeof(step), "%uu * j", mag);
     if (b == 0)
         snprintf(s, n, "%s", a);
-    else if (b < 0x80000000u)
-        snprintf(s, n, "(%s + %uu * j)", a, b);
+    else if (strcmp(a, "0u") == 0 && b < 0x80000000u)
+        snprintf(s, n, "%s", step);
     else
-        snprintf(s, n, "(%s - %uu * j)", a, 0u - b);
+        snprintf(s, n, "(%s %c %s)", a, b < 0x80000000u ? '+' : '-', step);
+}
+
+/* A parameter holding value `first` of every member's run (vals, stride len): an existing
+ * one with the same column, else a new one. */
+static acc_status_t single_param(em_t *e, uint32_t len, uint32_t *index)
+{
+    uint64_t h = 1469598103934665603ull;
+    size_t k;
+    int i;
+    acc_status_t st;
+
+    for (i = 0; i < e->m; i++)
+        h = (h ^ e->vals[(size_t)i * len]) * 1099511628211ull;
+    for (k = 0; k < e->nsingle; k++) {
+        const uint32_t *col = e->cols + (size_t)e->sidx[k] * e->m;
+        if (e->shash[k] != h)
+            continue;
+        for (i = 0; i < e->m && col[i] == e->vals[(size_t)i * len]; i++)
+            ;
+        if (i == e->m) {
+            *index = e->sidx[k];
+            return ACC_OK;
+        }
+    }
+    if (e->nsingle == e->single_cap) {
+        size_t cap = e->single_cap ? 2 * e->single_cap : 64;
+        void *a = acc_realloc_array(e->shash, cap, sizeof(uint64_t));
+        void *b = a ? acc_realloc_array(e->sidx, cap, sizeof(uint32_t)) : NULL;
+        if (a)
+            e->shash = a;
+        if (!b)
+            return acc_error_set(ACC_ERR_NOMEM, "codegen: out of memory for parameters");
+        e->sidx = b;
+        e->single_cap = cap;
+    }
+    if ((st = new_params(e, 1, index)) != ACC_OK)
+        return st;
+    for (i = 0; i < e->m; i++)
+        e->cols[(size_t)*index * e->m + i] = e->vals[(size_t)i * len];
+    e->shash[e->nsingle] = h;
+    e->sidx[e->nsingle++] = *index;
+    return ACC_OK;
 }
 
 /* Does every rank's sequence step by the same b?  (Any single value does, with b = 0.) */
@@ -187,7 +239,7 @@ static int common_step(const uint32_t *v, int m, uint32_t len, uint32_t *b)
 static acc_status_t operand(em_t *e, uint32_t k, uint32_t len, int col, char *expr)
 {
     size_t need = (size_t)e->m * len;
-    uint32_t b, first, j;
+    uint32_t b, first = 0, j;
     int i, same = 1;
     char base[EXPR_LEN];
     acc_status_t st;
@@ -211,10 +263,8 @@ static acc_status_t operand(em_t *e, uint32_t k, uint32_t len, int col, char *ex
             affine(expr, EXPR_LEN, base, b);
             return ACC_OK;
         }
-        if ((st = new_params(e, 1, &first)) != ACC_OK)
+        if ((st = single_param(e, len, &first)) != ACC_OK)
             return st;
-        for (i = 0; i < e->m; i++)
-            e->cols[(size_t)first * e->m + i] = e->vals[(size_t)i * len];
         snprintf(base, sizeof(base), "prm[%u]", first + 1);
         affine(expr, EXPR_LEN, base, b);
         return ACC_OK;
@@ -449,6 +499,8 @@ acc_status_t acc_cg_emit_class(const acc_cg_t *g, int c, acc_buf_t *out, uint32_
     e.m = g->member_first[c + 1] - g->member_first[c];
     st = emit_prog(&e, out, c);
     acc_free(e.vals);
+    acc_free(e.shash);
+    acc_free(e.sidx);
     if (st != ACC_OK) {
         acc_free(e.cols);
         return st;
