@@ -50,7 +50,7 @@ static void row(acc_buf_t *b, const char *label, const acc_tune_point_t *p, doub
     else
         acc_buf_printf(b, " %11s %10s", "-", "-");
     if (best_ms > 0)
-        acc_buf_printf(b, " %8.3fx", p->iteration_ms / best_ms);
+        acc_buf_printf(b, " %8.4fx", p->iteration_ms / best_ms);
     acc_buf_puts(b, "\n");
 }
 
@@ -82,7 +82,8 @@ acc_status_t acc_tune_report_text(const acc_tune_report_t *r, size_t top, acc_bu
                                      : acc_tune_baseline_label(r->baselines[i].config.policy),
             &r->baselines[i], best);
     if (best > 0 && r->nbaselines)
-        acc_buf_puts(out, "(speedup: the optimum's iteration time against each baseline's)\n");
+        acc_buf_puts(out, "(speedup: each baseline's iteration time / the optimum's; below 1 the "
+                          "baseline is faster than anything in the space searched)\n");
     if (top && r->npoints) {
         if (!(sorted = acc_calloc(r->npoints, sizeof(*sorted))))
             return acc_error_set(ACC_ERR_NOMEM, "out of memory for the report");
@@ -360,7 +361,8 @@ acc_status_t acc_tune_report_svg(const acc_tune_report_t *r, acc_buf_t *out)
         xml_text(out, p->label[0] ? p->label : acc_tune_baseline_label(p->config.policy));
         acc_buf_printf(out, ": %.3f ms", p->iteration_ms);
         if (r->best && r->best->iteration_ms > 0)
-            acc_buf_printf(out, " (optimum %.3fx faster)", p->iteration_ms / r->best->iteration_ms);
+            acc_buf_printf(out, " (speedup of the optimum %.4fx)",
+                           p->iteration_ms / r->best->iteration_ms);
         acc_buf_puts(out, " - ");
         xml_text(out, cfg);
         acc_buf_puts(out, "</text>\n");

@@ -144,6 +144,12 @@ ACC_TEST(network_by_parameters)
              db);
     CHECK_INT(run(args), 0);
     CHECK(strstr(out, "network ib-ndr"));
+    /* The topology's own network given as parameters is the same key (the same fingerprint). */
+    snprintf(args, sizeof(args),
+             "--model bert-large --topo dgx-h100-2node --network fabric=ib-ndr,latency=2.7 "
+             "--nccl-only --strategy halving --quiet %s",
+             db);
+    CHECK_INT(run(args), 0);
     /* Two keys, two optima: a 100 Gb/s RoCE network is another topology. */
     snprintf(args, sizeof(args), "show %s", db);
     CHECK_INT(run(args), 0);
