@@ -48,9 +48,10 @@ typedef struct {
 typedef struct {
     acc_plan_t *plan;
     size_t wins; /* sizes it holds */
+    size_t ops;  /* its plan's operations */
     int lanes;   /* its plan's lanes, kept after the plan is freed */
     int group;   /* its generator and inner/outer pair */
-    int active;  /* a thread is simulating it */
+    int active;  /* generated and not yet swept, or being swept */
 } select_slot_t;
 
 typedef struct {

@@ -6,17 +6,18 @@
  * Order.  Three passes over the groups (a generator with one inner/outer pair): all defaults,
  * then every lanes line, then the chunk counts at the lanes that won (select_variants.c).
  * Breadth first, so that acc's best at each size is near its final value early and the pruning
- * skips most sizes of the later, mostly losing, variants.  Generators go in reverse registry
- * order: the registry lists the general ones (rings) first and the specialised ones last, and
- * specialised plans are usually smaller and faster.
+ * skips most sizes of the later, mostly losing, variants.  Within a pass every plan is generated
+ * and verified first, then they are swept smallest first: small plans (trees, halving-doubling,
+ * one-shot) are the fast ones at small sizes, which lets the big ones (rings over every rank,
+ * seconds per simulation at 1024 ranks) skip those sizes.
  *
  * Pruning.  A candidate (variant, protocol) is not simulated at a size where its time at a
  * smaller size already exceeds acc's best there: the simulator's times do not fall when the
  * size grows (sizes only add bytes to every transfer).
  *
- * Determinism.  Ties are broken by the candidate's position (variant index, then protocol
- * order), and a candidate is skipped only when it could neither beat nor tie-break the best,
- * so the result is the same whatever the number of threads and the order they finish in.
+ * Determinism.  Ties go to the earlier candidate (pass, then registry order, then protocol), and
+ * a candidate is skipped only when it could neither beat nor tie the best, so the result is the
+ * same whatever the number of threads and the order they finish in.
  *
  * Memory.  A plan that holds no size is freed as soon as it loses its last one, unless its own
  * thread is still simulating it; at 1024 ranks plans reach hundreds of megabytes.
@@ -24,6 +25,7 @@
 #include "select_internal.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Protocols in the order they are tried: bulk first, so that the low-latency ones, which lose
@@ -49,6 +51,8 @@ typedef struct {
     size_t ngroups;
     task_t *tasks; /* the current pass; task k fills slot slot0 + k */
     size_t ntasks, next, slot0;
+    int stage;     /* 0: generate every task's plan; 1: sweep them in `order` */
+    size_t *order; /* tasks by operation count, fewest first */
     pthread_mutex_t lock;
     acc_status_t st; /* the first failure, and its message (messages are per thread) */
     char msg[1024];
@@ -94,7 +98,7 @@ static acc_status_t sweep_plan(pool_t *pool, int thread, int var)
 {
     select_sweep_t *sw = pool->sw;
     acc_plan_t *plan = sw->slots[var].plan; /* alive: active until this returns */
-    size_t k, i;
+    size_t k, i, nsim[NPROTO] = {0};
     acc_status_t st;
 
     for (k = 0; k < NPROTO; k++) {
@@ -119,6 +123,7 @@ static acc_status_t sweep_plan(pool_t *pool, int thread, int var)
                     plan->algo, plan->params, acc_proto_name(protos[k]),
                     (unsigned long long)sw->sizes[i]);
             lower = res.time_us;
+            nsim[k]++;
             pthread_mutex_lock(&pool->lock);
             sw->simulations++;
             victim = record(sw, i, var, k, &res);
@@ -126,15 +131,20 @@ static acc_status_t sweep_plan(pool_t *pool, int thread, int var)
             acc_plan_destroy(victim);
         }
     }
+    ACC_DEBUG(COMPILER, "select %s: %s %s, %zu operations: %zu/%zu/%zu sizes simulated (%s/%s/%s)",
+              acc_coll_name(plan->coll), plan->algo, plan->params, acc_plan_op_count(plan), nsim[0],
+              nsim[1], nsim[2], acc_proto_name(protos[0]), acc_proto_name(protos[1]),
+              acc_proto_name(protos[2]));
     return ACC_OK;
 }
 
-static acc_status_t run_task(pool_t *pool, int thread, size_t k)
+/* Stage 0 of a pass: generate and verify task k's plan into its slot. */
+static acc_status_t generate(pool_t *pool, size_t k)
 {
     select_sweep_t *sw = pool->sw;
     const task_t *task = &pool->tasks[k];
     group_t *g = &pool->groups[task->group];
-    int var = (int)(pool->slot0 + k);
+    select_slot_t *slot = &sw->slots[pool->slot0 + k];
     acc_plan_t *plan = NULL;
     acc_status_t st;
 
@@ -143,13 +153,23 @@ static acc_status_t run_task(pool_t *pool, int thread, size_t k)
     if (task->is_default) /* only this task writes its group's params */
         memcpy(g->def_params, plan->params, sizeof(g->def_params));
     pthread_mutex_lock(&pool->lock);
-    sw->slots[var].plan = plan;
-    sw->slots[var].lanes = plan->nlanes;
-    sw->slots[var].group = task->group;
-    sw->slots[var].active = 1;
+    slot->plan = plan;
+    slot->ops = acc_plan_op_count(plan);
+    slot->lanes = plan->nlanes;
+    slot->group = task->group;
+    slot->active = 1; /* until swept: a slot holding no size is freed only when inactive */
     sw->variants++;
     pthread_mutex_unlock(&pool->lock);
-    st = sweep_plan(pool, thread, var);
+    return ACC_OK;
+}
+
+/* Stage 1: sweep a plan, then free it if it holds no size. */
+static acc_status_t sweep(pool_t *pool, int thread, int var)
+{
+    select_sweep_t *sw = pool->sw;
+    acc_plan_t *plan;
+    acc_status_t st = sweep_plan(pool, thread, var);
+
     pthread_mutex_lock(&pool->lock);
     sw->slots[var].active = 0;
     plan = sw->slots[var].wins ? NULL : sw->slots[var].plan;
@@ -180,7 +200,9 @@ static void *worker(void *arg)
         }
         k = pool->next++;
         pthread_mutex_unlock(&pool->lock);
-        if ((st = run_task(pool, w->thread, k)) != ACC_OK) {
+        st = pool->stage == 0 ? generate(pool, k)
+                              : sweep(pool, w->thread, (int)(pool->slot0 + pool->order[k]));
+        if (st != ACC_OK) {
             pthread_mutex_lock(&pool->lock);
             if (pool->st == ACC_OK) {
                 pool->st = st;
@@ -192,21 +214,15 @@ static void *worker(void *arg)
     }
 }
 
-/* Run the pass in pool->tasks on the sweep's threads (the calling one included). */
-static acc_status_t run_pass(pool_t *pool)
+/* One stage of a pass on the sweep's threads (the calling one included). */
+static acc_status_t run_stage(pool_t *pool, int stage)
 {
     select_sweep_t *sw = pool->sw;
     pthread_t tid[SELECT_THREADS_MAX];
     worker_t w[SELECT_THREADS_MAX];
-    size_t need = pool->slot0 + pool->ntasks;
     int t, started = 0;
-    void *p = sw->slots;
 
-    if (acc_array_reserve(&p, &sw->cap, need, sizeof(*sw->slots)) != ACC_OK)
-        return acc_error_set(ACC_ERR_NOMEM, "out of memory for %zu variants", need);
-    sw->slots = p;
-    memset(sw->slots + pool->slot0, 0, pool->ntasks * sizeof(*sw->slots));
-    sw->nslots = need;
+    pool->stage = stage;
     pool->next = 0;
     for (t = 0; t < sw->nthreads; t++) {
         w[t].pool = pool;
@@ -224,6 +240,57 @@ static acc_status_t run_pass(pool_t *pool)
     if (pool->st != ACC_OK)
         return acc_error_set(pool->st, "%s", pool->msg);
     return ACC_OK;
+}
+
+typedef struct {
+    size_t ops, k;
+} by_ops_t;
+
+static int by_ops(const void *a, const void *b)
+{
+    const by_ops_t *x = a, *y = b;
+    if (x->ops != y->ops)
+        return x->ops < y->ops ? -1 : 1;
+    return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* A pass: generate and verify every task's plan, then sweep them smallest first.  Small plans
+ * are mostly the fast ones at small sizes (trees, halving-doubling, one-shot), so sweeping them
+ * first gives the big ones (rings over every rank) a best to be pruned against. */
+static acc_status_t run_pass(pool_t *pool)
+{
+    select_sweep_t *sw = pool->sw;
+    size_t need = pool->slot0 + pool->ntasks, k;
+    void *p = sw->slots;
+    acc_status_t st;
+
+    if (acc_array_reserve(&p, &sw->cap, need, sizeof(*sw->slots)) != ACC_OK)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory for %zu variants", need);
+    sw->slots = p;
+    memset(sw->slots + pool->slot0, 0, pool->ntasks * sizeof(*sw->slots));
+    sw->nslots = need;
+    if (!(pool->order = acc_calloc(pool->ntasks, sizeof(size_t))))
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory ordering %zu variants", pool->ntasks);
+    if ((st = run_stage(pool, 0)) == ACC_OK) {
+        by_ops_t *sorted = acc_calloc(pool->ntasks, sizeof(*sorted));
+        if (!sorted) {
+            acc_free(pool->order);
+            pool->order = NULL;
+            return acc_error_set(ACC_ERR_NOMEM, "out of memory ordering variants");
+        }
+        for (k = 0; k < pool->ntasks; k++) {
+            sorted[k].ops = sw->slots[pool->slot0 + k].ops;
+            sorted[k].k = k;
+        }
+        qsort(sorted, pool->ntasks, sizeof(*sorted), by_ops);
+        for (k = 0; k < pool->ntasks; k++)
+            pool->order[k] = sorted[k].k;
+        acc_free(sorted);
+        st = run_stage(pool, 1);
+    }
+    acc_free(pool->order);
+    pool->order = NULL;
+    return st;
 }
 
 static acc_status_t add_task(task_t **tasks, size_t *n, size_t *cap, int group, int is_default,
@@ -260,7 +327,7 @@ static acc_status_t list_groups(pool_t *pool, acc_coll_t coll)
     select_pair_t pairs[SELECT_PAIRS_MAX];
     void *p = NULL;
 
-    for (i = count; i-- > 0;) {
+    for (i = 0; i < count; i++) {
         if (algos[i]->coll != coll)
             continue;
         npairs = select_pairs(topo, algos[i], pairs);

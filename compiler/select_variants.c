@@ -12,14 +12,16 @@
  *
  * Search.  Lanes and chunks are searched one after the other, not as a grid: first the lanes
  * line through the generator's default (every lane count at the default chunks), then the
- * chunk counts at each lane count that won a size.  On the shipped platforms the winners of the
- * full grid (lanes 1..32 x chunks 1, default, 4 x default) were all found this way, at half the
- * plans and simulations.
+ * chunk counts at each lane count that won a size.  On the shipped 8-GPU platforms this found
+ * the full grid's (lanes 1..32 x chunks 1, default, 4 x default) best times within 3% at every
+ * size, with about half the plans and simulations.
  *
  * Scale.  Verification costs time in proportion to a plan's operations, which for flat rings
  * grow with lanes x ranks^2 (a two-lane ring of 1024 ranks has four million of them) and for
  * hierarchical plans with lanes x ranks x nodes.  So the search shrinks with the rank count:
- *   <= 64 ranks    the search above, for every generator and inner x outer pair;
+ *   <= 16 ranks    the search above, for every generator and inner x outer pair;
+ *   <= 64 ranks    the same with lanes 1, 4, 16 and the cap only (simulations of several
+ *                  nodes cost tens of milliseconds each);
  *   <= 256 ranks   flat generators: their defaults; hierarchical: the default inner with every
  *                  outer, at the default lanes and at 8;
  *   larger         the defaults of each generator and of each outer algorithm.
@@ -30,10 +32,12 @@
 #include <string.h>
 
 static const int lane_steps[] = {1, 2, 4, 8, 16, 24, 32};
+/* Beyond one node a simulation costs tens of milliseconds: every other step, and the cap. */
+static const int lane_steps_coarse[] = {1, 4, 16, 32};
 static const char *const inner_names[] = {"ring", "direct"};
 static const char *const outer_names[] = {"ring", "rhd", "rh", "rd", "tree"};
 
-enum { TIER_LINES = 64, TIER_MEDIUM = 256, ALGO_CHUNKS_MAX = 1024 };
+enum { TIER_FINE = 16, TIER_LINES = 64, TIER_MEDIUM = 256, ALGO_CHUNKS_MAX = 1024 };
 
 int select_lanes_cap(const acc_topo_t *topo)
 {
@@ -167,6 +171,11 @@ acc_status_t select_lane_variants(const acc_topo_t *topo, const acc_algo_t *algo
     if (ranks > TIER_LINES) {
         if (hier && ranks <= TIER_MEDIUM && max_lanes >= 8)
             st = add(&l, base, 8, dc, dl, dc);
+    } else if (ranks > TIER_FINE) {
+        for (k = 0; k < 4 && st == ACC_OK && lane_steps_coarse[k] < max_lanes; k++)
+            st = add(&l, base, lane_steps_coarse[k], dc, dl, dc);
+        if (st == ACC_OK)
+            st = add(&l, base, max_lanes, dc, dl, dc);
     } else {
         for (k = 0; k < nl && st == ACC_OK && lane_steps[k] <= max_lanes; k++)
             st = add(&l, base, lane_steps[k], dc, dl, dc);

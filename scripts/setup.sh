@@ -21,4 +21,4 @@ fi
 cmake -S . -B build -G Ninja -DACC_WERROR=ON
 cmake --build build
 echo
-build/tools/acc-compile --topo "${1:-dgx-h100}" --print-topo
+build/tools/acc-compile --topo "${1:-dgx-h100}" --report --coll allreduce

@@ -15,6 +15,7 @@ static const char usage_text[] =
     "       acc-compile --topo SRC --coll C --algo NAME [--lanes N] [--chunks M] [--root R]\n"
     "                   [--inner A --outer B] [--proto P] [--emit-plan FILE.yaml]\n"
     "                   [--export-msccl FILE.xml]\n"
+    "       acc-compile --topo SRC --report [--coll C] [--json] [--plot FILE.svg]\n"
     "       acc-compile --verify FILE.yaml\n"
     "       acc-compile --import-msccl FILE.xml [--verify] [--emit-plan FILE.yaml]\n"
     "       acc-compile --list-platforms | --help | --version\n"
@@ -32,7 +33,7 @@ static const char usage_text[] =
     "Topology\n"
     "  --print-topo         print a summary: GPUs, path matrix, NICs, NUMA, network,\n"
     "                       every assumed fact, and the fingerprint (default action)\n"
-    "  --json               print the summary as JSON\n"
+    "  --json               print the summary (or the --report) as JSON\n"
     "  --export-topo FMT    write the topology as acc YAML (yaml) or NCCL topology XML\n"
     "                       (nccl-xml, usable as NCCL_TOPO_FILE)\n"
     "  -o, --output FILE    where --export-topo writes (default: standard output)\n"
@@ -55,6 +56,12 @@ static const char usage_text[] =
     "  --verify FILE.yaml   load a plan file and prove it correct\n"
     "  --import-msccl FILE  read an MSCCL algorithm XML into a plan (always verified)\n"
     "  --export-msccl FILE  write the plan as MSCCL algorithm XML\n"
+    "Report\n"
+    "  --report             per message size (1K to 4G): acc's best plan, its predicted time,\n"
+    "                       algbw and busbw, NCCL's choice and time (its 2.28 model), the\n"
+    "                       speedup, the fraction of the bound reached; then the selection\n"
+    "                       table; for --coll C, else for every collective; --json for JSON\n"
+    "  --plot FILE.svg      with --report: busbw against size for acc, NCCL and the bound\n"
     "\n"
     "Exit status: 0 success, 1 unusable input or a plan that fails verification (the message\n"
     "names the file and place, or the rank, lane, operation and chunk), 2 bad command line,\n"
@@ -100,7 +107,7 @@ enum { OPT_EMIT_CUDA = 400, OPT_ARCH };
 enum {
     OPT_TOPO = 256, OPT_PRINT, OPT_JSON, OPT_EXPORT, OPT_LIST, OPT_VERSION, OPT_LIST_ALGOS,
     OPT_COLL, OPT_ALGO, OPT_LANES, OPT_CHUNKS, OPT_ROOT, OPT_INNER, OPT_OUTER, OPT_PROTO,
-    OPT_EMIT, OPT_VERIFY, OPT_IMPORT, OPT_EXPORT_MSCCL
+    OPT_EMIT, OPT_VERIFY, OPT_IMPORT, OPT_EXPORT_MSCCL, OPT_REPORT, OPT_PLOT
 };
 
 static const struct option longopts[] = {
@@ -125,6 +132,8 @@ static const struct option longopts[] = {
     {"verify", optional_argument, NULL, OPT_VERIFY},
     {"import-msccl", required_argument, NULL, OPT_IMPORT},
     {"export-msccl", required_argument, NULL, OPT_EXPORT_MSCCL},
+    {"report", no_argument, NULL, OPT_REPORT},
+    {"plot", required_argument, NULL, OPT_PLOT},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -169,6 +178,8 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
             break;
         case OPT_IMPORT: o->import_msccl = optarg; break;
         case OPT_EXPORT_MSCCL: o->export_msccl = optarg; break;
+        case OPT_REPORT: o->report = 1; break;
+        case OPT_PLOT: o->plot = optarg; break;
         case 'h': fputs(usage_text, stdout); return -1;
         case OPT_VERSION: printf("acc-compile %s\n", ACC_VERSION_STRING); return -1;
         case ':': return usage_error("this option needs a value:", argv[optind - 1]);
@@ -196,9 +207,13 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
     if ((o->emit_plan || o->export_msccl) && !o->algo && !o->import_msccl && !o->verify_file)
         return usage_error("--emit-plan/--export-msccl need a plan: --algo, --import-msccl or "
                            "--verify FILE", NULL);
+    if (o->plot && !o->report)
+        return usage_error("--plot FILE.svg goes with --report", NULL);
+    if (o->report && !o->topo)
+        return usage_error("--report needs --topo SRC", NULL);
     if (!o->list_platforms && !o->topo && !o->verify_file && !o->import_msccl)
         return usage_error("--topo SRC is required", NULL);
-    if (o->topo && !o->export_fmt && !o->algo && !o->list_algos)
+    if (o->topo && !o->export_fmt && !o->algo && !o->list_algos && !o->report)
         o->print_topo = 1;
     return 0;
 }
@@ -240,6 +255,8 @@ int main(int argc, char **argv)
         rc = compile_list_algos(topo);
     if (rc == EXIT_OK && (o.algo || o.verify_file || o.import_msccl))
         rc = compile_plan_actions(&o, topo);
+    if (rc == EXIT_OK && o.report)
+        rc = compile_report_actions(&o, topo);
     acc_topo_destroy(topo);
     return rc;
 }

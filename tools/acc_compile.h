@@ -27,6 +27,9 @@ typedef struct {
     const char *import_msccl;
     const char *export_msccl;
     int verify;
+    /* the report */
+    int report;
+    const char *plot;
 } compile_opts_t;
 
 /* Print "acc-compile: <message>" for the current error and return code. */
@@ -40,5 +43,7 @@ int compile_list_algos(const acc_topo_t *topo);
 int compile_cuda_actions(const compile_opts_t *o, const acc_topo_t *topo);
 /* --algo, --verify FILE, --import-msccl: produce, verify and write plans. */
 int compile_plan_actions(const compile_opts_t *o, const acc_topo_t *topo);
+/* --report [--coll C] [--json] [--plot FILE.svg]: the selection sweep, table and plot. */
+int compile_report_actions(const compile_opts_t *o, const acc_topo_t *topo);
 
 #endif

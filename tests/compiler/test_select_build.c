@@ -1,0 +1,350 @@
+/*
+ * Selection tables built from the cost models (acc_select_build): what a user of the table and
+ * of the report relies on -- the table covers the sweep without gaps or overlaps, each size's
+ * choice is the fastest candidate (checked against direct simulation), NCCL keeps the sizes
+ * where acc is slower, and the plans the table names are verified and hashed as stored.
+ */
+#include "acc_test.h"
+#include "select_internal.h"
+
+#include <math.h>
+
+static acc_topo_t *load(const char *src)
+{
+    acc_topo_t *t = NULL;
+    CHECK_OK(acc_topo_load(src, &t));
+    return t;
+}
+
+static acc_select_result_t *build(const acc_topo_t *t, acc_coll_t coll,
+                                  const acc_select_build_opts_t *opts)
+{
+    acc_select_builder_t *b = NULL;
+    acc_select_result_t *r = NULL;
+    CHECK_OK(acc_select_builder_create(t, opts, &b));
+    CHECK_OK(acc_select_build(b, coll, &r));
+    acc_select_builder_destroy(b);
+    return r;
+}
+
+/* Sorted, non-overlapping, touching ranges from lo to hi; no two neighbours with one choice. */
+static void check_cover(const acc_select_table_t *t, uint64_t lo, uint64_t hi)
+{
+    size_t i;
+    CHECK(t->n >= 1);
+    CHECK_INT(t->entries[0].min_bytes, lo);
+    CHECK_INT(t->entries[t->n - 1].max_bytes, hi);
+    for (i = 0; i < t->n; i++) {
+        CHECK(t->entries[i].min_bytes <= t->entries[i].max_bytes);
+        CHECK(t->entries[i].source == ACC_SELECT_MODEL);
+        CHECK(t->entries[i].predicted_us > 0);
+        if (i == 0)
+            continue;
+        CHECK_MSG(t->entries[i].min_bytes == t->entries[i - 1].max_bytes + 1,
+                  "gap or overlap between entry %zu (..%llu) and %zu (%llu..)", i - 1,
+                  (unsigned long long)t->entries[i - 1].max_bytes, i,
+                  (unsigned long long)t->entries[i].min_bytes);
+        CHECK_MSG(!acc_select_same_choice(&t->entries[i - 1], &t->entries[i]),
+                  "entries %zu and %zu name the same choice and were not merged", i - 1, i);
+    }
+}
+
+/* Every row agrees with the table, NCCL keeps the sizes acc does not win, and the figures
+ * derived from the times are consistent. */
+static void check_rows(const acc_select_result_t *r)
+{
+    size_t i;
+    for (i = 0; i < r->nrows; i++) {
+        const acc_select_row_t *row = &r->rows[i];
+        const acc_select_entry_t *e = acc_select_lookup(r->table, row->nbytes);
+        double chosen;
+
+        CHECK(e != NULL);
+        CHECK(row->plan >= 0 || row->nccl_ok);
+        if (i)
+            CHECK(row->nbytes > r->rows[i - 1].nbytes);
+        if (row->plan >= 0 && row->nccl_ok) {
+            CHECK_INT(row->use_nccl, row->nccl.time_us <= row->acc_us);
+            CHECK_NEAR(row->speedup, row->nccl.time_us / row->acc_us, 1e-9 * row->speedup);
+        }
+        CHECK_INT(e->use_nccl, row->use_nccl);
+        chosen = row->use_nccl ? row->nccl.time_us : row->acc_us;
+        if (e->min_bytes == row->nbytes)
+            CHECK_NEAR(e->predicted_us, chosen, 1e-9 * chosen);
+        if (row->use_nccl) {
+            CHECK_STR(e->algo, acc_nccl_algo_name(row->nccl.algo));
+            CHECK_STR(e->plan_hash, "");
+        } else {
+            CHECK_STR(e->algo, r->plans[row->plan].plan->algo);
+            CHECK_STR(e->plan_hash, r->plans[row->plan].hash);
+        }
+        if (row->plan >= 0) {
+            CHECK_NEAR(row->acc_algbw, row->nbytes / row->acc_us / 1e3, 1e-6 * row->acc_algbw);
+            /* No acc plan can beat the topology's lower bound. */
+            if (row->bound_ok)
+                CHECK_MSG(row->bound.us <= row->acc_us * (1 + 1e-9),
+                          "%s at %llu bytes: acc's %g us beats the bound %g us",
+                          acc_coll_name(r->coll), (unsigned long long)row->nbytes, row->acc_us,
+                          row->bound.us);
+        }
+        if (row->bound_ok)
+            CHECK_NEAR(row->bound_fraction, row->bound.us / chosen, 1e-9);
+    }
+}
+
+ACC_TEST(dgx_h100_allreduce_covers_1k_to_4g)
+{
+    acc_topo_t *t = load("dgx-h100");
+    acc_select_result_t *r = build(t, ACC_COLL_ALLREDUCE, NULL);
+    size_t i;
+
+    CHECK_INT(r->nrows, 23); /* every power of two from 2^10 to 2^32 */
+    for (i = 0; i < r->nrows; i++)
+        CHECK_INT(r->rows[i].nbytes, 1ull << (10 + i));
+    CHECK_INT(r->nranks, 8);
+    CHECK(r->variants > 10);
+    check_cover(r->table, 1024, 1ull << 32);
+    check_rows(r);
+    /* NCCL has a model for allreduce: every size is compared. */
+    for (i = 0; i < r->nrows; i++)
+        CHECK(r->rows[i].nccl_ok && r->rows[i].bound_ok);
+    acc_select_result_destroy(r);
+    acc_topo_destroy(t);
+}
+
+/* The chosen plans are the ones the table names: verified, with the protocol their params
+ * say, hashed over their YAML text. */
+ACC_TEST(plans_are_verified_and_hashed)
+{
+    acc_topo_t *t = load("dgx-h100");
+    acc_select_result_t *r = build(t, ACC_COLL_REDUCE_SCATTER, NULL);
+    acc_buf_t yaml;
+    char hash[ACC_SHA256_HEX_LEN + 1], proto[32];
+    size_t i;
+
+    acc_buf_init(&yaml);
+    for (i = 0; i < r->nplans; i++) {
+        const acc_select_plan_t *sp = &r->plans[i];
+        CHECK_OK(acc_plan_verify(sp->plan));
+        CHECK_INT(sp->plan->coll, ACC_COLL_REDUCE_SCATTER);
+        snprintf(proto, sizeof(proto), "proto=%s", acc_proto_name(sp->plan->proto));
+        CHECK_MSG(strstr(sp->params, proto) != NULL, "params '%s' lack '%s'", sp->params, proto);
+        acc_buf_reset(&yaml);
+        CHECK_OK(acc_plan_dump_yaml(sp->plan, &yaml));
+        CHECK_OK(acc_sha256_hex(yaml.data, yaml.len, hash));
+        CHECK_STR(sp->hash, hash);
+    }
+    acc_buf_free(&yaml);
+    acc_select_result_destroy(r);
+    acc_topo_destroy(t);
+}
+
+/* The fastest of each generator's default and lanes line at a size, by generating and
+ * simulating them directly: the builder's choice may only be faster (it also tries chunk
+ * counts at the lanes that win). */
+static double direct_best(const acc_topo_t *t, acc_coll_t coll, uint64_t nbytes)
+{
+    size_t count, i, k, j, npairs, nvar;
+    const acc_algo_t *const *algos = acc_algo_list(&count);
+    select_pair_t pairs[SELECT_PAIRS_MAX];
+    acc_sim_t *sim = NULL;
+    double best = INFINITY;
+
+    CHECK_OK(acc_sim_create(t, &sim));
+    for (i = 0; i < count; i++) {
+        if (algos[i]->coll != coll)
+            continue;
+        npairs = select_pairs(t, algos[i], pairs);
+        for (k = 0; k < npairs; k++) {
+            acc_algo_args_t base, *vars = NULL;
+            acc_plan_t *p = NULL;
+            memset(&base, 0, sizeof(base));
+            base.inner = pairs[k].inner;
+            base.outer = pairs[k].outer;
+            if (algos[i]->supports(t, &base) != ACC_OK)
+                continue;
+            CHECK_OK(acc_algo_generate(algos[i], t, &base, &p));
+            CHECK_OK(select_lane_variants(t, algos[i], &base, p->params, select_lanes_cap(t), &vars,
+                                          &nvar));
+            CHECK(nvar >= 1);
+            for (j = 0; j <= nvar; j++) {
+                acc_proto_t proto;
+                if (j > 0) {
+                    acc_plan_destroy(p);
+                    CHECK_OK(acc_algo_generate(algos[i], t, &vars[j - 1], &p));
+                }
+                for (proto = 0; proto < ACC_PROTO_COUNT; proto++) {
+                    acc_sim_result_t res;
+                    p->proto = proto;
+                    CHECK_OK(acc_sim_plan(sim, p, nbytes, ACC_DT_F32, &res));
+                    if (res.time_us < best)
+                        best = res.time_us;
+                }
+            }
+            acc_plan_destroy(p);
+            acc_free(vars);
+        }
+    }
+    acc_sim_destroy(sim);
+    return best;
+}
+
+ACC_TEST(choice_is_the_fastest_candidate)
+{
+    static const uint64_t sizes[] = {8192, 4u << 20, 256u << 20};
+    acc_topo_t *t = load("dgx-h100");
+    acc_select_result_t *r = build(t, ACC_COLL_ALLREDUCE, NULL);
+    acc_sim_t *sim = NULL;
+    size_t i, k;
+
+    CHECK_OK(acc_sim_create(t, &sim));
+    for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        double direct = direct_best(t, ACC_COLL_ALLREDUCE, sizes[k]);
+        acc_sim_result_t res;
+        for (i = 0; i < r->nrows && r->rows[i].nbytes != sizes[k]; i++)
+            ;
+        CHECK(i < r->nrows && r->rows[i].plan >= 0);
+        CHECK(r->rows[i].acc_us <= direct * (1 + 1e-12));
+        /* The time reported is the chosen plan's, simulated again. */
+        CHECK_OK(acc_sim_plan(sim, r->plans[r->rows[i].plan].plan, sizes[k], ACC_DT_F32, &res));
+        CHECK_NEAR(r->rows[i].acc_us, res.time_us, 1e-9 * res.time_us);
+    }
+    acc_sim_destroy(sim);
+    acc_select_result_destroy(r);
+    acc_topo_destroy(t);
+}
+
+/* However many threads sweep, the table is the same: ties go to the earlier candidate. */
+ACC_TEST(threads_change_nothing)
+{
+    acc_topo_t *t = load("dgx-h100");
+    acc_select_build_opts_t opts;
+    acc_select_result_t *a, *b;
+    size_t i;
+
+    acc_select_build_opts_init(&opts);
+    opts.threads = 1;
+    a = build(t, ACC_COLL_REDUCE, &opts);
+    opts.threads = 4;
+    b = build(t, ACC_COLL_REDUCE, &opts);
+    for (i = 0; i < a->nrows; i++) {
+        CHECK(a->rows[i].acc_us == b->rows[i].acc_us);
+        CHECK_STR(a->plans[a->rows[i].plan].hash, b->plans[b->rows[i].plan].hash);
+    }
+    CHECK_INT(a->table->n, b->table->n);
+    for (i = 0; i < a->table->n; i++)
+        CHECK(acc_select_same_choice(&a->table->entries[i], &b->table->entries[i]));
+    CHECK_INT(a->variants, b->variants);
+    acc_select_result_destroy(a);
+    acc_select_result_destroy(b);
+    opts.threads = 17;
+    CHECK_ERR(acc_select_builder_create(t, &opts, (acc_select_builder_t **)&a), ACC_ERR_INVALID);
+    CHECK_MSG_HAS("threads 17");
+    acc_topo_destroy(t);
+}
+
+/* Skipping a variant at sizes where its time at a smaller size already loses must not change
+ * any choice: the same rows as simulating everything everywhere. */
+ACC_TEST(pruning_changes_nothing)
+{
+    acc_topo_t *t = load("dgx-h100-2node");
+    acc_select_build_opts_t opts;
+    acc_select_result_t *a, *b;
+    size_t i;
+
+    acc_select_build_opts_init(&opts);
+    opts.max_bytes = 1ull << 28; /* to 256 MiB: the exhaustive sweep is slow on two nodes */
+    a = build(t, ACC_COLL_ALLGATHER, &opts);
+    opts.exhaustive = 1;
+    b = build(t, ACC_COLL_ALLGATHER, &opts);
+    CHECK(b->simulations >= a->simulations);
+    CHECK_INT(a->nrows, b->nrows);
+    for (i = 0; i < a->nrows; i++) {
+        CHECK_NEAR(a->rows[i].acc_us, b->rows[i].acc_us, 1e-9 * b->rows[i].acc_us);
+        CHECK_INT(a->rows[i].use_nccl, b->rows[i].use_nccl);
+    }
+    CHECK_INT(a->table->n, b->table->n);
+    for (i = 0; i < a->table->n; i++)
+        CHECK(acc_select_same_choice(&a->table->entries[i], &b->table->entries[i]));
+    check_cover(a->table, 1024, 1ull << 28);
+    check_rows(a);
+    acc_select_result_destroy(a);
+    acc_select_result_destroy(b);
+    acc_topo_destroy(t);
+}
+
+/* A cluster: hierarchical plans and NCCL's network algorithms meet; the table still covers
+ * the sweep and every choice is consistent. */
+ACC_TEST(cluster_tables_are_consistent)
+{
+    acc_topo_t *t = load("p4d-4node");
+    acc_select_build_opts_t opts;
+    acc_select_result_t *r;
+
+    acc_select_build_opts_init(&opts);
+    opts.max_bytes = 1ull << 28;
+    r = build(t, ACC_COLL_REDUCE_SCATTER, &opts);
+    CHECK_INT(r->nranks, 32);
+    check_cover(r->table, 1024, 1ull << 28);
+    check_rows(r);
+    acc_select_result_destroy(r);
+    acc_topo_destroy(t);
+}
+
+/* NCCL's model does not cover broadcast: acc's plans are the only candidates. */
+ACC_TEST(broadcast_is_acc_only)
+{
+    acc_topo_t *t = load("dgx-h100");
+    acc_select_result_t *r = build(t, ACC_COLL_BROADCAST, NULL);
+    size_t i;
+
+    for (i = 0; i < r->nrows; i++) {
+        CHECK(!r->rows[i].nccl_ok && !r->rows[i].use_nccl);
+        CHECK(r->rows[i].plan >= 0);
+        CHECK(r->rows[i].speedup == 0);
+    }
+    check_cover(r->table, 1024, 1ull << 32);
+    acc_select_result_destroy(r);
+    acc_topo_destroy(t);
+}
+
+ACC_TEST(custom_sweep_and_bad_options)
+{
+    acc_topo_t *t = load("dgx-h100");
+    acc_select_build_opts_t opts;
+    acc_select_builder_t *b = NULL;
+    acc_select_result_t *r = NULL;
+
+    acc_select_build_opts_init(&opts);
+    opts.min_bytes = 3000; /* not a power of two: the sweep starts there, then 4K, 8K, ... */
+    opts.max_bytes = 1u << 20;
+    CHECK_OK(acc_select_builder_create(t, &opts, &b));
+    CHECK_OK(acc_select_build(b, ACC_COLL_ALLGATHER, &r));
+    CHECK_INT(r->nrows, 10);
+    CHECK_INT(r->rows[0].nbytes, 3000);
+    CHECK_INT(r->rows[1].nbytes, 4096);
+    check_cover(r->table, 3000, 1u << 20);
+    acc_select_result_destroy(r);
+    CHECK_ERR(acc_select_build(b, ACC_COLL_ALLTOALL, &r), ACC_ERR_UNSUPPORTED);
+    CHECK_MSG_HAS("alltoall");
+    CHECK(r == NULL);
+    CHECK_ERR(acc_select_build(b, (acc_coll_t)42, &r), ACC_ERR_INVALID);
+    acc_select_builder_destroy(b);
+
+    opts.min_bytes = 1u << 20;
+    opts.max_bytes = 1024;
+    CHECK_ERR(acc_select_builder_create(t, &opts, &b), ACC_ERR_INVALID);
+    CHECK_MSG_HAS("empty");
+    CHECK(b == NULL);
+    acc_topo_destroy(t);
+}
+
+/* More lanes are offered where there are links to spread them over. */
+ACC_TEST(lane_cap_follows_the_links)
+{
+    acc_topo_t *h100 = load("dgx-h100"), *pcie = load("pcie-8gpu");
+    CHECK_INT(select_lanes_cap(h100), 32);
+    CHECK_INT(select_lanes_cap(pcie), 4);
+    acc_topo_destroy(h100);
+    acc_topo_destroy(pcie);
+}

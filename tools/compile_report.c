@@ -1,0 +1,62 @@
+/* acc-compile's report: the selection sweep of one or every collective, as text or JSON, and
+ * its plot. */
+#include "acc_compile.h"
+
+#include "acc_select.h"
+
+#include <stdio.h>
+
+/* Without --coll: every collective some generator or NCCL's model covers. */
+static const acc_coll_t every_coll[] = {ACC_COLL_ALLREDUCE, ACC_COLL_ALLGATHER,
+                                        ACC_COLL_REDUCE_SCATTER, ACC_COLL_BROADCAST,
+                                        ACC_COLL_REDUCE};
+#define NCOLL (sizeof(every_coll) / sizeof(every_coll[0]))
+
+int compile_report_actions(const compile_opts_t *o, const acc_topo_t *topo)
+{
+    acc_select_builder_t *b = NULL;
+    acc_select_result_t *res[NCOLL] = {NULL};
+    acc_coll_t colls[NCOLL];
+    size_t n = 0, i;
+    acc_buf_t out;
+    int rc = EXIT_OK;
+
+    acc_buf_init(&out);
+    if (o->coll) {
+        if (acc_coll_parse(o->coll, &colls[0]) != ACC_OK)
+            return compile_fail(EXIT_USAGE);
+        n = 1;
+    } else {
+        for (n = 0; n < NCOLL; n++)
+            colls[n] = every_coll[n];
+    }
+    if (acc_select_builder_create(topo, NULL, &b) != ACC_OK) {
+        rc = compile_fail(EXIT_INPUT);
+        goto out;
+    }
+    for (i = 0; i < n; i++) {
+        if (acc_select_build(b, colls[i], &res[i]) != ACC_OK) {
+            rc = compile_fail(EXIT_INPUT);
+            goto out;
+        }
+    }
+    if ((o->json ? acc_select_report_json : acc_select_report_text)(
+            (const acc_select_result_t *const *)res, n, &out) != ACC_OK) {
+        rc = compile_fail(EXIT_INPUT);
+        goto out;
+    }
+    if ((rc = compile_write(NULL, &out)) != EXIT_OK || !o->plot)
+        goto out;
+    acc_buf_reset(&out);
+    if (acc_select_report_svg((const acc_select_result_t *const *)res, n, &out) != ACC_OK) {
+        rc = compile_fail(EXIT_INPUT);
+        goto out;
+    }
+    rc = compile_write(o->plot, &out);
+out:
+    for (i = 0; i < NCOLL; i++)
+        acc_select_result_destroy(res[i]);
+    acc_select_builder_destroy(b);
+    acc_buf_free(&out);
+    return rc;
+}
