@@ -1,11 +1,12 @@
 /*
  * kernel_emu.h - run generated kernel modules without a GPU: the module's source is compiled
  * as host C++ (the system's c++) behind a shim that defines what CUDA would (qualifiers,
- * uint4, block indices, atomics, release/acquire as C++ atomics), every thread block becomes a
- * host thread of one CUDA thread (ACC_THREADS 1), and the executor's own layout and launch
- * arguments (acc_gpu_exec_create_host / acc_gpu_exec_args) drive it in host memory.  So the
- * generated code, the parameter rows, the staging and counter layout and the inter-block
- * protocol run for real; only the GPU's threads within a block are not exercised.
+ * uint4, thread and block indices, __syncthreads as a barrier of the block's threads, the
+ * block's shared variables, atomics, release/acquire as C++ atomics), every CUDA thread
+ * becomes a host thread (ACC_THREADS of them per block, 1 or a few instead of 512), and the
+ * executor's own layout and launch arguments (acc_gpu_exec_create_host / acc_gpu_exec_args)
+ * drive it in host memory.  So the generated code, the parameter rows, the staging and
+ * counter layout, the inter-block protocol and the barriers within a block run for real.
  * Header-only, for tests.
  */
 #ifndef KERNEL_EMU_H
@@ -21,7 +22,7 @@
 
 static const char emu_head[] =
     "#define ACC_HOST_SHIM 1\n"
-    "#include <sched.h>\n#include <string.h>\n#include <time.h>\n"
+    "#include <pthread.h>\n#include <sched.h>\n#include <string.h>\n#include <time.h>\n"
     "#define __device__\n#define __forceinline__ inline\n"
     "#define __noinline__ __attribute__((noinline))\n#define __global__\n"
     "#define __launch_bounds__(x)\n#define __grid_constant__\n"
@@ -29,7 +30,12 @@ static const char emu_head[] =
     "struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };\n"
     "struct acc_dim3 { unsigned x, y, z; };\n"
     "static thread_local acc_dim3 threadIdx, blockIdx, gridDim;\n"
-    "static inline void __syncthreads() {}\n"
+    /* A block: its threads' barrier and its shared variables (sh_epoch, sh_abort). */
+    "struct acc_shim_block { pthread_barrier_t bar; unsigned shared[8]; };\n"
+    "static thread_local acc_shim_block *acc_shim_blk;\n"
+    "static inline void __syncthreads() { pthread_barrier_wait(&acc_shim_blk->bar); }\n"
+    "#define ACC_BLOCK_SHARED(type, name)"
+    " type &name = *(type *)&acc_shim_blk->shared[(#name)[3] == 'e' ? 0 : 4]\n"
     "static inline unsigned atomicCAS(unsigned *p, unsigned c, unsigned v)\n"
     "{ __atomic_compare_exchange_n(p, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);"
     " return c; }\n"
@@ -67,20 +73,37 @@ static const char emu_head[] =
     "  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++; return (unsigned short)(s | h); }\n";
 
 static const char emu_tail[] =
-    "\nextern \"C\" void acc_emu_block(const void *args, unsigned bx, unsigned by, unsigned gx,\n"
-    "                              unsigned gy, int avg)\n"
+    "\nextern \"C\" void *acc_emu_block_new(unsigned threads)\n"
     "{\n"
-    "    blockIdx = {bx, by, 0};\n    gridDim = {gx, gy, 1};\n    threadIdx = {0, 0, 0};\n"
+    "    acc_shim_block *b = new acc_shim_block();\n"
+    "    pthread_barrier_init(&b->bar, 0, threads);\n"
+    "    return b;\n"
+    "}\n"
+    "extern \"C\" void acc_emu_block_free(void *b)\n"
+    "{\n"
+    "    pthread_barrier_destroy(&((acc_shim_block *)b)->bar);\n"
+    "    delete (acc_shim_block *)b;\n"
+    "}\n"
+    "extern \"C\" void acc_emu_thread(const void *args, void *block, unsigned tid, unsigned bx,\n"
+    "                               unsigned by, unsigned gx, unsigned gy, int avg)\n"
+    "{\n"
+    "    acc_shim_blk = (acc_shim_block *)block;\n"
+    "    threadIdx = {tid, 0, 0};\n    blockIdx = {bx, by, 0};\n    gridDim = {gx, gy, 1};\n"
     "#if ACC_AVG\n    if (avg) { acc_avg(*(const acc_args_t *)args); return; }\n#endif\n"
     "    acc_kernel(*(const acc_args_t *)args);\n"
     "}\n";
 
-typedef void (*emu_block_fn)(const void *args, unsigned bx, unsigned by, unsigned gx, unsigned gy,
-                             int avg);
+typedef void *(*emu_block_new_fn)(unsigned threads);
+typedef void (*emu_block_free_fn)(void *block);
+typedef void (*emu_thread_fn)(const void *args, void *block, unsigned tid, unsigned bx, unsigned by,
+                              unsigned gx, unsigned gy, int avg);
 
 typedef struct {
     void *lib;
-    emu_block_fn block;
+    unsigned threads; /* CUDA threads per block */
+    emu_block_new_fn block_new;
+    emu_block_free_fn block_free;
+    emu_thread_fn thread;
 } emu_t;
 
 /* Is there a host C++ compiler to build modules with? */
@@ -89,8 +112,8 @@ static inline int emu_available(void)
     return system("c++ --version > /dev/null 2>&1") == 0;
 }
 
-/* Compile k's source for the host and load it. */
-static inline void emu_build(emu_t *e, const acc_kernel_t *k, const char *tag)
+/* Compile k's source for the host, with `threads` CUDA threads per block, and load it. */
+static inline void emu_build(emu_t *e, const acc_kernel_t *k, const char *tag, unsigned threads)
 {
     char src[600], lib[600], cmd[1400];
     const char *text = acc_kernel_source(k, NULL), *at;
@@ -103,11 +126,11 @@ static inline void emu_build(emu_t *e, const acc_kernel_t *k, const char *tag)
     f = fopen(src, "w");
     CHECK_MSG(f != NULL, "cannot write %s", src);
     fputs(emu_head, f);
-    /* One CUDA thread per block: the block's threads are not what is under test here. */
+    /* A few threads per block instead of 512: as many host threads as CUDA threads. */
     at = strstr(text, "#define ACC_THREADS 512\n");
     CHECK_MSG(at != NULL, "the module does not define ACC_THREADS 512");
     fwrite(text, 1, (size_t)(at - text), f);
-    fputs("#define ACC_THREADS 1\n", f);
+    fprintf(f, "#define ACC_THREADS %u\n", threads);
     fputs(at + strlen("#define ACC_THREADS 512\n"), f);
     fputs(emu_tail, f);
     fclose(f);
@@ -117,8 +140,11 @@ static inline void emu_build(emu_t *e, const acc_kernel_t *k, const char *tag)
     CHECK_MSG(system(cmd) == 0, "host build of %s failed (%s)", acc_kernel_name(k), cmd);
     e->lib = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     CHECK_MSG(e->lib != NULL, "dlopen %s: %s", lib, dlerror());
-    *(void **)&e->block = dlsym(e->lib, "acc_emu_block");
-    CHECK(e->block != NULL);
+    *(void **)&e->block_new = dlsym(e->lib, "acc_emu_block_new");
+    *(void **)&e->block_free = dlsym(e->lib, "acc_emu_block_free");
+    *(void **)&e->thread = dlsym(e->lib, "acc_emu_thread");
+    CHECK(e->block_new && e->block_free && e->thread);
+    e->threads = threads;
     remove(lib);
     remove(src);
 }
@@ -133,36 +159,46 @@ static inline void emu_free(emu_t *e)
 typedef struct {
     const emu_t *e;
     const acc_kargs_t *a;
-    unsigned bx, by, gx, gy;
+    void *block;
+    unsigned tid, bx, by, gx, gy;
     int avg;
 } emu_job_t;
 
 static inline void *emu_thread(void *arg)
 {
     emu_job_t *j = arg;
-    j->e->block(j->a, j->bx, j->by, j->gx, j->gy, j->avg);
+    j->e->thread(j->a, j->block, j->tid, j->bx, j->by, j->gx, j->gy, j->avg);
     return NULL;
 }
 
-/* Run every block of the grid at once, each on its own thread, and wait for all. */
+/* Run every thread of every block of the grid at once, each on a host thread of its own. */
 static inline void emu_grid(const emu_t *e, const acc_kargs_t *a, unsigned gx, unsigned gy, int avg)
 {
-    size_t n = (size_t)gx * gy, i;
+    size_t nb = (size_t)gx * gy, n = nb * e->threads, i;
     pthread_t *t = calloc(n, sizeof(pthread_t));
     emu_job_t *jobs = calloc(n, sizeof(emu_job_t));
+    void **blocks = calloc(nb, sizeof(void *));
     pthread_attr_t attr;
-    CHECK(t && jobs);
+    CHECK(t && jobs && blocks);
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 256 * 1024);
+    for (i = 0; i < nb; i++)
+        CHECK((blocks[i] = e->block_new(e->threads)) != NULL);
     for (i = 0; i < n; i++) {
-        jobs[i] = (emu_job_t){e, a, (unsigned)(i % gx), (unsigned)(i / gx), gx, gy, avg};
+        size_t b = i / e->threads;
+        jobs[i] = (emu_job_t){
+            e,  a,  blocks[b], (unsigned)(i % e->threads), (unsigned)(b % gx), (unsigned)(b / gx),
+            gx, gy, avg};
         CHECK(pthread_create(&t[i], &attr, emu_thread, &jobs[i]) == 0);
     }
     for (i = 0; i < n; i++)
         pthread_join(t[i], NULL);
+    for (i = 0; i < nb; i++)
+        e->block_free(blocks[i]);
     pthread_attr_destroy(&attr);
     free(t);
     free(jobs);
+    free(blocks);
 }
 
 /* One call through the emulated kernel, with acc_host_exec's arguments (host buffers are

@@ -1,7 +1,7 @@
 /*
  * Code generation: what the generated source says and shares (classes, programs, one source
  * for types of one size), refusals of broken plans, the traffic count, and - without a GPU -
- * the generated modules compiled as host C++ and run block by block (kernel_emu.h) on every
+ * the generated modules compiled as host C++ and run thread by thread (kernel_emu.h) on every
  * algorithm of a platform, giving the host executor's results bit for bit, for every data
  * type and reduction, out of place and in place, on one and on three blocks per lane.
  */
@@ -232,10 +232,10 @@ static void bufs_free(bufs_t *b, const acc_plan_t *p)
     free(b->out);
 }
 
-/* Run p through the emulated module and the host executor on the same inputs and compare
- * every defined output byte. */
+/* Run p through the emulated module (copies blocks per lane of `threads` threads) and the
+ * host executor on the same inputs, and compare every defined output byte. */
 static void emu_compare(const acc_plan_t *p, acc_dtype_t dt, acc_redop_t op, int copies,
-                        const char *label)
+                        unsigned threads, const char *label)
 {
     static const uint64_t counts[] = {1, 13, 1000, 4099};
     const uint64_t max_count = 4099;
@@ -252,7 +252,7 @@ static void emu_compare(const acc_plan_t *p, acc_dtype_t dt, acc_redop_t op, int
                        ? acc_plan_buf_elems(p, ACC_BUF_IN, max_count)
                        : acc_plan_buf_elems(p, ACC_BUF_OUT, max_count)) *
           es;
-    emu_build(&e, k, acc_kernel_name(k));
+    emu_build(&e, k, acc_kernel_name(k), threads);
     CHECK_OK(acc_gpu_exec_create_host(p, dt, op, max_count, copies, &x));
     bufs_alloc(&h, p, big);
     bufs_alloc(&g, p, big);
@@ -276,9 +276,9 @@ static void emu_compare(const acc_plan_t *p, acc_dtype_t dt, acc_redop_t op, int
                 for (i = 0; i < n && memcmp(a + i * es, b + i * es, es) == 0; i++)
                     ;
                 acc_test_fail(__FILE__, __LINE__,
-                              "%s %s %s, %d blocks per lane, count %llu%s: rank %d element %llu "
-                              "is %Lg, the host executor has %Lg",
-                              label, acc_dtype_name(dt), acc_redop_name(op), copies,
+                              "%s %s %s, %d blocks per lane of %u threads, count %llu%s: rank %d "
+                              "element %llu is %Lg, the host executor has %Lg",
+                              label, acc_dtype_name(dt), acc_redop_name(op), copies, threads,
                               (unsigned long long)counts[c], mode ? " in place" : "", r,
                               (unsigned long long)(first + i),
                               acc_host_load(dt, g.out[r], (size_t)(first + i)),
@@ -302,6 +302,8 @@ static const struct {
     {ACC_DT_I32, ACC_RED_PROD}, {ACC_DT_F64, ACC_RED_AVG}, {ACC_DT_BF16, ACC_RED_MIN},
 };
 
+/* Every combination on one block per lane of four threads (barriers within a block), the
+ * first three on three blocks per lane of two threads (slices of chunks across blocks). */
 static void emu_plan(const acc_plan_t *p, const char *label)
 {
     size_t i;
@@ -309,9 +311,9 @@ static void emu_plan(const acc_plan_t *p, const char *label)
     for (copies = 1; copies <= 3; copies += 2)
         for (i = 0; i < sizeof(combos) / sizeof(combos[0]); i++) {
             /* Data movement depends on the element size only. */
-            if (!acc_coll_reduces(p->coll) && i > 1)
+            if ((!acc_coll_reduces(p->coll) && i > 1) || (copies > 1 && i > 2))
                 break;
-            emu_compare(p, combos[i].dt, combos[i].op, copies, label);
+            emu_compare(p, combos[i].dt, combos[i].op, copies, copies == 1 ? 4 : 2, label);
         }
 }
 
