@@ -9,14 +9,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The program beside this test in the build tree: <build>/tests/tmp -> <build>/tools. */
+/* The acc-tune of this build (tests/CMakeLists.txt passes its path and builds it first). */
 static const char *exe(void)
 {
-    static char path[4096];
     struct stat st;
-    snprintf(path, sizeof(path), "%s/../../tools/acc-tune", ACC_TEST_TMP_DIR);
-    CHECK_MSG(stat(path, &st) == 0, "%s is missing: build the acc-tune target", path);
-    return path;
+    CHECK_MSG(stat(ACC_TUNE_EXE, &st) == 0, "%s is missing: build the acc-tune target",
+              ACC_TUNE_EXE);
+    return ACC_TUNE_EXE;
 }
 
 static char out[1 << 20], err[1 << 16];
@@ -33,9 +32,14 @@ static void slurp(const char *path, char *buf, size_t cap)
 /* Run acc-tune with `args`; standard output and error in out and err; the exit status. */
 static int run(const char *args)
 {
-    char cmd[8192];
-    const char *o = acc_test_tmp("cli.out"), *e = acc_test_tmp("cli.err");
+    char cmd[8192], on[64], en[64];
+    const char *o, *e;
     int rc;
+    /* Per process: ctest -j runs the cases of this file at the same time. */
+    snprintf(on, sizeof(on), "cli.%ld.out", (long)getpid());
+    snprintf(en, sizeof(en), "cli.%ld.err", (long)getpid());
+    o = acc_test_tmp(on);
+    e = acc_test_tmp(en);
     snprintf(cmd, sizeof(cmd), "%s %s > '%s' 2> '%s'", exe(), args, o, e);
     rc = system(cmd);
     slurp(o, out, sizeof(out));
