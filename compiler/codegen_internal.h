@@ -165,7 +165,11 @@ acc_status_t acc_cg_emit_class(const acc_cg_t *g, int c, acc_buf_t *out, uint32_
  * module compiled as host C++ with a test shim (ACC_HOST_SHIM), each block a thread.  The
  * tests use it to run the very code and layout of the GPU path on machines without one. */
 acc_status_t acc_gpu_exec_create_host(const acc_plan_t *plan, acc_dtype_t dt, acc_redop_t op,
-                                      uint64_t max_count, int copies, acc_gpu_exec_t **out);
+                                      uint64_t max_count, const acc_gpu_opts_t *opts,
+                                      acc_gpu_exec_t **out);
+/* The error a launch's status words describe (acc_kargs_t.status, nonzero first word), with
+ * the executor's counters reset so that it can be used again. */
+acc_status_t acc_gpu_exec_failure(acc_gpu_exec_t *x, const uint32_t *status);
 /* The arguments of one launch of acc_kernel (and of acc_avg, for AVG), and its grid:
  * *gx = lanes x copies blocks by *gy = ranks.  Buffers as in acc_gpu_exec_launch. */
 acc_status_t acc_gpu_exec_args(acc_gpu_exec_t *x, uint64_t count, void *const *in, void *const *out,

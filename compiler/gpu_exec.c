@@ -30,6 +30,8 @@
  * tuned with bench_kernels on the GPU). */
 #define BYTES_PER_COPY    (256u * 1024u)
 #define DEFAULT_TIMEOUT_S 20.0
+/* Copies a host-memory executor may choose between when none is fixed. */
+#define HOST_COPIES 4
 
 /* Where the buffers live: the GPU's memory, or the host's for the emulation tests. */
 typedef struct {
@@ -335,16 +337,21 @@ acc_status_t acc_gpu_exec_create(const acc_plan_t *plan, acc_dtype_t dt, acc_red
 }
 
 acc_status_t acc_gpu_exec_create_host(const acc_plan_t *plan, acc_dtype_t dt, acc_redop_t op,
-                                      uint64_t max_count, int copies, acc_gpu_exec_t **out)
+                                      uint64_t max_count, const acc_gpu_opts_t *opts,
+                                      acc_gpu_exec_t **out)
 {
     acc_gpu_opts_t o;
     acc_gpu_exec_t *x;
     acc_status_t st;
 
     memset(&o, 0, sizeof(o));
+    if (opts)
+        o = *opts;
     if ((st = begin(plan, dt, op, max_count, &o, &host_mem, &x)) != ACC_OK)
         return st;
-    x->kmax = x->fixed_copies = copies > 0 ? copies : 1;
+    /* A fixed number of copies, or up to HOST_COPIES chosen per call as on a GPU. */
+    x->kmax = o.copies > 0 ? o.copies : HOST_COPIES;
+    x->fixed_copies = o.copies > 0 ? o.copies : 0;
     x->capacity = x->kmax * x->nranks * x->nlanes;
     if ((st = layout(x)) != ACC_OK) {
         acc_gpu_exec_destroy(x);
@@ -516,9 +523,14 @@ acc_status_t acc_gpu_exec_check(acc_gpu_exec_t *x, acc_cuda_stream_t s)
         return st;
     if (w[0] == 0)
         return ACC_OK;
-    st = report(x, w);
+    return acc_gpu_exec_failure(x, w);
+}
+
+acc_status_t acc_gpu_exec_failure(acc_gpu_exec_t *x, const uint32_t *status)
+{
+    acc_status_t st = report(x, status);
     /* Counters of an interrupted launch are inconsistent: start again from zero. */
-    if (acc_cuda_memset(x->counters, 0, x->counter_bytes) != ACC_OK)
+    if (x->mem->fill(x->counters, 0, x->counter_bytes) != ACC_OK)
         ACC_WARN(COMPILER, "GPU executor: could not reset its counters after a failure");
     return st;
 }

@@ -242,6 +242,7 @@ static void emu_compare(const acc_plan_t *p, acc_dtype_t dt, acc_redop_t op, int
     size_t es = acc_dtype_size(dt), big;
     acc_kernel_t *k = kernel(p, dt, op);
     acc_gpu_exec_t *x = NULL;
+    acc_gpu_opts_t o;
     bufs_t h, g;
     emu_t e = {0};
     size_t c;
@@ -253,7 +254,9 @@ static void emu_compare(const acc_plan_t *p, acc_dtype_t dt, acc_redop_t op, int
                        : acc_plan_buf_elems(p, ACC_BUF_OUT, max_count)) *
           es;
     emu_build(&e, k, acc_kernel_name(k), threads);
-    CHECK_OK(acc_gpu_exec_create_host(p, dt, op, max_count, copies, &x));
+    memset(&o, 0, sizeof(o));
+    o.copies = copies;
+    CHECK_OK(acc_gpu_exec_create_host(p, dt, op, max_count, &o, &x));
     bufs_alloc(&h, p, big);
     bufs_alloc(&g, p, big);
     for (c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
@@ -394,4 +397,105 @@ ACC_TEST(emulated_hand_plans)
         emu_plan(plans[i], plans[i]->algo);
         acc_plan_destroy(plans[i]);
     }
+}
+
+/* Calls one after the other on one executor, the number of blocks per lane chosen by the size
+ * of each (1 to 4): the counters of every copy must carry over from launch to launch. */
+ACC_TEST(emulated_calls_in_a_row)
+{
+    static const uint64_t counts[] = {1000, 300000, 13, 600001, 100, 300000, 7, 1000000};
+    static const char *const algos[] = {"ring", "twoshot", "oneshot", "tree"};
+    size_t a, c;
+    if (!emu_available())
+        ACC_SKIP("no host C++ compiler (c++) to build emulated kernels with");
+    for (a = 0; a < 4; a++) {
+        acc_plan_t *p = gen("gpus=4 nvlink=18", ACC_COLL_ALLREDUCE, algos[a]);
+        acc_kernel_t *k = kernel(p, ACC_DT_F32, ACC_RED_SUM);
+        acc_gpu_exec_t *x = NULL;
+        emu_t e = {0};
+        bufs_t h, g;
+        int seen[5] = {0}, r;
+
+        emu_build(&e, k, acc_kernel_name(k), 2);
+        CHECK_OK(acc_gpu_exec_create_host(p, ACC_DT_F32, ACC_RED_SUM, 1000000, NULL, &x));
+        bufs_alloc(&h, p, 4000000);
+        bufs_alloc(&g, p, 4000000);
+        for (c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+            int copies = acc_gpu_exec_copies(x, counts[c]);
+            CHECK(copies >= 1 && copies <= 4);
+            seen[copies] = 1;
+            acc_host_prepare(p, ACC_DT_F32, ACC_RED_SUM, ACC_FILL_RANDOM, (uint32_t)c, counts[c],
+                             h.in, h.out, 0);
+            acc_host_prepare(p, ACC_DT_F32, ACC_RED_SUM, ACC_FILL_RANDOM, (uint32_t)c, counts[c],
+                             g.in, g.out, 0);
+            CHECK_OK(acc_host_exec(p, ACC_DT_F32, ACC_RED_SUM, counts[c], h.in, h.out, 0));
+            emu_call(&e, x, counts[c], g.in, g.out, 0);
+            for (r = 0; r < p->nranks; r++)
+                CHECK_MSG(memcmp(h.out[r], g.out[r], (size_t)counts[c] * 4) == 0,
+                          "%s, call %zu (count %llu, %d blocks per lane): rank %d differs",
+                          algos[a], c, (unsigned long long)counts[c], copies, r);
+        }
+        /* The sizes above span one block per lane and more. */
+        CHECK(seen[1] && (seen[2] || seen[3] || seen[4]));
+        bufs_free(&h, p);
+        bufs_free(&g, p);
+        acc_gpu_exec_destroy(x);
+        emu_free(&e);
+        acc_kernel_destroy(k);
+        acc_plan_destroy(p);
+    }
+}
+
+/* A wait that can never end (a signal counter told to expect more than it gets) gives up
+ * after the time limit, says where, and leaves the executor usable. */
+ACC_TEST(emulated_wait_gives_up_and_says_where)
+{
+    acc_plan_t *p;
+    acc_kernel_t *k;
+    acc_gpu_exec_t *x = NULL;
+    acc_gpu_opts_t o;
+    acc_kargs_t a;
+    acc_kctr_dev_t *ctrs;
+    const uint32_t *status;
+    unsigned gx, gy;
+    emu_t e = {0};
+    bufs_t g;
+
+    if (!emu_available())
+        ACC_SKIP("no host C++ compiler (c++) to build emulated kernels with");
+    p = gen("gpus=4 nvlink=18", ACC_COLL_ALLREDUCE, "twoshot");
+    k = kernel(p, ACC_DT_F32, ACC_RED_SUM);
+    emu_build(&e, k, "waits_give_up", 2);
+    memset(&o, 0, sizeof(o));
+    o.copies = 1;
+    o.timeout_s = 0.3;
+    CHECK_OK(acc_gpu_exec_create_host(p, ACC_DT_F32, ACC_RED_SUM, 1000, &o, &x));
+    bufs_alloc(&g, p, 4000);
+    acc_host_prepare(p, ACC_DT_F32, ACC_RED_SUM, ACC_FILL_EXACT, 1, 1000, g.in, g.out, 0);
+    emu_call(&e, x, 1000, g.in, g.out, 0);
+
+    /* The second launch waits for the first's signals plus one that never comes. */
+    CHECK_OK(acc_gpu_exec_args(x, 1000, g.in, g.out, 0, &a, &gx, &gy));
+    ctrs = (acc_kctr_dev_t *)(uintptr_t)a.ctrs;
+    ctrs[0].per_launch++;
+    emu_grid(&e, &a, gx, gy, 0);
+    status = (const uint32_t *)(uintptr_t)a.status;
+    CHECK_INT(status[0], ACC_KW_SIGNAL);
+    CHECK_ERR(acc_gpu_exec_failure(x, status), ACC_ERR_INTERNAL);
+    CHECK_MSG_HAS("gave up waiting for signals from rank");
+    CHECK_MSG_HAS("operation");
+    CHECK_MSG_HAS("0.3 s");
+    CHECK_INT(status[0], 0);
+
+    /* Counters reset: the next call is the first again, and right. */
+    ctrs[0].per_launch--;
+    acc_host_prepare(p, ACC_DT_F32, ACC_RED_SUM, ACC_FILL_EXACT, 2, 1000, g.in, g.out, 0);
+    emu_call(&e, x, 1000, g.in, g.out, 0);
+    CHECK_INT(acc_host_check(p, ACC_DT_F32, ACC_RED_SUM, ACC_FILL_EXACT, 2, 1000, g.out, 0, NULL),
+              0);
+    bufs_free(&g, p);
+    acc_gpu_exec_destroy(x);
+    emu_free(&e);
+    acc_kernel_destroy(k);
+    acc_plan_destroy(p);
 }
