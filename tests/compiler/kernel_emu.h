@@ -25,7 +25,7 @@ static const char emu_head[] =
     "#include <pthread.h>\n#include <sched.h>\n#include <string.h>\n#include <time.h>\n"
     "#define __device__\n#define __forceinline__ inline\n"
     "#define __noinline__ __attribute__((noinline))\n#define __global__\n"
-    "#define __launch_bounds__(x)\n#define __grid_constant__\n"
+    "#define __launch_bounds__(...)\n#define __grid_constant__\n"
     "#define __shared__ static thread_local\n"
     "struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };\n"
     "struct acc_dim3 { unsigned x, y, z; };\n"
