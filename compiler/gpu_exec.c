@@ -153,10 +153,12 @@ static acc_status_t layout(acc_gpu_exec_t *x)
     int r;
     acc_status_t st;
 
-    if (cap >= UINT32_MAX)
+    /* Chunk lengths travel as 32-bit words (message headers, scratch lengths) and slices are
+     * computed in 32 bits: keep well clear of 2^32. */
+    if (cap >= (1ull << 31))
         return acc_error_set(ACC_ERR_RANGE,
                              "GPU executor: %llu elements make chunks of %llu elements; chunks "
-                             "hold fewer than 2^32",
+                             "hold fewer than 2^31",
                              (unsigned long long)x->max_count, (unsigned long long)cap);
     x->scratch_cap = align_up(cap ? cap : 1, 16 / x->es);
     for (i = 0; i < k->nconns; i++)

@@ -51,7 +51,7 @@ ACC_TEST(source_reads_well)
     CHECK(has(k, "/* op 0: rank 0 lane 0: send in[7] to 1 */"));
     CHECK(has(k, "/* ops 1-6: 6 x rrs; rank 0 lane 0's first: send in[6] (+) message from 7"));
     CHECK(has(k, "for (u32 j = 0; j < 6u; ++j)"));
-    CHECK(has(k, "extern \"C\" __global__ void __launch_bounds__(ACC_THREADS, 2)\n    acc_kernel("));
+    CHECK(has(k, "__global__ void __launch_bounds__(ACC_THREADS, 2)\n    acc_kernel("));
     /* fp16 is summed in fp32: the accumulator is float. */
     CHECK(has(k, "typedef float acc_acc_t;"));
     /* NVRTC has no C library: nothing is included. */
