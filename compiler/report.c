@@ -29,7 +29,7 @@ static void text_one(const acc_select_result_t *r, acc_buf_t *out)
                    r->nodes == 1 ? "" : "s", r->gpus_per_node, acc_dtype_name(r->dtype),
                    r->variants, r->simulations,
                    modelled ? "NCCL 2.28's model for NCCL" : "no NCCL model for this collective");
-    acc_buf_printf(out, "%6s  %-46s %10s  %-17s %10s %8s  %-6s %9s %9s %10s %6s\n", "size",
+    acc_buf_printf(out, "%6s  %-54s %10s  %-20s %10s %8s  %-6s %9s %9s %10s %6s\n", "size",
                    "acc's best plan", "acc_us", "NCCL's choice", "nccl_us", "speedup", "choice",
                    "algbw", "busbw", "bound_us", "bound");
     for (i = 0; i < r->nrows; i++) {
@@ -49,12 +49,12 @@ static void text_one(const acc_select_result_t *r, acc_buf_t *out)
             nccl_name(&row->nccl, nccl, sizeof(nccl));
         else
             snprintf(nccl, sizeof(nccl), "-");
-        acc_buf_printf(out, "%6s  %-46s ", size, plan);
+        acc_buf_printf(out, "%6s  %-54s ", size, plan);
         if (row->plan >= 0)
             acc_buf_printf(out, "%10.2f  ", row->acc_us);
         else
             acc_buf_printf(out, "%10s  ", "-");
-        acc_buf_printf(out, "%-17s ", nccl);
+        acc_buf_printf(out, "%-20s ", nccl);
         if (row->nccl_ok)
             acc_buf_printf(out, "%10.2f ", row->nccl.time_us);
         else

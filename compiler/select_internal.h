@@ -75,6 +75,9 @@ typedef struct {
 acc_status_t select_sweep(select_sweep_t *sw, acc_coll_t coll);
 void select_sweep_free(select_sweep_t *sw);
 
+/* Is a protocol worth simulating for a plan of `ops` operations on this topology? */
+int select_proto_worth(const acc_topo_t *topo, size_t ops, acc_proto_t proto);
+
 /* The most lanes worth trying on this topology. */
 int select_lanes_cap(const acc_topo_t *topo);
 

@@ -103,6 +103,8 @@ static acc_status_t sweep_plan(pool_t *pool, int thread, int var)
 
     for (k = 0; k < NPROTO; k++) {
         double lower = 0; /* the time at the last size simulated: a bound for larger ones */
+        if (!select_proto_worth(sw->topo, sw->slots[var].ops, protos[k]))
+            continue;
         plan->proto = protos[k];
         for (i = 0; i < sw->nsizes; i++) {
             const select_best_t *b = &sw->best[i];

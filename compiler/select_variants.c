@@ -24,7 +24,15 @@
  *                  nodes cost tens of milliseconds each);
  *   <= 256 ranks   flat generators: their defaults; hierarchical: the default inner with every
  *                  outer, at the default lanes and at 8;
- *   larger         the defaults of each generator and of each outer algorithm.
+ *   larger         the defaults of each generator and of each outer algorithm, and plans of
+ *                  more than a million operations (rings over every rank, hierarchical
+ *                  allgather and reduce-scatter) without LL.
+ *
+ * Protocols.  Every variant is simulated with Simple, LL128 and LL, except that last case: a
+ * plan that large wins only at large sizes (below them the logarithmic plans, with a thousand
+ * times fewer operations, are ten times faster), where LL's 8-byte stores lose to LL128 -- on
+ * 128 x 8 H100 the hierarchical allgather is 2x slower with LL than with LL128 from 128 MiB up
+ * -- and each of its simulations costs about a second.
  */
 #include "select_internal.h"
 
@@ -38,6 +46,7 @@ static const char *const inner_names[] = {"ring", "direct"};
 static const char *const outer_names[] = {"ring", "rhd", "rh", "rd", "tree"};
 
 enum { TIER_FINE = 16, TIER_LINES = 64, TIER_MEDIUM = 256, ALGO_CHUNKS_MAX = 1024 };
+#define HUGE_PLAN_OPS 1000000
 
 int select_lanes_cap(const acc_topo_t *topo)
 {
@@ -213,6 +222,11 @@ acc_status_t select_chunk_variants(const acc_topo_t *topo, const acc_algo_t *alg
     *out = l.v;
     *n = l.n;
     return ACC_OK;
+}
+
+int select_proto_worth(const acc_topo_t *topo, size_t ops, acc_proto_t proto)
+{
+    return proto != ACC_PROTO_LL || acc_topo_ranks(topo) <= TIER_MEDIUM || ops <= HUGE_PLAN_OPS;
 }
 
 void select_short_params(const char *params, char *out, size_t cap)
