@@ -18,6 +18,8 @@ static const char usage_text[] =
     "       acc-compile --topo SRC --report [--coll C] [--json] [--plot FILE.svg]\n"
     "       acc-compile --verify FILE.yaml\n"
     "       acc-compile --import-msccl FILE.xml [--verify] [--emit-plan FILE.yaml]\n"
+    "       acc-compile --topo SRC --db FILE [--coll C]          (store schedules)\n"
+    "       acc-compile --topo SRC --db FILE --print-selection   (read them back)\n"
     "       acc-compile --list-platforms | --help | --version\n"
     "       acc-compile --topo SRC [--coll C [--algo NAME ...]] [--emit-cuda DIR]\n"
     "                   [--arch sm_80,sm_90]\n"
@@ -62,6 +64,11 @@ static const char usage_text[] =
     "                       speedup, the fraction of the bound reached; then the selection\n"
     "                       table; for --coll C, else for every collective; --json for JSON\n"
     "  --plot FILE.svg      with --report: busbw against size for acc, NCCL and the bound\n"
+    "Database\n"
+    "  --db FILE            store the topology, every selected plan and the selection table of\n"
+    "                       every collective (or --coll C) in FILE (SQLite); running it again\n"
+    "                       changes nothing, another topology adds to the file\n"
+    "  --print-selection    with --db: print this topology's selection tables from FILE\n"
     "\n"
     "Exit status: 0 success, 1 unusable input or a plan that fails verification (the message\n"
     "names the file and place, or the rank, lane, operation and chunk), 2 bad command line,\n"
@@ -107,7 +114,8 @@ enum { OPT_EMIT_CUDA = 400, OPT_ARCH };
 enum {
     OPT_TOPO = 256, OPT_PRINT, OPT_JSON, OPT_EXPORT, OPT_LIST, OPT_VERSION, OPT_LIST_ALGOS,
     OPT_COLL, OPT_ALGO, OPT_LANES, OPT_CHUNKS, OPT_ROOT, OPT_INNER, OPT_OUTER, OPT_PROTO,
-    OPT_EMIT, OPT_VERIFY, OPT_IMPORT, OPT_EXPORT_MSCCL, OPT_REPORT, OPT_PLOT
+    OPT_EMIT, OPT_VERIFY, OPT_IMPORT, OPT_EXPORT_MSCCL, OPT_REPORT, OPT_PLOT,
+    OPT_DB, OPT_PRINT_SELECTION
 };
 
 static const struct option longopts[] = {
@@ -134,6 +142,8 @@ static const struct option longopts[] = {
     {"export-msccl", required_argument, NULL, OPT_EXPORT_MSCCL},
     {"report", no_argument, NULL, OPT_REPORT},
     {"plot", required_argument, NULL, OPT_PLOT},
+    {"db", required_argument, NULL, OPT_DB},
+    {"print-selection", no_argument, NULL, OPT_PRINT_SELECTION},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -180,6 +190,8 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
         case OPT_EXPORT_MSCCL: o->export_msccl = optarg; break;
         case OPT_REPORT: o->report = 1; break;
         case OPT_PLOT: o->plot = optarg; break;
+        case OPT_DB: o->db = optarg; break;
+        case OPT_PRINT_SELECTION: o->print_selection = 1; break;
         case 'h': fputs(usage_text, stdout); return -1;
         case OPT_VERSION: printf("acc-compile %s\n", ACC_VERSION_STRING); return -1;
         case ':': return usage_error("this option needs a value:", argv[optind - 1]);
@@ -211,9 +223,13 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
         return usage_error("--plot FILE.svg goes with --report", NULL);
     if (o->report && !o->topo)
         return usage_error("--report needs --topo SRC", NULL);
+    if ((o->db || o->print_selection) && !o->topo)
+        return usage_error("--db and --print-selection need --topo SRC", NULL);
+    if (o->print_selection && !o->db)
+        return usage_error("--print-selection reads a database: add --db FILE", NULL);
     if (!o->list_platforms && !o->topo && !o->verify_file && !o->import_msccl)
         return usage_error("--topo SRC is required", NULL);
-    if (o->topo && !o->export_fmt && !o->algo && !o->list_algos && !o->report)
+    if (o->topo && !o->export_fmt && !o->algo && !o->list_algos && !o->report && !o->db)
         o->print_topo = 1;
     return 0;
 }
@@ -257,6 +273,8 @@ int main(int argc, char **argv)
         rc = compile_plan_actions(&o, topo);
     if (rc == EXIT_OK && o.report)
         rc = compile_report_actions(&o, topo);
+    if (rc == EXIT_OK && o.db)
+        rc = o.print_selection ? compile_db_print_selection(&o, topo) : compile_db_store(&o, topo);
     acc_topo_destroy(topo);
     return rc;
 }

@@ -30,6 +30,9 @@ typedef struct {
     /* the report */
     int report;
     const char *plot;
+    /* the database */
+    const char *db;
+    int print_selection;
 } compile_opts_t;
 
 /* Print "acc-compile: <message>" for the current error and return code. */
@@ -45,5 +48,9 @@ int compile_cuda_actions(const compile_opts_t *o, const acc_topo_t *topo);
 int compile_plan_actions(const compile_opts_t *o, const acc_topo_t *topo);
 /* --report [--coll C] [--json] [--plot FILE.svg]: the selection sweep, table and plot. */
 int compile_report_actions(const compile_opts_t *o, const acc_topo_t *topo);
+/* --db FILE: store the topology, every selected plan and every collective's selection table;
+ * --print-selection: read the tables of this topology back from FILE. */
+int compile_db_store(const compile_opts_t *o, const acc_topo_t *topo);
+int compile_db_print_selection(const compile_opts_t *o, const acc_topo_t *topo);
 
 #endif
