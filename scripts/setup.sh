@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages="cmake ninja-build pkg-config gcc clang libclang-rt-14-dev libhwloc-dev hwloc
+packages="cmake ninja-build pkg-config gcc g++ clang libclang-rt-14-dev libhwloc-dev hwloc
           libyaml-dev libxml2-dev libsqlite3-dev libssl-dev"
 missing=""
 for p in $packages; do
@@ -21,4 +21,10 @@ fi
 cmake -S . -B build -G Ninja -DACC_WERROR=ON
 cmake --build build
 echo
-build/tools/acc-compile --topo "${1:-dgx-h100}" --report --coll allreduce
+platform="${1:-dgx-h100}"
+# acc's schedules beside NCCL's for every size, then the database an image build would ship.
+build/tools/acc-compile --topo "$platform" --report --coll allreduce
+echo
+build/tools/acc-compile --topo "$platform" --db build/acc.db
+echo
+build/tools/acc-info --db build/acc.db
