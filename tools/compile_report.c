@@ -4,13 +4,38 @@
 
 #include "acc_select.h"
 
+#include <errno.h>
+#include <libgen.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 /* Without --coll: every collective some generator or NCCL's model covers. */
 static const acc_coll_t every_coll[] = {ACC_COLL_ALLREDUCE, ACC_COLL_ALLGATHER,
                                         ACC_COLL_REDUCE_SCATTER, ACC_COLL_BROADCAST,
                                         ACC_COLL_REDUCE};
 #define NCOLL (sizeof(every_coll) / sizeof(every_coll[0]))
+
+/* A sweep of a cluster takes minutes: find out now, not after it, that the plot cannot be
+ * written. */
+static int plot_dir_writable(const char *plot)
+{
+    char *copy;
+    const char *dir;
+    int ok;
+
+    if (!plot || strcmp(plot, "-") == 0)
+        return 1;
+    if (!(copy = acc_strdup(plot)))
+        return 1; /* the write itself will report it */
+    dir = dirname(copy);
+    ok = access(dir, W_OK) == 0;
+    if (!ok)
+        fprintf(stderr, "acc-compile: cannot write the plot '%s': directory '%s': %s\n", plot, dir,
+                strerror(errno));
+    acc_free(copy);
+    return ok;
+}
 
 int compile_report_actions(const compile_opts_t *o, const acc_topo_t *topo)
 {
@@ -22,6 +47,8 @@ int compile_report_actions(const compile_opts_t *o, const acc_topo_t *topo)
     int rc = EXIT_OK;
 
     acc_buf_init(&out);
+    if (!plot_dir_writable(o->plot))
+        return EXIT_OUTPUT;
     if (o->coll) {
         if (acc_coll_parse(o->coll, &colls[0]) != ACC_OK)
             return compile_fail(EXIT_USAGE);

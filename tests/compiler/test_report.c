@@ -399,6 +399,7 @@ ACC_TEST(cli_errors_say_what_is_wrong)
              acc_test_tmp("no/such/dir/plot.svg"));
     CHECK_INT(run_cli(args, &out, &err), 3);
     CHECK_MSG(strstr(err, "no/such/dir/plot.svg") != NULL, "stderr: %s", err);
+    CHECK_STR(out, ""); /* refused before the sweep, not after it */
     acc_free(out);
     acc_free(err);
 
