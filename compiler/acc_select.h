@@ -118,7 +118,8 @@ typedef struct {
 typedef struct {
     acc_plan_t *plan;                  /* verified; plan->proto is the protocol chosen */
     char params[ACC_PLAN_PARAMS_MAX];  /* the generator's params and "proto=..." */
-    char hash[ACC_SHA256_HEX_LEN + 1]; /* SHA-256 of acc_plan_dump_yaml(plan) */
+    char hash[ACC_SHA256_HEX_LEN + 1]; /* SHA-256 of acc_plan_dump_yaml(plan); "" when no
+                                          table entry names the plan (NCCL keeps its sizes) */
 } acc_select_plan_t;
 
 typedef struct {

@@ -163,13 +163,11 @@ static void entry_params(const char *params, acc_proto_t proto, char out[ACC_PLA
 /* The plans rows name: one per (variant, protocol) pair that is best somewhere, each with its
  * protocol set, its params and the hash of its YAML text.  Sets rows[i].plan. */
 static acc_status_t collect_plans(acc_select_builder_t *b, acc_select_result_t *r,
-                                  const select_slot_t *slots, const select_best_t *best)
+                                  select_slot_t *slots, const select_best_t *best)
 {
-    acc_buf_t yaml;
-    size_t i, j;
+    size_t i, j, uses;
     acc_status_t st = ACC_OK;
 
-    acc_buf_init(&yaml);
     if (!(r->plans = acc_calloc(b->nsizes, sizeof(*r->plans))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for the selected plans");
     for (i = 0; i < b->nsizes && st == ACC_OK; i++) {
@@ -184,12 +182,42 @@ static acc_status_t collect_plans(acc_select_builder_t *b, acc_select_result_t *
             r->rows[i].plan = r->rows[j].plan;
             continue;
         }
+        /* A variant chosen with one protocol only gives its plan away; copies (of up to
+         * hundreds of megabytes) only where it is chosen with several. */
+        for (j = i + 1, uses = 0; j < b->nsizes; j++)
+            uses += best[j].var == best[i].var && best[j].proto != best[i].proto;
         sp = &r->plans[r->nplans];
-        if ((st = acc_plan_clone(slots[best[i].var].plan, &sp->plan)) != ACC_OK)
-            break;
+        if (uses) {
+            if ((st = acc_plan_clone(slots[best[i].var].plan, &sp->plan)) != ACC_OK)
+                break;
+        } else {
+            sp->plan = slots[best[i].var].plan;
+            slots[best[i].var].plan = NULL;
+        }
         r->rows[i].plan = (int)r->nplans++;
         sp->plan->proto = best[i].proto;
         entry_params(sp->plan->params, best[i].proto, sp->params);
+    }
+    return st;
+}
+
+/* The hash of every plan a table entry names.  Plans that are acc's best only where NCCL keeps
+ * the size are not hashed: no entry points at them, and the YAML text of a plan of millions of
+ * operations takes seconds to write. */
+static acc_status_t hash_plans(acc_select_result_t *r)
+{
+    acc_buf_t yaml;
+    size_t i;
+    acc_status_t st = ACC_OK;
+
+    acc_buf_init(&yaml);
+    for (i = 0; i < r->nrows && st == ACC_OK; i++) {
+        acc_select_plan_t *sp;
+        if (r->rows[i].use_nccl || r->rows[i].plan < 0)
+            continue;
+        sp = &r->plans[r->rows[i].plan];
+        if (sp->hash[0])
+            continue;
         acc_buf_reset(&yaml);
         if ((st = acc_plan_dump_yaml(sp->plan, &yaml)) == ACC_OK &&
             (st = acc_buf_status(&yaml)) == ACC_OK)
@@ -228,7 +256,6 @@ static acc_status_t fill_rows(acc_select_builder_t *b, acc_select_result_t *r,
 
     for (i = 0; i < b->nsizes; i++) {
         acc_select_row_t *row = &r->rows[i];
-        acc_select_entry_t e;
         double chosen;
 
         row->nbytes = b->sizes[i];
@@ -251,12 +278,25 @@ static acc_status_t fill_rows(acc_select_builder_t *b, acc_select_result_t *r,
             row->speedup = row->nccl.time_us / row->acc_us;
         if (row->bound_ok && chosen > 0)
             row->bound_fraction = row->bound.us / chosen;
+    }
+    return hash_plans(r);
+}
+
+/* The table: one entry per size of the sweep, up to the next size, then merged. */
+static acc_status_t fill_table(acc_select_builder_t *b, acc_select_result_t *r)
+{
+    size_t i;
+    acc_status_t st;
+
+    for (i = 0; i < b->nsizes; i++) {
+        const acc_select_row_t *row = &r->rows[i];
+        acc_select_entry_t e;
 
         memset(&e, 0, sizeof(e));
         e.min_bytes = b->sizes[i];
         e.max_bytes = range_end(b, i);
         e.use_nccl = row->use_nccl;
-        e.predicted_us = chosen;
+        e.predicted_us = row->use_nccl ? row->nccl.time_us : row->acc_us;
         e.measured_us = -1;
         e.source = ACC_SELECT_MODEL;
         if (row->use_nccl) {
@@ -315,7 +355,8 @@ acc_status_t acc_select_build(acc_select_builder_t *b, acc_coll_t coll, acc_sele
     r->simulations = sw.simulations;
     if (st != ACC_OK || (st = collect_plans(b, r, sw.slots, sw.best)) != ACC_OK)
         goto out;
-    st = fill_rows(b, r, sw.best);
+    if ((st = fill_rows(b, r, sw.best)) == ACC_OK)
+        st = fill_table(b, r);
 out:
     select_sweep_free(&sw);
     acc_free(sw.best);

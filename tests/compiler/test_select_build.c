@@ -123,12 +123,16 @@ ACC_TEST(plans_are_verified_and_hashed)
     size_t i;
 
     acc_buf_init(&yaml);
+    for (i = 0; i < r->table->n; i++)
+        CHECK(r->table->entries[i].use_nccl || strlen(r->table->entries[i].plan_hash) == 64);
     for (i = 0; i < r->nplans; i++) {
         const acc_select_plan_t *sp = &r->plans[i];
         CHECK_OK(acc_plan_verify(sp->plan));
         CHECK_INT(sp->plan->coll, ACC_COLL_REDUCE_SCATTER);
         snprintf(proto, sizeof(proto), "proto=%s", acc_proto_name(sp->plan->proto));
         CHECK_MSG(strstr(sp->params, proto) != NULL, "params '%s' lack '%s'", sp->params, proto);
+        if (!sp->hash[0])
+            continue; /* acc's best only where NCCL keeps the size: not hashed */
         acc_buf_reset(&yaml);
         CHECK_OK(acc_plan_dump_yaml(sp->plan, &yaml));
         CHECK_OK(acc_sha256_hex(yaml.data, yaml.len, hash));
