@@ -258,7 +258,7 @@ static acc_profile_t *toy(size_t n, uint64_t bytes, const double *ready)
     size_t i;
     CHECK_OK(acc_profile_create("toy", &p));
     for (i = 0; i < n; i++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof(name), "t%zu", i);
         CHECK_OK(acc_profile_add_tensor(p, name, bytes / 4, ACC_DT_F32, ready[i]));
     }
