@@ -251,6 +251,7 @@ static acc_status_t start_op(acc_sim_t *sim, uint32_t t, const sim_op_t *op, int
         }
         begin(sim, t);
         sim->th[t].in_conn = c;
+        m = sim_msg(sim, c, sim->conns[c].head_pos); /* creating o may have moved the rings */
         if (!m->arrived) {
             m->consumer = t;
             sim->th[t].pending++;

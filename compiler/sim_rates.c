@@ -216,41 +216,27 @@ static acc_status_t reserve_scratch(acc_sim_t *sim, uint32_t n)
     return ACC_OK;
 }
 
-/* The remaining capacity and unfrozen weight of every resource of the component, from the
- * flows frozen so far (rates[]) and those still rising (unfrozen). */
-static void tally(acc_sim_t *sim)
-{
-    uint32_t i, k;
-    for (i = 0; i < sim->ncomp_res; i++) {
-        sim_res_t *r = &sim->res[sim->comp_res[i]];
-        r->rem = r->cap;
-        r->wsum = 0;
-    }
-    for (i = 0; i < sim->nwork; i++) {
-        const sim_flow_t *f = &sim->flows[sim->work[i]];
-        for (k = 0; k < f->nres; k++) {
-            sim_res_t *r = &sim->res[f->r[k].res];
-            if (!r->seen)
-                continue;
-            if (f->unfrozen)
-                r->wsum += f->r[k].w;
-            else
-                r->rem -= sim->rates[i] * f->r[k].w;
-        }
-    }
-}
-
 /* Progressive filling over the collected flows: rates[i] for work[i].  Flows on no contended
  * resource take their cap at once; the others rise together, level by level. */
 static void fill(acc_sim_t *sim)
 {
     uint32_t i, k, nunf = 0, *unf = sim->unf, *idx = sim->unf + sim->rates_cap;
 
+    /* rem: capacity left by the frozen flows; wsum: weight of the flows still rising.  Both
+     * are kept up to date as flows freeze, so a level costs a scan, not a recount. */
+    for (i = 0; i < sim->ncomp_res; i++) {
+        sim_res_t *r = &sim->res[sim->comp_res[i]];
+        r->rem = r->cap;
+        r->wsum = 0;
+    }
     for (i = 0; i < sim->nwork; i++) {
         sim_flow_t *f = &sim->flows[sim->work[i]];
         f->unfrozen = 0;
-        for (k = 0; k < f->nres && !f->unfrozen; k++)
-            f->unfrozen = sim->res[f->r[k].res].seen;
+        for (k = 0; k < f->nres; k++)
+            if (sim->res[f->r[k].res].seen) {
+                sim->res[f->r[k].res].wsum += f->r[k].w;
+                f->unfrozen = 1;
+            }
         sim->rates[i] = f->cap;
         if (f->unfrozen) {
             idx[nunf] = i;
@@ -260,7 +246,6 @@ static void fill(acc_sim_t *sim)
     while (nunf > 0) {
         double lvl = INFINITY, thr;
         uint32_t j = 0;
-        tally(sim);
         for (i = 0; i < sim->ncomp_res; i++) {
             const sim_res_t *r = &sim->res[sim->comp_res[i]];
             if (r->wsum > 1e-12 && r->rem / r->wsum < lvl)
@@ -290,6 +275,14 @@ static void fill(acc_sim_t *sim)
             sim->rates[idx[i]] =
                 lvl < f->cap ? (lvl > f->cap * 1e-9 ? lvl : f->cap * 1e-9) : f->cap;
             f->unfrozen = 0;
+            /* Its usage leaves now; this level's saturation flags were set before. */
+            for (k = 0; k < f->nres; k++) {
+                sim_res_t *r = &sim->res[f->r[k].res];
+                if (r->seen) {
+                    r->rem -= sim->rates[idx[i]] * f->r[k].w;
+                    r->wsum -= f->r[k].w;
+                }
+            }
         }
         for (i = 0; i < sim->ncomp_res; i++)
             sim->res[sim->comp_res[i]].sat = 0;
