@@ -16,7 +16,10 @@
  *   sim_routes.c     routes through the node graph and the cluster, resource numbering
  *   sim_rates.c      flows, resources and max-min fair rates
  *   sim_events.c     the event queue: timestamps in buckets, one heap entry per distinct time
- *   sim_ops.c        what each operation costs: the flows it starts and when it completes
+ *   sim_prog.c       the plan laid out for the call (16-byte operations in rows), and which
+ *                    resources could ever saturate (the others stay out of flows)
+ *   sim_conn.c       connections, counters, and the resources and weights of each flow
+ *   sim_ops.c        what each operation costs: when it starts and when it completes
  *   sim.c            the public API and the event loop
  *   bound.c          acc_cost_bound
  *
