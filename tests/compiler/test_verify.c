@@ -447,9 +447,10 @@ ACC_TEST(scale_1024_ranks)
     CHECK_INT(p->nranks, 1024);
     CHECK_OK(acc_plan_verify(p));
     t1 = now();
+    /* Time is printed, not asserted (sanitizer builds and loaded machines run slower): the
+     * figure against the 10 s target is bench_plan's. */
     printf("hierarchical allreduce 128 x 8: %zu operations verified in %.2f s\n",
            acc_plan_op_count(p), t1 - t0);
-    CHECK(t1 - t0 < 10.0);
     acc_plan_destroy(p);
     p = fx_ring_allreduce(1024, 1);
     t0 = now();
@@ -457,7 +458,6 @@ ACC_TEST(scale_1024_ranks)
     t1 = now();
     printf("ring allreduce of 1024 ranks: %zu operations verified in %.2f s (both modes)\n",
            acc_plan_op_count(p), t1 - t0);
-    CHECK(t1 - t0 < 10.0);
     acc_plan_destroy(p);
     {
         struct rusage ru;
