@@ -151,8 +151,11 @@ char *acc_buf_take(acc_buf_t *b)
         acc_buf_free(b);
         return NULL;
     }
-    if (!b->data && !buf_room(b, 0))
-        return NULL;
+    if (!b->data) {
+        if (!buf_room(b, 0))
+            return NULL;
+        b->data[0] = '\0'; /* an empty buffer is an empty string too */
+    }
     s = b->data;
     acc_buf_init(b);
     return s;
