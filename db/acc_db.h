@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 #define ACC_DB_APPLICATION_ID 0x41434331 /* "ACC1" in the file header */
-#define ACC_DB_SCHEMA_VERSION 3          /* the newest schema this acc reads and writes */
+#define ACC_DB_SCHEMA_VERSION 4          /* the newest schema this acc reads and writes */
 /* Longest time a call waits for other writers before giving up with ACC_ERR_BUSY. */
 #define ACC_DB_BUSY_MS 30000
 
@@ -108,26 +108,36 @@ acc_status_t acc_db_put_selection(acc_db_t *db, const acc_select_table_t *table)
 acc_status_t acc_db_get_selection(acc_db_t *db, const char *topo_fingerprint, acc_coll_t coll,
                                   acc_select_table_t **out);
 
-/* ---- kernels, by (plan hash, architecture, compiler version) ----------------------------- */
+/* ---- kernels, by (plan hash, architecture, data type, reduction, compiler version) -------- */
+/* One plan gives one kernel module (acc_kernel_generate) per data type and reduction.  A
+ * collective that does not reduce (acc_coll_reduces) has one module per type for every
+ * reduction: its kernels are stored once per type, and put and get ignore the reduction named
+ * for them (the row says "none"). */
 typedef struct {
     char plan_hash[ACC_SHA256_HEX_LEN + 1];
-    char arch[16];                            /* "sm_90", "sm_90a" */
-    char compiler_version[ACC_DB_NAME_MAX];   /* "nvrtc 12.4" */
+    char arch[16]; /* "sm_90", "sm_90a" */
+    acc_dtype_t dtype;
+    acc_redop_t redop;                      /* ignored when the plan's collective does not reduce */
+    char compiler_version[ACC_DB_NAME_MAX]; /* "nvrtc 12.4" */
     char source_hash[ACC_SHA256_HEX_LEN + 1]; /* SHA-256 of the generated CUDA source */
     uint8_t *cubin;                           /* get: taken, see acc_db_kernel_clear */
     size_t cubin_size;
     char *log; /* compile log; get: taken; NULL means "" */
 } acc_db_kernel_t;
 
-/* The plan must be stored already. */
+/* The plan must be stored already.  A stored kernel of the same key is replaced. */
 acc_status_t acc_db_put_kernel(acc_db_t *db, const acc_db_kernel_t *kernel);
 /* A kernel is only returned when it was built from the source the caller generates now from
- * the verified plan: a stored source hash other than source_hash gives ACC_ERR_NOT_FOUND. */
+ * the verified plan: a stored source hash other than source_hash gives ACC_ERR_NOT_FOUND, as
+ * does a missing kernel (the message says which acc-compile command builds it). */
 acc_status_t acc_db_get_kernel(acc_db_t *db, const char *plan_hash, const char *arch,
-                               const char *compiler_version, const char *source_hash,
-                               acc_db_kernel_t *out);
+                               acc_dtype_t dtype, acc_redop_t redop, const char *compiler_version,
+                               const char *source_hash, acc_db_kernel_t *out);
 /* Free what a get filled in and zero the record. */
 void acc_db_kernel_clear(acc_db_kernel_t *kernel);
+/* How many kernels the file holds of plan_hash and of arch (NULL: any plan, any arch). */
+acc_status_t acc_db_count_kernels(acc_db_t *db, const char *plan_hash, const char *arch,
+                                  uint64_t *count);
 
 /* ---- model profiles and networks, by name ---------------------------------------------- */
 /* yaml must be a well-formed YAML document; param_count is the model's parameter count. */
@@ -190,7 +200,8 @@ acc_status_t acc_db_list_optima(acc_db_t *db, acc_db_optimum_t **out, size_t *co
 
 /* ---- summary ---------------------------------------------------------------------------- */
 /* What the file holds, for acc-info: schema version, topologies with their names, collectives
- * and size ranges, counts of plans, kernels, profiles, networks and runs, and the optima. */
+ * and size ranges, counts of plans, kernels (in all and per architecture: "kernels: 30 (sm_80
+ * 15, sm_90 15)"), profiles, networks and runs, and the optima. */
 acc_status_t acc_db_summary(acc_db_t *db, acc_buf_t *out);
 
 #ifdef __cplusplus

@@ -106,10 +106,31 @@ static const char step3[] =
     "ALTER TABLE selection_entries ADD COLUMN measured_us REAL NOT NULL DEFAULT -1;\n"
     "ALTER TABLE selection_entries ADD COLUMN source TEXT NOT NULL DEFAULT 'model';\n";
 
+/* Version 4: one plan gives a kernel module per data type and reduction, so kernels are keyed by
+ * them as well.  SQLite cannot change a primary key in place, so the table is made anew.  The
+ * rows of versions 2 and 3 do not record the type and reduction they were built for and cannot
+ * be attributed without guessing; they are derived data that acc-compile --arch rebuilds, so
+ * they are dropped.  The names are acc_dtype_name()'s and acc_redop_name()'s, with no CHECK on
+ * the lists so that a type added later needs no table rebuild; redop is 'none' for collectives
+ * that do not reduce, whose module is the same for every reduction. */
+static const char step4[] = "DROP TABLE kernels;\n"
+                            "CREATE TABLE kernels (\n"
+                            "  plan_hash TEXT NOT NULL REFERENCES plans(hash),\n"
+                            "  arch TEXT NOT NULL,\n"
+                            "  dtype TEXT NOT NULL CHECK (length(dtype) > 0),\n"
+                            "  redop TEXT NOT NULL CHECK (length(redop) > 0),\n"
+                            "  compiler_version TEXT NOT NULL,\n"
+                            "  source_hash TEXT NOT NULL CHECK (length(source_hash) = 64),\n"
+                            "  cubin BLOB NOT NULL,\n"
+                            "  log TEXT NOT NULL,\n"
+                            "  PRIMARY KEY (plan_hash, arch, dtype, redop, compiler_version)\n"
+                            ");\n";
+
 static const db_migration_t migrations[] = {
     {1, "topologies, plans and selection tables", step1},
     {2, "kernels", step2},
     {3, "model profiles, networks, tuning runs, optima; measured times in selections", step3},
+    {4, "kernels by data type and reduction (older kernels dropped)", step4},
 };
 
 /* The list and the version constant must move together. */

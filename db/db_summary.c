@@ -145,11 +145,47 @@ static acc_status_t summarize_optima(acc_db_t *db, acc_buf_t *b)
     return r < 0 ? (acc_status_t)r : ACC_OK;
 }
 
+/* "kernels: 30 (sm_80 15, sm_90 15)": what an image built for which GPUs. */
+static acc_status_t summarize_kernels(acc_db_t *db, acc_buf_t *b)
+{
+    sqlite3_stmt *st = NULL;
+    acc_status_t s;
+    int64_t total = 0;
+    acc_buf_t per;
+    int r;
+
+    /* By compute capability: sm_100 after sm_90 ("90a" casts to 90). */
+    if ((s = db_prepare(db,
+                        "SELECT arch, count(*) FROM kernels GROUP BY arch "
+                        "ORDER BY CAST(substr(arch, 4) AS INTEGER), arch",
+                        &st)) != ACC_OK)
+        return s;
+    acc_buf_init(&per);
+    while ((r = db_step_row(db, st, "summarizing kernels")) == 1) {
+        int64_t n = sqlite3_column_int64(st, 1);
+        acc_buf_printf(&per, "%s%s %lld", total ? ", " : "", text(st, 0), (long long)n);
+        total += n;
+    }
+    sqlite3_finalize(st);
+    if (r < 0) {
+        s = (acc_status_t)r;
+    } else if (acc_buf_status(&per) != ACC_OK) {
+        s = acc_error_set(ACC_ERR_NOMEM, "out of memory summarizing %s", db->path);
+    } else {
+        acc_buf_printf(b, "kernels: %lld", (long long)total);
+        if (total)
+            acc_buf_printf(b, " (%s)", per.data);
+        acc_buf_puts(b, "\n");
+    }
+    acc_buf_free(&per);
+    return s;
+}
+
 static acc_status_t summarize(acc_db_t *db, void *ctx)
 {
     summary_t *sm = ctx;
     acc_buf_t *b = sm->out;
-    int64_t plans, kernels, profiles, networks, runs, optima;
+    int64_t plans, profiles, networks, runs, optima;
     acc_status_t s;
 
     b->len = sm->start;
@@ -157,13 +193,14 @@ static acc_status_t summarize(acc_db_t *db, void *ctx)
         b->data[b->len] = '\0';
     acc_buf_printf(b, "database %s: acc schema version %d\n", db->path, db->version);
     if ((s = summarize_topologies(db, b)) != ACC_OK || (s = count(db, "plans", &plans)) != ACC_OK ||
-        (s = count(db, "kernels", &kernels)) != ACC_OK ||
         (s = count(db, "model_profiles", &profiles)) != ACC_OK ||
         (s = count(db, "networks", &networks)) != ACC_OK ||
         (s = count(db, "tuning_runs", &runs)) != ACC_OK ||
         (s = count(db, "optima", &optima)) != ACC_OK)
         return s;
-    acc_buf_printf(b, "plans: %lld, kernels: %lld\n", (long long)plans, (long long)kernels);
+    acc_buf_printf(b, "plans: %lld, ", (long long)plans);
+    if ((s = summarize_kernels(db, b)) != ACC_OK)
+        return s;
     acc_buf_printf(b, "model profiles: %lld, networks: %lld, tuning runs: %lld\n",
                    (long long)profiles, (long long)networks, (long long)runs);
     acc_buf_printf(b, "optima: %lld\n", (long long)optima);

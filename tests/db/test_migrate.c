@@ -101,8 +101,9 @@ static void write_old_rows(const char *path, int k, old_data_t *d)
     for (i = 0; i < d->table->n; i++) {
         const acc_select_entry_t *e = &d->table->entries[i];
         CHECK(sqlite3_prepare_v2(h,
-                                 "INSERT INTO selection_entries VALUES (7, ?1, ?2, ?3, ?4, ?5, "
-                                 "?6, ?7)",
+                                 "INSERT INTO selection_entries (selection_id, min_bytes, "
+                                 "max_bytes, use_nccl, algo, params, plan_hash, predicted_us) "
+                                 "VALUES (7, ?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                                  -1, &st, NULL) == SQLITE_OK);
         sqlite3_bind_int64(st, 1, (sqlite3_int64)e->min_bytes);
         sqlite3_bind_int64(st, 2, (sqlite3_int64)e->max_bytes);
@@ -128,6 +129,26 @@ static void write_old_rows(const char *path, int k, old_data_t *d)
         sqlite3_bind_blob(st, 3, cubin, sizeof(cubin), SQLITE_STATIC);
         run(h, st);
     }
+    if (k >= 3) {
+        /* What acc-tune of version 3 wrote: a profile, a run and the optimum it found. */
+        CHECK(sqlite3_exec(h,
+                           "INSERT INTO model_profiles VALUES ('gpt2', 'layers: 12\n', "
+                           "124000000);",
+                           NULL, NULL, NULL) == SQLITE_OK);
+        CHECK(sqlite3_prepare_v2(h,
+                                 "INSERT INTO tuning_runs VALUES (5, 'gpt2', ?1, '', "
+                                 "'fusion=25M streams=2', 812.5, 'model', 'grid', 0.25, '0.3.0', "
+                                 "1700000000000000)",
+                                 -1, &st, NULL) == SQLITE_OK);
+        bind_text(st, 1, d->fp);
+        run(h, st);
+        CHECK(sqlite3_prepare_v2(h,
+                                 "INSERT INTO optima VALUES ('gpt2', ?1, '', 26214400, 2, "
+                                 "'ring', '', 812.5, 5)",
+                                 -1, &st, NULL) == SQLITE_OK);
+        bind_text(st, 1, d->fp);
+        run(h, st);
+    }
     CHECK(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(h);
     acc_buf_free(&yaml);
@@ -142,7 +163,7 @@ static void check_upgraded(const char *path, int k, old_data_t *d)
     acc_topo_t *t = NULL;
     acc_plan_t *p = NULL;
     acc_select_table_t *sel = NULL;
-    acc_db_kernel_t kern;
+    acc_db_kernel_t kern, back;
 
     CHECK_INT(acc_db_schema_version(db), ACC_DB_SCHEMA_VERSION);
     CHECK_OK(acc_db_get_topology(db, d->fp, &t));
@@ -154,11 +175,21 @@ static void check_upgraded(const char *path, int k, old_data_t *d)
     tu_check_same_table(sel, d->table);
     CHECK_INT(sel->entries[1].source, ACC_SELECT_MODEL);
     CHECK(sel->entries[1].measured_us < 0);
-    if (k >= 2) {
-        CHECK_OK(acc_db_get_kernel(db, d->plan_hash, "sm_80", "nvrtc 12.2", d->source_hash, &kern));
-        CHECK_INT(kern.cubin_size, 8);
-        acc_db_kernel_clear(&kern);
+    /* Kernels of versions 2 and 3 do not say which type and reduction they were built for:
+     * version 4 drops them rather than guess, and says how to build them again. */
+    CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM kernels"), 0);
+    if (k >= 3) {
+        acc_db_optimum_t o;
+        CHECK_OK(acc_db_get_optimum(db, "gpt2", d->fp, "", &o));
+        CHECK(o.fusion_bytes == 25ull << 20);
+        CHECK_INT(o.streams, 2);
+        CHECK_INT(o.run_id, 5);
     }
+    CHECK_ERR(acc_db_get_kernel(db, d->plan_hash, "sm_80", ACC_DT_F32, ACC_RED_SUM, "nvrtc 12.2",
+                                d->source_hash[0] ? d->source_hash : d->plan_hash, &kern),
+              ACC_ERR_NOT_FOUND);
+    CHECK_MSG_HAS("acc-compile --topo SRC --db");
+    CHECK(kern.cubin == NULL);
     acc_topo_destroy(t);
     acc_plan_destroy(p);
     acc_select_destroy(sel);
@@ -180,6 +211,24 @@ static void check_upgraded(const char *path, int k, old_data_t *d)
     sel = tu_table(ACC_COLL_ALLREDUCE, d->fp, d->plan_hash, 12, 1);
     CHECK_OK(acc_db_put_selection(db, sel));
     acc_select_destroy(sel);
+    {
+        static const uint8_t cubin[] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0x33, 0x90};
+        memset(&kern, 0, sizeof(kern));
+        memcpy(kern.plan_hash, d->plan_hash, sizeof(kern.plan_hash));
+        snprintf(kern.arch, sizeof(kern.arch), "sm_90");
+        kern.dtype = ACC_DT_F16;
+        kern.redop = ACC_RED_SUM;
+        snprintf(kern.compiler_version, sizeof(kern.compiler_version), "nvrtc 12.4");
+        CHECK_OK(acc_sha256_hex("kernel source v4", 16, kern.source_hash));
+        kern.cubin = (uint8_t *)cubin;
+        kern.cubin_size = sizeof(cubin);
+        CHECK_OK(acc_db_put_kernel(db, &kern));
+        CHECK_OK(acc_db_get_kernel(db, d->plan_hash, "sm_90", ACC_DT_F16, ACC_RED_SUM, "nvrtc 12.4",
+                                   kern.source_hash, &back));
+        CHECK_INT(back.cubin_size, sizeof(cubin));
+        CHECK(memcmp(back.cubin, cubin, sizeof(cubin)) == 0);
+        acc_db_kernel_clear(&back);
+    }
     acc_db_close(db);
 }
 
@@ -221,6 +270,8 @@ ACC_TEST(every_earlier_version_upgrades_with_data_kept)
         create_at_version(path, k);
         CHECK_INT(tu_sql_int(path, "PRAGMA user_version"), k);
         write_old_rows(path, k, &d);
+        if (k >= 2)
+            CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM kernels"), 1);
         acc_db_close(tu_open(path, 0));
         CHECK_INT(tu_sql_int(path, "PRAGMA user_version"), ACC_DB_SCHEMA_VERSION);
         CHECK_INT(tu_sql_int(path, "PRAGMA application_id"), ACC_DB_APPLICATION_ID);

@@ -1,4 +1,5 @@
-/* Round trips of every table, idempotent stores, and the summary acc-info prints. */
+/* Round trips of every table (kernels: test_kernel.c), idempotent stores, and the summary
+ * acc-info prints. */
 #include "db_test_util.h"
 
 #include <stdlib.h>
@@ -239,56 +240,6 @@ ACC_TEST(selection_needs_its_topology_and_plans)
     acc_db_close(db);
 }
 
-ACC_TEST(kernel_round_trip_matches_source)
-{
-    const char *path = tu_fresh("store_kernel.db");
-    acc_db_t *db = tu_open(path, 0);
-    acc_plan_t *plan = fx_ring_allreduce(4, 1);
-    acc_db_kernel_t k, back;
-    uint8_t cubin[3000];
-    size_t i;
-
-    memset(&k, 0, sizeof(k));
-    for (i = 0; i < sizeof(cubin); i++)
-        cubin[i] = (uint8_t)(i * 7); /* NUL bytes included: a blob, not text */
-    CHECK_OK(acc_db_put_plan(db, plan, k.plan_hash));
-    snprintf(k.arch, sizeof(k.arch), "sm_90a");
-    snprintf(k.compiler_version, sizeof(k.compiler_version), "nvrtc 12.4");
-    CHECK_OK(acc_sha256_hex("__global__ void k() {}", 22, k.source_hash));
-    k.cubin = cubin;
-    k.cubin_size = sizeof(cubin);
-    k.log = "ptxas info: 0 bytes stack";
-    CHECK_OK(acc_db_put_kernel(db, &k));
-    CHECK_OK(acc_db_get_kernel(db, k.plan_hash, "sm_90a", "nvrtc 12.4", k.source_hash, &back));
-    CHECK_INT(back.cubin_size, sizeof(cubin));
-    CHECK(memcmp(back.cubin, cubin, sizeof(cubin)) == 0);
-    CHECK_STR(back.log, k.log);
-    CHECK_STR(back.source_hash, k.source_hash);
-    CHECK_STR(back.plan_hash, k.plan_hash);
-    acc_db_kernel_clear(&back);
-    CHECK(back.cubin == NULL);
-
-    /* A kernel built from other source is stale; other architectures are absent. */
-    {
-        char other[ACC_SHA256_HEX_LEN + 1];
-        CHECK_OK(acc_sha256_hex("changed", 7, other));
-        CHECK_ERR(acc_db_get_kernel(db, k.plan_hash, "sm_90a", "nvrtc 12.4", other, &back),
-                  ACC_ERR_NOT_FOUND);
-        CHECK_MSG_HAS("stale");
-        CHECK(back.cubin == NULL);
-        CHECK_ERR(acc_db_get_kernel(db, k.plan_hash, "sm_80", "nvrtc 12.4", k.source_hash, &back),
-                  ACC_ERR_NOT_FOUND);
-        CHECK_ERR(acc_db_get_kernel(db, k.plan_hash, "hopper", "nvrtc 12.4", k.source_hash, &back),
-                  ACC_ERR_INVALID);
-    }
-    /* The plan must be stored first. */
-    memset(k.plan_hash, 'c', ACC_SHA256_HEX_LEN);
-    CHECK_ERR(acc_db_put_kernel(db, &k), ACC_ERR_NOT_FOUND);
-    CHECK_MSG_HAS("store the plan first");
-    acc_plan_destroy(plan);
-    acc_db_close(db);
-}
-
 ACC_TEST(profile_and_network_round_trip)
 {
     const char *path = tu_fresh("store_profile.db");
@@ -449,6 +400,8 @@ static void store_everything(acc_db_t *db, const char *topo_src, char fp[ACC_SHA
     memset(&k, 0, sizeof(k));
     memcpy(k.plan_hash, hash, sizeof(hash));
     snprintf(k.arch, sizeof(k.arch), "sm_90");
+    k.dtype = ACC_DT_BF16;
+    k.redop = ACC_RED_MAX;
     snprintf(k.compiler_version, sizeof(k.compiler_version), "nvrtc 12.4");
     CHECK_OK(acc_sha256_hex("src", 3, k.source_hash));
     k.cubin = cubin;
@@ -515,11 +468,11 @@ ACC_TEST(summary_lists_what_the_file_holds)
     CHECK_OK(acc_db_summary(db, &b));
     printf("%s", b.data);
     CHECK(strncmp(b.data, "kept: database ", 15) == 0);
-    CHECK(strstr(b.data, "schema version 3") != NULL);
+    CHECK(strstr(b.data, "schema version 4") != NULL);
     CHECK(strstr(b.data, "topologies: 1\n  dgx-h100 (") != NULL);
     CHECK(strstr(b.data, "allreduce       20 ranges over [0 B, inf): acc 14, NCCL 6") != NULL);
     CHECK(strstr(b.data, "reduce_scatter") != NULL);
-    CHECK(strstr(b.data, "plans: 3, kernels: 1") != NULL);
+    CHECK(strstr(b.data, "plans: 3, kernels: 1 (sm_90 1)\n") != NULL);
     CHECK(strstr(b.data, "tuning runs: 1") != NULL);
     CHECK(strstr(b.data, "gpt3-1.3b on dgx-h100") != NULL);
     CHECK(strstr(b.data, "fusion 25 MiB, 2 streams, ring") != NULL);
