@@ -35,6 +35,11 @@
  * moves in 16-byte vectors wherever all operands share an alignment; half types are summed in
  * fp32 and rounded once per operation, as the host executor does, so results match it bit for
  * bit.
+ * Compilation.  The code every plan runs (the data mover, message passing, peer memory) is a
+ * device library that depends only on the data type and reduction: it is compiled once per
+ * type, reduction and architecture and linked (nvJitLink) with each plan's small part, so a
+ * new plan costs a fraction of compiling the whole module.  The whole module, both parts in
+ * one source, is what acc_kernel_source() gives and what the cache keys linked CUBINs by.
  */
 #ifndef ACC_KERNELS_H
 #define ACC_KERNELS_H
@@ -60,6 +65,15 @@ void acc_kernel_destroy(acc_kernel_t *k);
 const char *acc_kernel_source(const acc_kernel_t *k, size_t *len);
 /* A file-name-safe name: "allreduce_ring_n8_float_sum". */
 const char *acc_kernel_name(const acc_kernel_t *k);
+/* The module in its two compilation units: the device library (the data mover and the
+ * message-passing and peer-memory steps; its source depends only on the data type and
+ * reduction, so every plan of one type shares it, and it is compiled once) and the plan's part
+ * (its constants, entry points and lane programs).  Each compiles on its own as relocatable
+ * code; linked, they are the whole module (acc_kcache_kernel).  The library's name:
+ * "library_float_sum", "library_32bit". */
+const char *acc_kernel_library_source(const acc_kernel_t *k);
+const char *acc_kernel_library_name(const acc_kernel_t *k);
+const char *acc_kernel_plan_source(const acc_kernel_t *k);
 /* Rank classes (ranks whose lanes all run shared code), the class of one rank, and the lane
  * programs: the device functions of the module (lanes of one shape share one, across ranks
  * and lanes, so a ring of any size and lane count has one). */
@@ -81,37 +95,54 @@ acc_status_t acc_nvrtc_version(int *major, int *minor);
 /* Is "sm_80", "sm_90", ... an architecture NVRTC can build a CUBIN for?  The error lists the
  * ones it can. */
 acc_status_t acc_nvrtc_check_arch(const char *arch);
-/* The options every compile uses (for the cache key), ending with arch's. */
-const char *acc_nvrtc_options(void);
+/* The options a compile uses (for cache keys), ending with arch's: whole programs, or
+ * relocatable code for linking (ACC_NVRTC_RELOCATABLE). */
+#define ACC_NVRTC_RELOCATABLE 1
+const char *acc_nvrtc_options(int flags);
 /* Compile source to a CUBIN for arch ("sm_90").  *cubin is taken (acc_free).  On failure the
  * message carries NVRTC's log (cut to what a message holds); *log, when given, receives the
  * whole log (taken; also on success, where it may hold warnings). */
 acc_status_t acc_nvrtc_compile(const char *source, const char *name, const char *arch, void **cubin,
                                size_t *size, char **log);
+/* The same with flags (0 or ACC_NVRTC_RELOCATABLE). */
+acc_status_t acc_nvrtc_compile_ex(const char *source, const char *name, const char *arch, int flags,
+                                  void **cubin, size_t *size, char **log);
+/* Link n relocatable CUBINs for arch into one (nvJitLink, no GPU needed); *cubin taken.  name
+ * names the result in errors. */
+acc_status_t acc_nvrtc_link(const void *const *parts, const size_t *sizes, int n, const char *arch,
+                            const char *name, void **cubin, size_t *size);
 /* NVRTC compilations this process has run (the cache test counts them). */
 uint64_t acc_nvrtc_compiles(void);
 
 /* ---- the kernel cache ------------------------------------------------------------------- */
 
 /* CUBINs by the SHA-256 of (source, options, architecture, NVRTC version), in memory and in a
- * directory: <dir>/<key>.cubin, each file carrying its key and a digest of its contents, so
- * that a torn or foreign file is recompiled, never loaded.  The directory must belong to the
- * user and be writable by nobody else, since what it holds is run on the GPU. */
+ * directory (libraries and linked modules alike): <dir>/<key>.cubin, each file carrying its key and
+ * a digest of its contents, so that a torn or foreign file is recompiled, never loaded.  The
+ * directory must belong to the user and be writable by nobody else, since what it holds is run on
+ * the GPU. */
 typedef struct acc_kcache acc_kcache_t;
 
 typedef struct {
-    uint64_t mem_hits, disk_hits, compiles, disk_errors;
-    double compile_ms; /* wall time spent in NVRTC */
+    uint64_t mem_hits, disk_hits, disk_errors;
+    uint64_t compiles; /* NVRTC compilations (whole programs, libraries and plans' parts) */
+    uint64_t links;    /* modules linked from a library and a plan's part */
+    double compile_ms; /* wall time spent in NVRTC and the linker */
 } acc_kcache_stats_t;
 
 /* dir: a directory (created if missing), "" for memory only, NULL for acc_cache_dir() (a
  * directory that cannot be used then means memory only, with a warning). */
 acc_status_t acc_kcache_create(const char *dir, acc_kcache_t **out);
 void acc_kcache_destroy(acc_kcache_t *c);
-/* The CUBIN of source for arch: from memory, else the directory, else NVRTC (then stored in
- * both).  *cubin is borrowed and lives as long as the cache. */
+/* The CUBIN of a whole-program source for arch: from memory, else the directory, else NVRTC
+ * (then stored in both).  *cubin is borrowed and lives as long as the cache. */
 acc_status_t acc_kcache_cubin(acc_kcache_t *c, const char *source, const char *name,
                               const char *arch, const void **cubin, size_t *size);
+/* The CUBIN of a kernel module for arch, keyed by the whole module's source: on a miss, its
+ * device library comes from the cache (compiled once per type, reduction and architecture),
+ * the plan's part is compiled, and the two are linked.  Borrowed as above. */
+acc_status_t acc_kcache_kernel(acc_kcache_t *c, const acc_kernel_t *k, const char *arch,
+                               const void **cubin, size_t *size);
 void acc_kcache_stats(const acc_kcache_t *c, acc_kcache_stats_t *out);
 /* The directory in use, or "" for memory only. */
 const char *acc_kcache_dir(const acc_kcache_t *c);

@@ -468,18 +468,27 @@ static void module_head(const acc_cg_t *g, acc_buf_t *b)
         members_text(g, c, b);
         acc_buf_puts(b, "\n");
     }
+    acc_buf_printf(b,
+                   " * Built in two parts, linked: the device library (%s: the header and\n"
+                   " * the library below, the same for every plan of this type) and the plan's\n"
+                   " * part (the header, then everything after the library).\n",
+                   k->lib_name);
     acc_buf_puts(b, " * Every lane runs on `copies` thread blocks (blockIdx.x = lane * copies + "
                     "copy),\n * each moving its slice of every chunk; blockIdx.y is the rank.  "
                     "prm[] is the row\n * of the parameter table for the block's rank and "
                     "lane: what differs between\n * the members of a program's class.\n */\n");
+}
+
+/* What the plan's part fixes (the library takes the rest from the arguments). */
+static void plan_constants(const acc_cg_t *g, acc_buf_t *b)
+{
+    const acc_plan_t *p = g->p;
     acc_buf_printf(b,
-                   "#define ACC_THREADS %d\n#define ACC_ARG_RANKS %d\n#define ACC_NRANKS %d\n"
-                   "#define ACC_NLANES %d\n#define ACC_ROOT %d\n#define ACC_SLOTS %d\n"
-                   "#define ACC_IN_CHUNKS %u\n#define ACC_OUT_CHUNKS %u\n"
-                   "#define ACC_SCRATCH_CHUNKS %u\n",
-                   ACC_KTHREADS, ACC_KARG_RANKS, p->nranks, p->nlanes,
-                   p->coll == ACC_COLL_REDUCE ? p->root : -1, p->slots, p->in_chunks, p->out_chunks,
-                   p->scratch_chunks);
+                   "\n/* ==== the plan: %s %s of %d ranks ==== */\n"
+                   "#define ACC_NRANKS %d\n#define ACC_NLANES %d\n#define ACC_ROOT %d\n",
+                   acc_coll_name(p->coll), p->algo, p->nranks, p->nranks, p->nlanes,
+                   p->coll == ACC_COLL_REDUCE ? p->root : -1);
+    acc_cg_average(b, g->k->op, g->k->reduces, p->nranks);
 }
 
 /* The dispatch from a block's program class (prm[0]) to its function. */
@@ -504,12 +513,17 @@ static void make_name(acc_kernel_t *k, const acc_plan_t *p)
                       : '_';
     }
     algo[i] = '\0';
-    if (k->reduces)
+    if (k->reduces) {
         snprintf(k->name, sizeof(k->name), "%s_%s_n%d_%s_%s", acc_coll_name(p->coll),
                  algo[0] ? algo : "plan", p->nranks, acc_dtype_name(k->dt), acc_redop_name(k->op));
-    else
+        /* AVG's library is SUM's (acc_cg_types). */
+        snprintf(k->lib_name, sizeof(k->lib_name), "library_%s_%s", acc_dtype_name(k->dt),
+                 acc_redop_name(k->op == ACC_RED_AVG ? ACC_RED_SUM : k->op));
+    } else {
         snprintf(k->name, sizeof(k->name), "%s_%s_n%d_%zubit", acc_coll_name(p->coll),
                  algo[0] ? algo : "plan", p->nranks, 8 * acc_dtype_size(k->dt));
+        snprintf(k->lib_name, sizeof(k->lib_name), "library_%zubit", 8 * acc_dtype_size(k->dt));
+    }
 }
 
 static void cg_free(acc_cg_t *g)
@@ -623,17 +637,43 @@ acc_status_t acc_kernel_generate(const acc_plan_t *plan, acc_dtype_t dt, acc_red
         }
     }
 
+    /* The whole module, then its two parts (codegen_prelude.c). */
     module_head(&g, &src);
-    acc_cg_types(&src, dt, k->op, k->reduces, plan->nranks);
-    acc_cg_prelude(&src);
+    acc_cg_types(&src, dt, k->op, k->reduces);
+    acc_cg_header(&src);
+    acc_cg_library(&src);
+    plan_constants(&g, &src);
+    acc_cg_entry(&src);
     acc_buf_append(&src, body.data ? body.data : "", body.len);
     module_run(&g, &src);
-    if ((st = acc_buf_status(&src)) != ACC_OK) {
-        st = acc_error_set(ACC_ERR_NOMEM, "codegen: out of memory for the source");
-        goto out;
-    }
+    if ((st = acc_buf_status(&src)) != ACC_OK)
+        goto nomem;
     k->len = src.len;
     k->text = acc_buf_take(&src);
+
+    /* Nothing of the plan here: every plan of the type has this very source. */
+    acc_buf_printf(&src, "/* acc codegen %d: %s, the device library */\n", ACC_CODEGEN_VERSION,
+                   k->lib_name);
+    acc_cg_types(&src, dt, k->op, k->reduces);
+    acc_cg_header(&src);
+    acc_cg_library(&src);
+    if ((st = acc_buf_status(&src)) != ACC_OK)
+        goto nomem;
+    k->lib_text = acc_buf_take(&src);
+
+    module_head(&g, &src);
+    acc_cg_types(&src, dt, k->op, k->reduces);
+    acc_cg_header(&src);
+    plan_constants(&g, &src);
+    acc_cg_entry(&src);
+    acc_buf_append(&src, body.data ? body.data : "", body.len);
+    module_run(&g, &src);
+    if ((st = acc_buf_status(&src)) != ACC_OK)
+        goto nomem;
+    k->plan_text = acc_buf_take(&src);
+    goto out;
+nomem:
+    st = acc_error_set(ACC_ERR_NOMEM, "codegen: out of memory for the source");
 out:
     for (c = 0; cols && c < g.nclasses; c++)
         acc_free(cols[c]);
@@ -655,6 +695,8 @@ void acc_kernel_destroy(acc_kernel_t *k)
     if (!k)
         return;
     acc_free(k->text);
+    acc_free(k->lib_text);
+    acc_free(k->plan_text);
     acc_free(k->params);
     acc_free(k->conns);
     acc_free(k->ctrs);
@@ -673,6 +715,21 @@ const char *acc_kernel_source(const acc_kernel_t *k, size_t *len)
 const char *acc_kernel_name(const acc_kernel_t *k)
 {
     return k ? k->name : "";
+}
+
+const char *acc_kernel_library_source(const acc_kernel_t *k)
+{
+    return k && k->lib_text ? k->lib_text : "";
+}
+
+const char *acc_kernel_library_name(const acc_kernel_t *k)
+{
+    return k ? k->lib_name : "";
+}
+
+const char *acc_kernel_plan_source(const acc_kernel_t *k)
+{
+    return k && k->plan_text ? k->plan_text : "";
 }
 
 int acc_kernel_classes(const acc_kernel_t *k)

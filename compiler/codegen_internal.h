@@ -11,7 +11,7 @@
 
 /* Bumped whenever the generated code changes meaning, so that cached CUBINs of an older
  * generator are never taken for new ones (the version is in every source's first line). */
-#define ACC_CODEGEN_VERSION 1
+#define ACC_CODEGEN_VERSION 2
 
 /* Threads per block; every block moves 16-byte vectors, 4 in flight per thread for copies. */
 #define ACC_KTHREADS 512
@@ -34,9 +34,12 @@ typedef struct {
 } acc_kctr_t;
 
 struct acc_kernel {
-    char *text;
+    char *text; /* the whole module */
     size_t len;
+    char *lib_text; /* its parts: the device library and the plan's part */
+    char *plan_text;
     char name[128];
+    char lib_name[64];
     acc_coll_t coll;
     int nranks, nlanes, root, slots, reduces;
     acc_dtype_t dt;
@@ -83,13 +86,15 @@ typedef struct {
     uint64_t slice_bytes; /* bytes per chunk in a message slot (a multiple of 16) */
     uint64_t timeout_ns;  /* 0: wait for ever */
     uint32_t copies, kmax, param_stride, pad;
+    uint32_t slots;     /* message slots per connection */
+    uint32_t chunks[3]; /* chunks of the in, out and scratch buffers */
     uint64_t io[2][ACC_KARG_RANKS];
 } acc_kargs_t;
 
 _Static_assert(sizeof(acc_krank_t) == 48, "acc_krank_t layout");
 _Static_assert(sizeof(acc_kconn_dev_t) == 32, "acc_kconn_dev_t layout");
 _Static_assert(sizeof(acc_kctr_dev_t) == 16, "acc_kctr_dev_t layout");
-_Static_assert(sizeof(acc_kargs_t) == 96 + 16 * ACC_KARG_RANKS, "acc_kargs_t layout");
+_Static_assert(sizeof(acc_kargs_t) == 112 + 16 * ACC_KARG_RANKS, "acc_kargs_t layout");
 
 /* Status words a failed launch leaves (acc_kargs_t.status): [0] the kind of wait that gave up
  * (ACC_KW_*), then rank, lane, copy, operation, the connection / counter / lane it waited
@@ -113,9 +118,15 @@ static inline uint64_t acc_kslice(uint64_t n, uint32_t copies, uint32_t vec)
 
 /* ---- codegen pieces (codegen_*.c) --------------------------------------------------------- */
 
-/* The device prelude, and the type section for a data type and reduction. */
-void acc_cg_prelude(acc_buf_t *out);
-void acc_cg_types(acc_buf_t *out, acc_dtype_t dt, acc_redop_t op, int reduces, int nranks);
+/* The fixed parts of a module (codegen_prelude.c, codegen_library.c): the type section for a
+ * data type and reduction, the header, the device library's definitions, the plan's AVG
+ * constants and the entry points.  A library is (type section, header, library); a plan's
+ * part is (type section, header, plan constants, AVG, entry points, programs). */
+void acc_cg_types(acc_buf_t *out, acc_dtype_t dt, acc_redop_t op, int reduces);
+void acc_cg_header(acc_buf_t *out);
+void acc_cg_library(acc_buf_t *out);
+void acc_cg_average(acc_buf_t *out, acc_redop_t op, int reduces, int nranks);
+void acc_cg_entry(acc_buf_t *out);
 
 /* What the analysis (codegen.c) hands the emitter (codegen_emit.c): per operation of the
  * plan, indexed by first[rank * nlanes + lane] + k, the connections it receives from and

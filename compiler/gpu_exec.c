@@ -245,8 +245,7 @@ static acc_status_t load(acc_gpu_exec_t *x, const acc_gpu_opts_t *o)
             return st;
         cache = x->own_cache;
     }
-    if ((st = acc_kcache_cubin(cache, acc_kernel_source(x->kernel, NULL),
-                               acc_kernel_name(x->kernel), arch, &cubin, &size)) != ACC_OK ||
+    if ((st = acc_kcache_kernel(cache, x->kernel, arch, &cubin, &size)) != ACC_OK ||
         (st = acc_cuda_module_load(cubin, &x->module)) != ACC_OK ||
         (st = acc_cuda_module_function(x->module, "acc_kernel", &x->fn)) != ACC_OK)
         return st;
@@ -431,6 +430,10 @@ acc_status_t acc_gpu_exec_args(acc_gpu_exec_t *x, uint64_t count, void *const *i
     a->copies = (uint32_t)copies;
     a->kmax = (uint32_t)x->kmax;
     a->param_stride = x->kernel->param_stride;
+    a->slots = (uint32_t)p->slots;
+    a->chunks[0] = p->in_chunks;
+    a->chunks[1] = p->out_chunks;
+    a->chunks[2] = p->scratch_chunks;
     /* Buffers as acc_host_exec maps them; in place the caller passes the larger one in
      * out[r]. */
     for (r = 0; r < x->nranks; r++) {

@@ -42,7 +42,10 @@ static double now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-acc_status_t acc_kcache_key(const char *source, const char *arch, char hex[ACC_SHA256_HEX_LEN + 1])
+/* The key of source compiled with options (a linked module: its whole source and the options
+ * of its parts, marked as linked) for arch. */
+static acc_status_t key_of(const char *source, const char *kind, const char *options,
+                           const char *arch, char hex[ACC_SHA256_HEX_LEN + 1])
 {
     acc_sha256_t *h = NULL;
     uint8_t digest[ACC_SHA256_LEN];
@@ -57,8 +60,9 @@ acc_status_t acc_kcache_key(const char *source, const char *arch, char hex[ACC_S
         return st;
     /* Fields separated by NULs, which none of them contains. */
     acc_sha256_update(h, "acc-kcache-1", 13);
+    acc_sha256_update(h, kind, strlen(kind) + 1);
     acc_sha256_update(h, source, strlen(source) + 1);
-    acc_sha256_update(h, acc_nvrtc_options(), strlen(acc_nvrtc_options()) + 1);
+    acc_sha256_update(h, options, strlen(options) + 1);
     acc_sha256_update(h, arch, strlen(arch) + 1);
     acc_sha256_update(h, version, strlen(version) + 1);
     st = acc_sha256_final(h, digest);
@@ -66,6 +70,11 @@ acc_status_t acc_kcache_key(const char *source, const char *arch, char hex[ACC_S
     if (st == ACC_OK)
         acc_hex_encode(digest, ACC_SHA256_LEN, hex);
     return st;
+}
+
+acc_status_t acc_kcache_key(const char *source, const char *arch, char hex[ACC_SHA256_HEX_LEN + 1])
+{
+    return key_of(source, "program", acc_nvrtc_options(0), arch, hex);
 }
 
 /* ---- the directory ---------------------------------------------------------------------- */
@@ -290,8 +299,44 @@ void acc_kcache_destroy(acc_kcache_t *c)
     acc_free(c);
 }
 
-acc_status_t acc_kcache_cubin(acc_kcache_t *c, const char *source, const char *name,
-                              const char *arch, const void **cubin, size_t *size)
+/* The entry of key from memory or the directory; NULL when neither has it. */
+static entry_t *lookup(acc_kcache_t *c, const char *key)
+{
+    entry_t *e = mem_find(c, key);
+    void *bin = NULL;
+    size_t n = 0;
+
+    if (e) {
+        c->stats.mem_hits++;
+        return e;
+    }
+    if (!c->dir[0] || !disk_read(c, key, &bin, &n))
+        return NULL;
+    if (mem_add(c, key, bin, n) != ACC_OK) {
+        acc_free(bin);
+        return NULL; /* out of memory: compiled again, and the error said */
+    }
+    c->stats.disk_hits++;
+    return mem_find(c, key);
+}
+
+/* Keep a fresh CUBIN (taken) under key, in the directory and in memory. */
+static acc_status_t keep(acc_kcache_t *c, const char *key, void *bin, size_t n, entry_t **out)
+{
+    acc_status_t st;
+    if (c->dir[0])
+        disk_write(c, key, bin, n);
+    if ((st = mem_add(c, key, bin, n)) != ACC_OK) {
+        acc_free(bin);
+        return st;
+    }
+    *out = mem_find(c, key);
+    return ACC_OK;
+}
+
+/* source compiled with flags, through the cache. */
+static acc_status_t cached(acc_kcache_t *c, const char *source, const char *name, const char *arch,
+                           int flags, const void **cubin, size_t *size)
 {
     char key[ACC_SHA256_HEX_LEN + 1];
     entry_t *e;
@@ -300,33 +345,71 @@ acc_status_t acc_kcache_cubin(acc_kcache_t *c, const char *source, const char *n
     double t0;
     acc_status_t st;
 
-    *cubin = NULL;
-    *size = 0;
-    if (!c || !source || !arch)
-        return acc_error_set(ACC_ERR_INVALID, "kernel cache: no cache, source or architecture");
-    if ((st = acc_kcache_key(source, arch, key)) != ACC_OK)
+    if ((st = key_of(source, "program", acc_nvrtc_options(flags), arch, key)) != ACC_OK)
         return st;
-    if ((e = mem_find(c, key))) {
-        c->stats.mem_hits++;
-        goto found;
-    }
-    if (c->dir[0] && disk_read(c, key, &bin, &n)) {
-        c->stats.disk_hits++;
-    } else {
+    if (!(e = lookup(c, key))) {
         t0 = now_ms();
-        st = acc_nvrtc_compile(source, name, arch, &bin, &n, NULL);
+        st = acc_nvrtc_compile_ex(source, name, arch, flags, &bin, &n, NULL);
         c->stats.compile_ms += now_ms() - t0;
         if (st != ACC_OK)
             return st;
         c->stats.compiles++;
-        if (c->dir[0])
-            disk_write(c, key, bin, n);
+        if ((st = keep(c, key, bin, n, &e)) != ACC_OK)
+            return st;
     }
-    if ((st = mem_add(c, key, bin, n)) != ACC_OK) {
-        acc_free(bin);
+    *cubin = e->cubin;
+    *size = e->size;
+    return ACC_OK;
+}
+
+acc_status_t acc_kcache_cubin(acc_kcache_t *c, const char *source, const char *name,
+                              const char *arch, const void **cubin, size_t *size)
+{
+    *cubin = NULL;
+    *size = 0;
+    if (!c || !source || !arch)
+        return acc_error_set(ACC_ERR_INVALID, "kernel cache: no cache, source or architecture");
+    return cached(c, source, name, arch, 0, cubin, size);
+}
+
+acc_status_t acc_kcache_kernel(acc_kcache_t *c, const acc_kernel_t *k, const char *arch,
+                               const void **cubin, size_t *size)
+{
+    char key[ACC_SHA256_HEX_LEN + 1];
+    const void *parts[2];
+    size_t sizes[2];
+    void *plan = NULL, *bin = NULL;
+    size_t n = 0;
+    entry_t *e;
+    double t0;
+    acc_status_t st;
+
+    *cubin = NULL;
+    *size = 0;
+    if (!c || !k || !arch)
+        return acc_error_set(ACC_ERR_INVALID, "kernel cache: no cache, kernel or architecture");
+    if ((st = key_of(acc_kernel_source(k, NULL), "linked", acc_nvrtc_options(ACC_NVRTC_RELOCATABLE),
+                     arch, key)) != ACC_OK)
         return st;
+    if ((e = lookup(c, key)))
+        goto found;
+    if ((st = cached(c, acc_kernel_library_source(k), acc_kernel_library_name(k), arch,
+                     ACC_NVRTC_RELOCATABLE, &parts[0], &sizes[0])) != ACC_OK)
+        return st;
+    t0 = now_ms();
+    st = acc_nvrtc_compile_ex(acc_kernel_plan_source(k), acc_kernel_name(k), arch,
+                              ACC_NVRTC_RELOCATABLE, &plan, &sizes[1], NULL);
+    if (st == ACC_OK) {
+        c->stats.compiles++;
+        parts[1] = plan;
+        st = acc_nvrtc_link(parts, sizes, 2, arch, acc_kernel_name(k), &bin, &n);
+        if (st == ACC_OK)
+            c->stats.links++;
     }
-    e = mem_find(c, key);
+    c->stats.compile_ms += now_ms() - t0;
+    acc_free(plan);
+    if (st != ACC_OK || (st = keep(c, key, bin, n, &e)) != ACC_OK)
+        return st;
 found:
     *cubin = e->cubin;
     *size = e->size;

@@ -7,6 +7,13 @@
  * --Ofast-compile=min, which NVRTC documents as "minimal impact on runtime" and which cut the
  * time of a generated module by about a sixth with the same CUBIN size.  Generated sources
  * include nothing, so no include path is passed.
+ *
+ * Modules are built in two relocatable parts (a device library shared by every plan of a
+ * type, and the plan's own part) linked by nvJitLink, which also runs without a GPU: a plan
+ * then costs the compile of its small part and a link of well under a millisecond, instead
+ * of compiling the whole data mover again (measured: about 60 ms against 155 ms a module on
+ * the 2-core development machine).  Relocatable parts carry the register limit of the entry
+ * point's __launch_bounds__(512, 2), 64, which the linker checks across the call graph.
  */
 #include "acc_kernels.h"
 
@@ -15,14 +22,18 @@
 #include <string.h>
 
 #ifdef ACC_HAVE_NVRTC
+#include <nvJitLink.h>
 #include <nvrtc.h>
 #endif
 
 static atomic_uint_fast64_t compiles;
 
-const char *acc_nvrtc_options(void)
+const char *acc_nvrtc_options(int flags)
 {
-    return "-std=c++17 --fmad=false --Ofast-compile=min --gpu-architecture=";
+    return (flags & ACC_NVRTC_RELOCATABLE)
+               ? "-std=c++17 --fmad=false --Ofast-compile=min -rdc=true --maxrregcount=64 "
+                 "--gpu-architecture="
+               : "-std=c++17 --fmad=false --Ofast-compile=min --gpu-architecture=";
 }
 
 uint64_t acc_nvrtc_compiles(void)
@@ -37,6 +48,12 @@ int acc_nvrtc_available(void)
 #else
     return 0;
 #endif
+}
+
+acc_status_t acc_nvrtc_compile(const char *source, const char *name, const char *arch, void **cubin,
+                               size_t *size, char **log)
+{
+    return acc_nvrtc_compile_ex(source, name, arch, 0, cubin, size, log);
 }
 
 #ifndef ACC_HAVE_NVRTC
@@ -61,12 +78,13 @@ acc_status_t acc_nvrtc_check_arch(const char *arch)
     return missing();
 }
 
-acc_status_t acc_nvrtc_compile(const char *source, const char *name, const char *arch, void **cubin,
-                               size_t *size, char **log)
+acc_status_t acc_nvrtc_compile_ex(const char *source, const char *name, const char *arch, int flags,
+                                  void **cubin, size_t *size, char **log)
 {
     (void)source;
     (void)name;
     (void)arch;
+    (void)flags;
     *cubin = NULL;
     *size = 0;
     if (log)
@@ -74,9 +92,24 @@ acc_status_t acc_nvrtc_compile(const char *source, const char *name, const char 
     return missing();
 }
 
+acc_status_t acc_nvrtc_link(const void *const *parts, const size_t *sizes, int n, const char *arch,
+                            const char *name, void **cubin, size_t *size)
+{
+    (void)parts;
+    (void)sizes;
+    (void)n;
+    (void)arch;
+    (void)name;
+    *cubin = NULL;
+    *size = 0;
+    return missing();
+}
+
 #else
 
-static const char *const options[] = {"-std=c++17", "--fmad=false", "--Ofast-compile=min"};
+static const char *const options[] = {"-std=c++17", "--fmad=false", "--Ofast-compile=min",
+                                      "-rdc=true", "--maxrregcount=64"};
+#define NWHOLE   3 /* the relocatable compile adds the rest */
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
 
 static acc_status_t nvrtc_error(nvrtcResult r, const char *what)
@@ -144,15 +177,15 @@ static char *program_log(nvrtcProgram prog)
     return log;
 }
 
-acc_status_t acc_nvrtc_compile(const char *source, const char *name, const char *arch, void **cubin,
-                               size_t *size, char **log)
+acc_status_t acc_nvrtc_compile_ex(const char *source, const char *name, const char *arch, int flags,
+                                  void **cubin, size_t *size, char **log)
 {
     nvrtcProgram prog = NULL;
     nvrtcResult r;
     const char *opts[NOPTIONS + 1];
     char archopt[48], *text = NULL;
     acc_status_t st = ACC_OK;
-    size_t i;
+    size_t i, nopts = (flags & ACC_NVRTC_RELOCATABLE) ? NOPTIONS : NWHOLE;
 
     *cubin = NULL;
     *size = 0;
@@ -160,15 +193,15 @@ acc_status_t acc_nvrtc_compile(const char *source, const char *name, const char 
         *log = NULL;
     if ((st = acc_nvrtc_check_arch(arch)) != ACC_OK)
         return st;
-    for (i = 0; i < NOPTIONS; i++)
+    for (i = 0; i < nopts; i++)
         opts[i] = options[i];
     snprintf(archopt, sizeof(archopt), "--gpu-architecture=%s", arch);
-    opts[NOPTIONS] = archopt;
+    opts[nopts] = archopt;
     if ((r = nvrtcCreateProgram(&prog, source, name ? name : "acc.cu", 0, NULL, NULL)) !=
         NVRTC_SUCCESS)
         return nvrtc_error(r, "nvrtcCreateProgram");
     atomic_fetch_add(&compiles, 1);
-    r = nvrtcCompileProgram(prog, (int)(NOPTIONS + 1), opts);
+    r = nvrtcCompileProgram(prog, (int)(nopts + 1), opts);
     text = program_log(prog);
     if (r != NVRTC_SUCCESS) {
         /* The log says where; the message keeps as much of it as fits. */
@@ -205,6 +238,68 @@ out:
     else
         acc_free(text);
     nvrtcDestroyProgram(&prog);
+    return st;
+}
+
+static acc_status_t link_error(nvJitLinkHandle h, nvJitLinkResult r, const char *what,
+                               const char *name, const char *arch)
+{
+    size_t len = 0;
+    char *log = NULL;
+    acc_status_t st;
+    if (h && nvJitLinkGetErrorLogSize(h, &len) == NVJITLINK_SUCCESS && len > 1 &&
+        (log = acc_malloc(len + 1)) && nvJitLinkGetErrorLog(h, log) != NVJITLINK_SUCCESS)
+        log[0] = '\0';
+    st = acc_error_set(ACC_ERR_NVRTC, "nvJitLink could not %s %s for %s (error %d)%s%s", what,
+                       name ? name : "a kernel", arch, (int)r, log && log[0] ? ":\n" : "",
+                       log ? log : "");
+    acc_free(log);
+    return st;
+}
+
+acc_status_t acc_nvrtc_link(const void *const *parts, const size_t *sizes, int n, const char *arch,
+                            const char *name, void **cubin, size_t *size)
+{
+    nvJitLinkHandle h = NULL;
+    nvJitLinkResult r;
+    const char *opts[1];
+    char archopt[48];
+    acc_status_t st = ACC_OK;
+    int i;
+
+    *cubin = NULL;
+    *size = 0;
+    if ((st = acc_nvrtc_check_arch(arch)) != ACC_OK)
+        return st;
+    snprintf(archopt, sizeof(archopt), "-arch=%s", arch);
+    opts[0] = archopt;
+    if ((r = nvJitLinkCreate(&h, 1, opts)) != NVJITLINK_SUCCESS)
+        return link_error(NULL, r, "start linking", name, arch);
+    for (i = 0; i < n; i++)
+        if ((r = nvJitLinkAddData(h, NVJITLINK_INPUT_CUBIN, parts[i], sizes[i], name)) !=
+            NVJITLINK_SUCCESS) {
+            st = link_error(h, r, "take a part of", name, arch);
+            goto out;
+        }
+    if ((r = nvJitLinkComplete(h)) != NVJITLINK_SUCCESS ||
+        (r = nvJitLinkGetLinkedCubinSize(h, size)) != NVJITLINK_SUCCESS) {
+        st = link_error(h, r, "link", name, arch);
+        goto out;
+    }
+    if (*size == 0 || !(*cubin = acc_malloc(*size))) {
+        st = *size ? acc_error_set(ACC_ERR_NOMEM, "out of memory for a CUBIN of %zu bytes", *size)
+                   : link_error(h, r, "produce", name, arch);
+        goto out;
+    }
+    if ((r = nvJitLinkGetLinkedCubin(h, *cubin)) != NVJITLINK_SUCCESS)
+        st = link_error(h, r, "read back", name, arch);
+out:
+    if (st != ACC_OK) {
+        acc_free(*cubin);
+        *cubin = NULL;
+        *size = 0;
+    }
+    nvJitLinkDestroy(&h);
     return st;
 }
 

@@ -44,7 +44,7 @@ ACC_TEST(source_reads_well)
     size_t len = 0;
 
     CHECK_STR(acc_kernel_name(k), "allreduce_ring_n8_half_sum");
-    CHECK(has(k, "acc codegen 1: allreduce_ring_n8_half_sum"));
+    CHECK(has(k, "acc codegen 2: allreduce_ring_n8_half_sum"));
     CHECK(has(k, "Plan: allreduce ring of 8 ranks (lanes=2 chunks=1"));
     CHECK(has(k, "Data type half, reduction sum."));
     /* Comments name the plan's operations; runs of one shape become loops. */
@@ -65,6 +65,52 @@ ACC_TEST(source_reads_well)
     CHECK_INT(acc_kernel_class_of(k, 8), -1);
     acc_kernel_destroy(k);
     acc_plan_destroy(p);
+}
+
+/* A module compiles in two parts: the device library, which holds the data mover and is the
+ * same text for every plan of a type (so that it is compiled once), and the plan's part. */
+ACC_TEST(library_is_shared_by_the_plans_of_a_type)
+{
+    acc_plan_t *ring = gen("dgx-h100", ACC_COLL_ALLREDUCE, "ring");
+    acc_plan_t *tree = gen("dgx-a100", ACC_COLL_ALLREDUCE, "tree");
+    acc_plan_t *rs = gen("dgx-h100", ACC_COLL_REDUCE_SCATTER, "ring");
+    acc_plan_t *ag = gen("dgx-h100", ACC_COLL_ALLGATHER, "ring");
+    acc_kernel_t *a = kernel(ring, ACC_DT_BF16, ACC_RED_SUM);
+    acc_kernel_t *b = kernel(tree, ACC_DT_BF16, ACC_RED_SUM);
+    acc_kernel_t *c = kernel(rs, ACC_DT_BF16, ACC_RED_AVG);
+    acc_kernel_t *d = kernel(ring, ACC_DT_BF16, ACC_RED_MAX);
+    acc_kernel_t *e = kernel(ag, ACC_DT_F16, ACC_RED_SUM);
+    const char *lib = acc_kernel_library_source(a), *part = acc_kernel_plan_source(a);
+
+    CHECK_STR(acc_kernel_library_name(a), "library_bfloat16_sum");
+    CHECK_STR(lib, acc_kernel_library_source(b));
+    /* AVG sums and divides in the plan's part: SUM's library. */
+    CHECK_STR(acc_kernel_library_name(c), "library_bfloat16_sum");
+    CHECK_STR(lib, acc_kernel_library_source(c));
+    CHECK(strcmp(lib, acc_kernel_library_source(d)) != 0);
+    CHECK_STR(acc_kernel_library_name(d), "library_bfloat16_max");
+    CHECK_STR(acc_kernel_library_name(e), "library_16bit");
+    /* The library has the data mover and nothing of any plan; the plan's part has its
+     * programs and entry point and only declares what the library defines. */
+    CHECK(strstr(lib, "__device__ __noinline__ void acc_xfer(") != NULL);
+    CHECK(strstr(lib, "acc_p0") == NULL && strstr(lib, "ACC_NLANES") == NULL);
+    CHECK(strstr(lib, "allreduce") == NULL);
+    CHECK(strstr(part, "acc_xfer") == NULL);
+    CHECK(strstr(part, "static __device__ __noinline__ void acc_p0(") != NULL);
+    CHECK(strstr(part, "acc_kernel(const __grid_constant__ acc_args_t a)") != NULL);
+    CHECK(strstr(part, "u32 shape, u32 cin, u32 jin,\n"
+                       "                                     u32 soff, u32 doff, u32 cout, u32 "
+                       "jout);") != NULL);
+    CHECK(strlen(part) < strlen(acc_kernel_source(a, NULL)));
+    acc_kernel_destroy(a);
+    acc_kernel_destroy(b);
+    acc_kernel_destroy(c);
+    acc_kernel_destroy(d);
+    acc_kernel_destroy(e);
+    acc_plan_destroy(ring);
+    acc_plan_destroy(tree);
+    acc_plan_destroy(rs);
+    acc_plan_destroy(ag);
 }
 
 /* The yardstick: a 1024-rank ring is a handful of kernels, not 1024. */

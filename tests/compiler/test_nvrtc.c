@@ -1,9 +1,11 @@
 /*
  * NVRTC and the kernel cache, no GPU needed: every algorithm that applies to a shipped
  * platform compiles to CUBIN for sm_80 and sm_90 in fp32, fp16 and bf16 (one case per
- * platform, each with its own memory cache so that every case compiles what it checks);
- * compile errors come with NVRTC's log; a second build from the cache directory runs NVRTC
- * not once; damaged cache files are recompiled, shared directories refused.
+ * platform, each with its own memory cache so that every case compiles what it checks), as
+ * the runtime builds them: a device library per type, compiled once, linked with each plan's
+ * part; the whole module, as --emit-cuda writes it, also compiles on its own; compile errors
+ * come with NVRTC's log; a second build from the cache directory runs NVRTC not once;
+ * damaged cache files are recompiled, shared directories refused.
  */
 #include "acc_compiler.h"
 #include "acc_kernels.h"
@@ -24,6 +26,12 @@ static void need_nvrtc(void)
 static int is_elf(const void *p, size_t n)
 {
     return n > 4 && memcmp(p, "\177ELF", 4) == 0;
+}
+
+/* Does the CUBIN define the entry point (its name is in the ELF's string table)? */
+static int has_symbol(const void *p, size_t n, const char *sym)
+{
+    return memmem(p, n, sym, strlen(sym) + 1) != NULL;
 }
 
 /* An empty scratch directory private to the user. */
@@ -95,12 +103,11 @@ static void compile_platform(const char *name)
             for (a = 0; a < 2; a++) {
                 const void *cubin;
                 size_t size;
-                CHECK_MSG(acc_kcache_cubin(cache, acc_kernel_source(k, NULL), acc_kernel_name(k),
-                                           archs[a], &cubin, &size) == ACC_OK,
+                CHECK_MSG(acc_kcache_kernel(cache, k, archs[a], &cubin, &size) == ACC_OK,
                           "%s on %s for %s: %s", acc_kernel_name(k), name, archs[a],
                           acc_error_message());
-                CHECK_MSG(is_elf(cubin, size), "%s for %s is not a CUBIN", acc_kernel_name(k),
-                          archs[a]);
+                CHECK_MSG(is_elf(cubin, size) && has_symbol(cubin, size, "acc_kernel"),
+                          "%s for %s is not a CUBIN with acc_kernel", acc_kernel_name(k), archs[a]);
                 modules++;
             }
             acc_kernel_destroy(k);
@@ -108,12 +115,17 @@ static void compile_platform(const char *name)
         acc_plan_destroy(p);
     }
     acc_kcache_stats(cache, &stats);
-    /* Modules of data-moving collectives are one per element size: fp16 and bf16 share. */
+    /* Modules of data-moving collectives are one per element size: fp16 and bf16 share.  The
+     * libraries are compiled once per architecture and type: float, half and bfloat16 sums,
+     * 32- and 16-bit moves, at most. */
     CHECK(plans >= 11);
-    CHECK(stats.compiles > 0 && stats.compiles < (uint64_t)modules);
-    printf("%s: %d plans, %d modules, %llu compiled in %.1f s (%.0f ms each)\n", name, plans,
-           modules, (unsigned long long)stats.compiles, stats.compile_ms / 1e3,
-           stats.compile_ms / (double)stats.compiles);
+    CHECK(stats.links > 0 && stats.links < (uint64_t)modules);
+    CHECK(stats.compiles > stats.links && stats.compiles - stats.links <= 2 * 5);
+    printf("%s: %d plans, %d modules, %llu linked from %llu compiles in %.1f s (%.0f ms a "
+           "module)\n",
+           name, plans, modules, (unsigned long long)stats.links,
+           (unsigned long long)stats.compiles, stats.compile_ms / 1e3,
+           stats.compile_ms / (double)stats.links);
     acc_kcache_destroy(cache);
     acc_topo_destroy(t);
 }
@@ -193,6 +205,7 @@ ACC_TEST(platform_pcie_8gpu)
 /* ---- the cache ------------------------------------------------------------------------- */
 
 typedef struct {
+    acc_kernel_t *k;
     char *source, *name;
 } src_t;
 
@@ -210,29 +223,52 @@ static size_t sources(src_t *out, size_t cap)
             continue;
         CHECK_OK(acc_algo_generate(list[i], t, NULL, &p));
         CHECK_OK(acc_kernel_generate(p, ACC_DT_F32, ACC_RED_SUM, &k));
+        out[m].k = k;
         out[m].source = acc_strdup(acc_kernel_source(k, NULL));
         out[m++].name = acc_strdup(acc_kernel_name(k));
-        acc_kernel_destroy(k);
         acc_plan_destroy(p);
     }
     acc_topo_destroy(t);
     return m;
 }
 
+static void sources_free(src_t *s, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        acc_kernel_destroy(s[i].k);
+        acc_free(s[i].source);
+        acc_free(s[i].name);
+    }
+}
+
 static void build_all(acc_kcache_t *c, const src_t *s, size_t n, const void **bins, size_t *sizes)
 {
     size_t i;
     for (i = 0; i < n; i++)
-        CHECK_MSG(acc_kcache_cubin(c, s[i].source, s[i].name, "sm_90", &bins[i], &sizes[i]) ==
-                      ACC_OK,
-                  "%s: %s", s[i].name, acc_error_message());
+        CHECK_MSG(acc_kcache_kernel(c, s[i].k, "sm_90", &bins[i], &sizes[i]) == ACC_OK, "%s: %s",
+                  s[i].name, acc_error_message());
+}
+
+/* The distinct device libraries of the modules. */
+static size_t libraries(const src_t *s, size_t n)
+{
+    size_t i, j, m = 0;
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < i && strcmp(acc_kernel_library_source(s[i].k),
+                                    acc_kernel_library_source(s[j].k)) != 0;
+             j++)
+            ;
+        m += j == i;
+    }
+    return m;
 }
 
 ACC_TEST(second_build_compiles_nothing)
 {
     src_t s[32];
     const void *b1[32], *b2[32];
-    size_t z1[32], z2[32], n, i;
+    size_t z1[32], z2[32], n, i, libs;
     const char *dir;
     acc_kcache_t *first = NULL, *second = NULL;
     acc_kcache_stats_t st;
@@ -241,19 +277,24 @@ ACC_TEST(second_build_compiles_nothing)
     need_nvrtc();
     n = sources(s, 32);
     CHECK(n >= 12);
+    /* fp32 sums and 32-bit moves. */
+    libs = libraries(s, n);
+    CHECK_INT(libs, 2);
     dir = fresh_dir("kcache_rebuild");
     CHECK_OK(acc_kcache_create(dir, &first));
     CHECK_STR(acc_kcache_dir(first), dir);
     before = acc_nvrtc_compiles();
     build_all(first, s, n, b1, z1);
     acc_kcache_stats(first, &st);
-    CHECK_INT(st.compiles, n);
-    CHECK_INT(acc_nvrtc_compiles() - before, n);
+    /* Every plan's part, and each library once. */
+    CHECK_INT(st.links, n);
+    CHECK_INT(st.compiles, n + libs);
+    CHECK_INT(acc_nvrtc_compiles() - before, n + libs);
     /* The same cache again: memory. */
     build_all(first, s, n, b2, z2);
     acc_kcache_stats(first, &st);
-    CHECK_INT(st.mem_hits, n);
-    CHECK_INT(acc_nvrtc_compiles() - before, n);
+    CHECK_INT(st.mem_hits, n + (n - libs)); /* the libraries were hits while building */
+    CHECK_INT(acc_nvrtc_compiles() - before, n + libs);
 
     /* A new process's cache over the same directory: not one NVRTC invocation. */
     CHECK_OK(acc_kcache_create(dir, &second));
@@ -262,23 +303,48 @@ ACC_TEST(second_build_compiles_nothing)
     acc_kcache_stats(second, &st);
     CHECK_INT(acc_nvrtc_compiles(), before);
     CHECK_INT(st.compiles, 0);
+    CHECK_INT(st.links, 0);
     CHECK_INT(st.disk_hits, n);
     CHECK_INT(st.disk_errors, 0);
     for (i = 0; i < n; i++)
         CHECK(z1[i] == z2[i] && memcmp(b1[i], b2[i], z1[i]) == 0);
     acc_kcache_destroy(first);
     acc_kcache_destroy(second);
+    sources_free(s, n);
+}
+
+/* What --emit-cuda writes, the whole module in one file, compiles on its own as well. */
+ACC_TEST(whole_modules_compile_on_their_own)
+{
+    src_t s[32];
+    size_t n, i, done = 0;
+    acc_kcache_t *c = NULL;
+
+    need_nvrtc();
+    n = sources(s, 32);
+    CHECK_OK(acc_kcache_create("", &c));
     for (i = 0; i < n; i++) {
-        acc_free(s[i].source);
-        acc_free(s[i].name);
+        const void *bin;
+        size_t size;
+        /* One reducing and one moving collective keep the case short. */
+        if (strncmp(s[i].name, "allreduce_ring_", 15) != 0 &&
+            strncmp(s[i].name, "allgather_ring_", 15) != 0)
+            continue;
+        CHECK_MSG(acc_kcache_cubin(c, s[i].source, s[i].name, "sm_90", &bin, &size) == ACC_OK,
+                  "%s: %s", s[i].name, acc_error_message());
+        CHECK(is_elf(bin, size) && has_symbol(bin, size, "acc_kernel"));
+        done++;
     }
+    CHECK_INT(done, 2);
+    acc_kcache_destroy(c);
+    sources_free(s, n);
 }
 
 ACC_TEST(damaged_files_are_recompiled)
 {
     src_t s[32];
     const void *bin, *again;
-    size_t n, size, size2, i;
+    size_t n, size, size2;
     char key[ACC_SHA256_HEX_LEN + 1], path[700];
     const char *dir;
     acc_kcache_t *c = NULL;
@@ -320,10 +386,7 @@ ACC_TEST(damaged_files_are_recompiled)
     CHECK_INT(st.disk_errors, 1);
     CHECK_INT(st.compiles, 1);
     acc_kcache_destroy(c);
-    for (i = 0; i < n; i++) {
-        acc_free(s[i].source);
-        acc_free(s[i].name);
-    }
+    sources_free(s, n);
 }
 
 ACC_TEST(keys_cover_source_and_architecture)
