@@ -19,10 +19,11 @@ static const char usage_text[] =
     "       acc-compile --verify FILE.yaml\n"
     "       acc-compile --import-msccl FILE.xml [--verify] [--emit-plan FILE.yaml]\n"
     "       acc-compile --topo SRC --db FILE [--coll C]          (store schedules)\n"
+    "                   [--arch sm_80,sm_90 [--types LIST] [--ops LIST]]   (and their CUBINs)\n"
     "       acc-compile --topo SRC --db FILE --print-selection   (read them back)\n"
     "       acc-compile --list-platforms | --help | --version\n"
     "       acc-compile --topo SRC [--coll C [--algo NAME ...]] [--emit-cuda DIR]\n"
-    "                   [--arch sm_80,sm_90]\n"
+    "                   [--arch sm_80,sm_90] [--types LIST] [--ops LIST]\n"
     "\n"
     "SRC is one of\n"
     "  a file            NCCL topology XML (NCCL_TOPO_DUMP_FILE), hwloc XML (lstopo --of xml),\n"
@@ -41,13 +42,18 @@ static const char usage_text[] =
     "  -o, --output FILE    where --export-topo writes (default: standard output)\n"
     "  --list-platforms     list the shipped platform descriptions\n"
     "Kernels\n"
-    "  --emit-cuda DIR      write the CUDA source of the run's plans (fp32, fp16 and bf16,\n"
-    "                       sum) into DIR, one .cu file per kernel module\n"
+    "  --emit-cuda DIR      write the CUDA source of the run's plans into DIR, one .cu file\n"
+    "                       per kernel module (one per plan, type and reduction)\n"
     "  --arch LIST          compile those modules with NVRTC for each architecture of LIST\n"
     "                       (sm_80,sm_90,...) through the kernel cache (ACC_CACHE_DIR) and\n"
     "                       report counts and times.  The run's plans: --algo's, --verify\n"
     "                       FILE's or --import-msccl's, else every algorithm that applies\n"
-    "                       to SRC (of --coll C)\n"
+    "                       to SRC (of --coll C); with --db, the plans of the selection\n"
+    "                       tables, whose CUBINs are stored in FILE\n"
+    "  --types LIST         data types of the modules: fp32,fp16,bf16,fp64,int32 (also\n"
+    "                       float,half,bfloat16,double); default fp32,fp16,bf16\n"
+    "  --ops LIST           reductions: sum,prod,min,max,avg; default sum.  Collectives that\n"
+    "                       only move data have one module per type for all reductions\n"
     "Plans\n"
     "  --list-algos         every algorithm, and whether it applies to SRC (and why not)\n"
     "  --coll C             allreduce, allgather, reduce_scatter, broadcast, reduce, alltoall\n"
@@ -66,8 +72,10 @@ static const char usage_text[] =
     "  --plot FILE.svg      with --report: busbw against size for acc, NCCL and the bound\n"
     "Database\n"
     "  --db FILE            store the topology, every selected plan and the selection table of\n"
-    "                       every collective (or --coll C) in FILE (SQLite); running it again\n"
-    "                       changes nothing, another topology adds to the file\n"
+    "                       every collective (or --coll C) in FILE (SQLite); with --arch, the\n"
+    "                       CUBIN of every plan of those tables per architecture, type and\n"
+    "                       reduction; running it again changes nothing (and compiles\n"
+    "                       nothing: the kernel cache), another topology adds to the file\n"
     "  --print-selection    with --db: print this topology's selection tables from FILE\n"
     "\n"
     "Exit status: 0 success, 1 unusable input or a plan that fails verification (the message\n"
@@ -109,7 +117,7 @@ static int parse_int(const char *opt, const char *text, int lo, int *out)
 }
 
 /* Options of the kernel actions (compile_cuda.c). */
-enum { OPT_EMIT_CUDA = 400, OPT_ARCH };
+enum { OPT_EMIT_CUDA = 400, OPT_ARCH, OPT_TYPES, OPT_OPS };
 
 enum {
     OPT_TOPO = 256, OPT_PRINT, OPT_JSON, OPT_EXPORT, OPT_LIST, OPT_VERSION, OPT_LIST_ALGOS,
@@ -122,6 +130,8 @@ static const struct option longopts[] = {
     {"topo", required_argument, NULL, OPT_TOPO},
     {"emit-cuda", required_argument, NULL, OPT_EMIT_CUDA},
     {"arch", required_argument, NULL, OPT_ARCH},
+    {"types", required_argument, NULL, OPT_TYPES},
+    {"ops", required_argument, NULL, OPT_OPS},
     {"print-topo", no_argument, NULL, OPT_PRINT},
     {"json", no_argument, NULL, OPT_JSON},
     {"export-topo", required_argument, NULL, OPT_EXPORT},
@@ -151,7 +161,7 @@ static const struct option longopts[] = {
 
 static int parse_args(int argc, char **argv, compile_opts_t *o)
 {
-    int c;
+    int c, types_given = 0, ops_given = 0;
 
     memset(o, 0, sizeof(*o));
     opterr = 0;
@@ -160,6 +170,16 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
         case OPT_TOPO: o->topo = optarg; break;
         case OPT_EMIT_CUDA: o->emit_cuda = optarg; break;
         case OPT_ARCH: o->arch = optarg; break;
+        case OPT_TYPES:
+            if (compile_parse_types(optarg, o) != EXIT_OK)
+                return usage_error(acc_error_message(), NULL);
+            types_given = 1;
+            break;
+        case OPT_OPS:
+            if (compile_parse_ops(optarg, o) != EXIT_OK)
+                return usage_error(acc_error_message(), NULL);
+            ops_given = 1;
+            break;
         case OPT_PRINT: o->print_topo = 1; break;
         case OPT_JSON: o->json = 1; break;
         case OPT_EXPORT: o->export_fmt = optarg; break;
@@ -203,6 +223,26 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
     if ((o->emit_cuda || o->arch) && !o->topo && !o->verify_file && !o->import_msccl)
         return usage_error("--emit-cuda/--arch need plans: --topo SRC, --verify FILE or "
                            "--import-msccl FILE", NULL);
+    if ((types_given || ops_given) && !o->emit_cuda && !o->arch)
+        return usage_error("--types and --ops choose the kernels of --emit-cuda DIR or --arch "
+                           "LIST; add one", NULL);
+    if (!types_given) {
+        /* The types of training: fp32 master weights, fp16 and bf16 gradients. */
+        o->types[0] = ACC_DT_F32;
+        o->types[1] = ACC_DT_F16;
+        o->types[2] = ACC_DT_BF16;
+        o->ntypes = 3;
+    }
+    if (!ops_given) {
+        o->ops[0] = ACC_RED_SUM;
+        o->nops = 1;
+    }
+    if (o->db && (o->emit_cuda || o->arch) &&
+        (o->print_selection || o->algo || o->verify_file || o->import_msccl))
+        return usage_error("with --db, --emit-cuda and --arch build the kernels of the stored "
+                           "selection tables; they go without --print-selection, --algo, "
+                           "--verify FILE and --import-msccl",
+                           NULL);
     /* Read before the topology summary becomes the default action below. */
     o->cuda_only = (o->emit_cuda || o->arch) && !o->print_topo && !o->export_fmt;
     if (o->export_fmt && strcmp(o->export_fmt, "yaml") != 0 &&
@@ -265,7 +305,8 @@ int main(int argc, char **argv)
     if (o.topo && acc_topo_load(o.topo, &topo) != ACC_OK)
         return compile_fail(EXIT_INPUT);
     rc = topo ? compile_topo_actions(&o, topo) : EXIT_OK;
-    if (rc == EXIT_OK && (o.emit_cuda || o.arch))
+    /* With --db the kernels are those of the selected plans, built as they are stored. */
+    if (rc == EXIT_OK && (o.emit_cuda || o.arch) && !o.db)
         rc = compile_cuda_actions(&o, topo);
     if (rc == EXIT_OK && o.list_algos)
         rc = compile_list_algos(topo);

@@ -3,6 +3,7 @@
 #define ACC_COMPILE_TOOL_H
 
 #include "acc_compiler.h"
+#include "acc_kernels.h"
 
 enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_OUTPUT = 3 };
 
@@ -17,6 +18,10 @@ typedef struct {
     const char *emit_cuda; /* --emit-cuda DIR */
     const char *arch;      /* --arch sm_80,sm_90 */
     int cuda_only;         /* --emit-cuda/--arch without another action: no topology summary */
+    acc_dtype_t types[ACC_DT_COUNT]; /* --types, in the order given; fp32, fp16, bf16 by default */
+    int ntypes;
+    acc_redop_t ops[ACC_RED_COUNT]; /* --ops; sum by default */
+    int nops;
     /* plans */
     const char *coll;
     const char *algo;
@@ -44,11 +49,40 @@ int compile_topo_actions(const compile_opts_t *o, const acc_topo_t *topo);
 int compile_list_algos(const acc_topo_t *topo);
 /* --emit-cuda DIR, --arch LIST: generate (and compile) the kernels of the run's plans. */
 int compile_cuda_actions(const compile_opts_t *o, const acc_topo_t *topo);
+
+/* What the kernel actions share with --db (compile_cuda.c). */
+#define COMPILE_MAX_ARCHS    16
+#define COMPILE_MAX_VARIANTS (ACC_DT_COUNT * ACC_RED_COUNT)
+/* --types LIST / --ops LIST into o, each value once, in the order given; EXIT_USAGE with the
+ * message set (naming the option and the value, listing the valid ones). */
+int compile_parse_types(const char *list, compile_opts_t *o);
+int compile_parse_ops(const char *list, compile_opts_t *o);
+/* --arch LIST, each an architecture NVRTC builds for: EXIT_USAGE for a bad list or one it does
+ * not know, EXIT_INPUT when acc has no NVRTC; the message set. */
+int compile_parse_archs(const char *list, char archs[COMPILE_MAX_ARCHS][16], int *n);
+/* The (type, reduction) of each module a plan of coll gets: every --types entry with every
+ * --ops entry when coll reduces, with sum alone when it does not (its modules ignore the
+ * reduction).  Returns how many. */
+int compile_variants(const compile_opts_t *o, acc_coll_t coll, acc_dtype_t dts[],
+                     acc_redop_t ops[]);
+/* "float, half, bfloat16; sum" for summary lines. */
+void compile_variants_text(const compile_opts_t *o, char *out, size_t cap);
+/* The CUBIN of a module for arch through the cache (borrowed from it). */
+acc_status_t compile_cubin(acc_kcache_t *cache, const acc_kernel_t *k, const char *arch,
+                           const void **cubin, size_t *size);
+/* DIR/<kernel name>.cu; EXIT_OUTPUT with the message set. */
+int compile_write_source(const char *dir, const acc_kernel_t *k);
+/* --emit-cuda DIR: create it when missing; EXIT_OUTPUT with the message set. */
+int compile_make_dir(const char *dir);
+/* "9 compiled by NVRTC in 2.0 s (224 ms each), 0 from the cache in DIR" */
+void compile_cache_text(acc_kcache_t *cache, char *out, size_t cap);
+double compile_now_ms(void);
 /* --algo, --verify FILE, --import-msccl: produce, verify and write plans. */
 int compile_plan_actions(const compile_opts_t *o, const acc_topo_t *topo);
 /* --report [--coll C] [--json] [--plot FILE.svg]: the selection sweep, table and plot. */
 int compile_report_actions(const compile_opts_t *o, const acc_topo_t *topo);
-/* --db FILE: store the topology, every selected plan and every collective's selection table;
+/* --db FILE: store the topology, every selected plan and every collective's selection table,
+ * with --arch LIST the CUBINs of the tables' plans (--emit-cuda DIR: their sources);
  * --print-selection: read the tables of this topology back from FILE. */
 int compile_db_store(const compile_opts_t *o, const acc_topo_t *topo);
 int compile_db_print_selection(const compile_opts_t *o, const acc_topo_t *topo);

@@ -1,0 +1,308 @@
+/* acc-compile --db --arch as an image build runs it: the CUBINs of every plan the stored
+ * selection tables name, per architecture, type and reduction, readable through the API; a
+ * second run compiles nothing and leaves the file as it was; --types and --ops choose the
+ * modules (also of --emit-cuda); bad lists and builds without NVRTC fail before the database
+ * is touched.  Each case has its own files and kernel cache (ctest -j runs them together). */
+#include "acc_kernels.h"
+#include "db_test_util.h"
+
+#include <sys/wait.h>
+
+static char out_text[1 << 16], err_text[1 << 16];
+
+static void slurp(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+}
+
+/* A scratch path of this process, copied out of acc_test_tmp's rotating slots. */
+#define PATH_CAP 1024
+static void mine(const char *name, char path[PATH_CAP])
+{
+    char rel[128];
+    snprintf(rel, sizeof(rel), "compile_cli.%ld.%s", (long)getpid(), name);
+    snprintf(path, PATH_CAP, "%s", acc_test_tmp(rel));
+}
+
+static void rm_rf(const char *path)
+{
+    char cmd[PATH_CAP + 16];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+    CHECK(system(cmd) == 0);
+}
+
+/* Run a tool of this build (tools/ beside tests/) with args and this case's kernel cache;
+ * standard output and error in out_text and err_text; the exit status. */
+static int run_tool(const char *tool, const char *cache, const char *args)
+{
+    char exe[PATH_CAP], cmd[16384], o[PATH_CAP], e[PATH_CAP];
+    int rc;
+
+    snprintf(exe, sizeof(exe), "%s", acc_test_tmp("../../tools/"));
+    snprintf(exe + strlen(exe), sizeof(exe) - strlen(exe), "%s", tool);
+    CHECK_MSG(access(exe, X_OK) == 0, "%s is not built", exe);
+    mine("out", o);
+    mine("err", e);
+    snprintf(cmd, sizeof(cmd), "ACC_CACHE_DIR='%s' '%s' %s >'%s' 2>'%s'", cache, exe, args, o, e);
+    rc = system(cmd);
+    CHECK_MSG(rc != -1 && WIFEXITED(rc), "could not run %s", cmd);
+    slurp(o, out_text, sizeof(out_text));
+    slurp(e, err_text, sizeof(err_text));
+    unlink(o);
+    unlink(e);
+    return WEXITSTATUS(rc);
+}
+
+static void need_nvrtc(void)
+{
+    if (!acc_nvrtc_available())
+        ACC_SKIP("acc was built without NVRTC");
+}
+
+/* The distinct plans the acc ranges of a stored table name. */
+static int table_plans(acc_db_t *db, const char *fp, acc_coll_t coll,
+                       char hashes[][ACC_SHA256_HEX_LEN + 1], int cap)
+{
+    acc_select_table_t *t = NULL;
+    size_t i;
+    int n = 0, j;
+
+    CHECK_OK(acc_db_get_selection(db, fp, coll, &t));
+    for (i = 0; i < t->n; i++) {
+        if (t->entries[i].use_nccl)
+            continue;
+        for (j = 0; j < n && strcmp(hashes[j], t->entries[i].plan_hash) != 0; j++)
+            ;
+        if (j == n && n < cap)
+            snprintf(hashes[n++], ACC_SHA256_HEX_LEN + 1, "%s", t->entries[i].plan_hash);
+    }
+    acc_select_destroy(t);
+    CHECK(n >= 1);
+    return n;
+}
+
+static void fingerprint(const char *src, char fp[ACC_SHA256_HEX_LEN + 1])
+{
+    acc_topo_t *t = NULL;
+    CHECK_OK(acc_topo_load(src, &t));
+    CHECK_OK(acc_topo_fingerprint(t, fp));
+    acc_topo_destroy(t);
+}
+
+/* The kernel of a stored plan as the runtime would look it up: from the source it generates
+ * now from the verified plan. */
+static void check_kernel(acc_db_t *db, const char *hash, const char *arch, acc_dtype_t dt,
+                         acc_redop_t op)
+{
+    acc_plan_t *plan = NULL;
+    acc_kernel_t *k = NULL;
+    acc_db_kernel_t row;
+    char src_hash[ACC_SHA256_HEX_LEN + 1], version[32];
+    size_t len = 0;
+    const char *src;
+    int major = 0, minor = 0;
+
+    CHECK_OK(acc_db_get_plan(db, hash, &plan));
+    CHECK_OK(acc_kernel_generate(plan, dt, op, &k));
+    src = acc_kernel_source(k, &len);
+    CHECK_OK(acc_sha256_hex(src, len, src_hash));
+    CHECK_OK(acc_nvrtc_version(&major, &minor));
+    snprintf(version, sizeof(version), "nvrtc %d.%d", major, minor);
+    CHECK_OK(acc_db_get_kernel(db, hash, arch, dt, op, version, src_hash, &row));
+    CHECK(row.cubin_size > 1024);
+    CHECK(memcmp(row.cubin,
+                 "\x7f"
+                 "ELF",
+                 4) == 0);
+    acc_db_kernel_clear(&row);
+    acc_kernel_destroy(k);
+    acc_plan_destroy(plan);
+}
+
+ACC_TEST(db_arch_stores_the_selected_plans_kernels)
+{
+    char cache[PATH_CAP], path[PATH_CAP];
+    char args[8192], fp[ACC_SHA256_HEX_LEN + 1], hashes[16][ACC_SHA256_HEX_LEN + 1], want[64];
+    char *first, *second;
+    acc_db_t *db;
+    uint64_t n = 0;
+    int nplans, i;
+
+    need_nvrtc();
+    mine("cache", cache);
+    mine("sel.db", path);
+    rm_rf(cache);
+    tu_remove(path);
+    snprintf(args, sizeof(args), "--topo dgx-h100 --db '%s' --coll allreduce --arch sm_90", path);
+    CHECK_MSG(run_tool("acc-compile", cache, args) == 0, "stderr: %s", err_text);
+    printf("%s", out_text);
+
+    /* One row per plan the table names and per default type (fp32, fp16, bf16; sum). */
+    fingerprint("dgx-h100", fp);
+    db = tu_open(path, ACC_DB_READONLY);
+    nplans = table_plans(db, fp, ACC_COLL_ALLREDUCE, hashes, 16);
+    CHECK_OK(acc_db_count_kernels(db, NULL, "sm_90", &n));
+    CHECK_INT(n, nplans * 3);
+    CHECK_OK(acc_db_count_kernels(db, NULL, NULL, &n));
+    CHECK_INT(n, nplans * 3);
+    for (i = 0; i < nplans; i++) {
+        CHECK_OK(acc_db_count_kernels(db, hashes[i], NULL, &n));
+        CHECK_INT(n, 3);
+    }
+    check_kernel(db, hashes[0], "sm_90", ACC_DT_F16, ACC_RED_SUM);
+    check_kernel(db, hashes[nplans - 1], "sm_90", ACC_DT_BF16, ACC_RED_SUM);
+    acc_db_close(db);
+    snprintf(want, sizeof(want), "%d stored for sm_90 (nvrtc ", nplans * 3);
+    CHECK_MSG(strstr(out_text, want) != NULL, "no '%s' in:\n%s", want, out_text);
+    CHECK_STR(err_text, "");
+
+    /* Again: nothing to compile, and not one byte of data changes. */
+    first = tu_dump(path);
+    CHECK_MSG(run_tool("acc-compile", cache, args) == 0, "stderr: %s", err_text);
+    second = tu_dump(path);
+    CHECK_STR(second, first);
+    CHECK_MSG(strstr(out_text, ": 0 compiled by NVRTC") != NULL, "compiled again:\n%s", out_text);
+    acc_free(first);
+    acc_free(second);
+
+    /* acc-info counts them per architecture. */
+    snprintf(args, sizeof(args), "--db '%s'", path);
+    CHECK_INT(run_tool("acc-info", cache, args), 0);
+    snprintf(want, sizeof(want), "kernels: %d (sm_90 %d)\n", nplans * 3, nplans * 3);
+    CHECK_MSG(strstr(out_text, want) != NULL, "no '%s' in:\n%s", want, out_text);
+    tu_remove(path);
+    rm_rf(cache);
+}
+
+ACC_TEST(db_arch_types_and_ops)
+{
+    char cache[PATH_CAP], path[PATH_CAP];
+    char args[8192], fp[ACC_SHA256_HEX_LEN + 1], hashes[16][ACC_SHA256_HEX_LEN + 1];
+    acc_db_t *db;
+    uint64_t n = 0;
+    int nplans;
+
+    need_nvrtc();
+    mine("cache", cache);
+    mine("ops.db", path);
+    rm_rf(cache);
+    tu_remove(path);
+    /* Allgather moves data: one module per type whatever the reductions, and fp16 and bf16
+     * share their source, so each plan is compiled once. */
+    snprintf(args, sizeof(args),
+             "--topo dgx-h100 --db '%s' --coll allgather --arch sm_90 --types fp16,bf16 "
+             "--ops sum,max",
+             path);
+    CHECK_MSG(run_tool("acc-compile", cache, args) == 0, "stderr: %s", err_text);
+    printf("%s", out_text);
+    fingerprint("dgx-h100", fp);
+    db = tu_open(path, ACC_DB_READONLY);
+    nplans = table_plans(db, fp, ACC_COLL_ALLGATHER, hashes, 16);
+    CHECK_OK(acc_db_count_kernels(db, NULL, "sm_90", &n));
+    CHECK_INT(n, nplans * 2);
+    check_kernel(db, hashes[0], "sm_90", ACC_DT_BF16, ACC_RED_MAX);
+    acc_db_close(db);
+    CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM kernels WHERE redop = 'none'"), nplans * 2);
+    CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM kernels WHERE dtype = 'half'"), nplans);
+    CHECK_INT(tu_sql_int(path, "SELECT count(DISTINCT cubin) FROM kernels"),
+              tu_sql_int(path, "SELECT count(DISTINCT source_hash) FROM kernels"));
+    tu_remove(path);
+    rm_rf(cache);
+}
+
+ACC_TEST(emit_cuda_takes_types_and_ops)
+{
+    char cache[PATH_CAP], dir[PATH_CAP], path[PATH_CAP];
+    char args[8192], file[PATH_CAP + 64];
+    static const char *const want[] = {"allreduce_ring_n8_double_max.cu",
+                                       "allreduce_ring_n8_int32_max.cu",
+                                       "allreduce_ring_n8_int32_min.cu"};
+    size_t i;
+
+    mine("cache", cache);
+    mine("cuda", dir);
+    mine("emit.db", path);
+    rm_rf(dir);
+    snprintf(args, sizeof(args),
+             "--topo dgx-h100 --coll allreduce --algo ring --emit-cuda '%s' --types fp64,int32 "
+             "--ops max,min",
+             dir);
+    CHECK_MSG(run_tool("acc-compile", cache, args) == 0, "stderr: %s", err_text);
+    CHECK_MSG(strstr(out_text, "1 plans, 4 kernel modules (double, int32; max, min)") != NULL, "%s",
+              out_text);
+    for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        snprintf(file, sizeof(file), "%s/%s", dir, want[i]);
+        CHECK_MSG(access(file, R_OK) == 0, "%s was not written", file);
+    }
+    snprintf(file, sizeof(file), "%s/allreduce_ring_n8_float_sum.cu", dir);
+    CHECK(access(file, F_OK) != 0);
+
+    /* A collective that only moves data: one module per element size. */
+    snprintf(args, sizeof(args),
+             "--topo dgx-h100 --coll allgather --algo ring --emit-cuda '%s' --types fp16,bf16 "
+             "--ops sum,max,avg",
+             dir);
+    CHECK_MSG(run_tool("acc-compile", cache, args) == 0, "stderr: %s", err_text);
+    CHECK_MSG(strstr(out_text, "1 plans, 1 kernel modules") != NULL, "%s", out_text);
+
+    /* With --db, the sources of the selected plans; without --arch nothing is compiled. */
+    rm_rf(dir);
+    tu_remove(path);
+    snprintf(args, sizeof(args),
+             "--topo dgx-h100 --db '%s' --coll allreduce --emit-cuda '%s' "
+             "--types fp32",
+             path, dir);
+    CHECK_MSG(run_tool("acc-compile", cache, args) == 0, "stderr: %s", err_text);
+    CHECK_MSG(strstr(out_text, "sources in ") != NULL, "%s", out_text);
+    CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM kernels"), 0);
+    snprintf(args, sizeof(args), "ls '%s'/allreduce_*_float_sum.cu >/dev/null", dir);
+    CHECK(system(args) == 0);
+    tu_remove(path);
+    rm_rf(dir);
+}
+
+ACC_TEST(bad_lists_fail_before_the_database_is_touched)
+{
+    static const struct {
+        const char *args, *says[3];
+    } cases[] = {
+        {"--arch sm_90 --types fp32,fp8", {"--types", "'fp8'", "bf16 (bfloat16)"}},
+        {"--arch sm_90 --types fp32,", {"--types", "comma-separated", "int32"}},
+        {"--arch sm_90 --ops sum,mean", {"--ops", "'mean'", "sum, prod, min, max, avg"}},
+        {"--types fp16", {"--types and --ops", "--arch", NULL}},
+        {"--arch sm_90 --print-selection", {"--print-selection", NULL, NULL}},
+        {"--arch sm_90,,sm_80", {"--arch", "sm_80,sm_90", NULL}},
+    };
+    char cache[PATH_CAP], path[PATH_CAP];
+    char args[8192];
+    size_t i, j;
+
+    mine("cache", cache);
+    mine("bad.db", path);
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tu_remove(path);
+        snprintf(args, sizeof(args), "--topo dgx-h100 --db '%s' %s", path, cases[i].args);
+        CHECK_MSG(run_tool("acc-compile", cache, args) == 2, "%s: stderr %s", cases[i].args,
+                  err_text);
+        for (j = 0; j < 3 && cases[i].says[j]; j++)
+            CHECK_MSG(strstr(err_text, cases[i].says[j]) != NULL, "%s: no '%s' in %s",
+                      cases[i].args, cases[i].says[j], err_text);
+        CHECK_MSG(access(path, F_OK) != 0, "%s: the database was created", cases[i].args);
+    }
+    /* An architecture NVRTC does not know, or no NVRTC at all: nothing is stored either. */
+    snprintf(args, sizeof(args), "--topo dgx-h100 --db '%s' --arch %s", path,
+             acc_nvrtc_available() ? "sm_12" : "sm_90");
+    if (acc_nvrtc_available()) {
+        CHECK_INT(run_tool("acc-compile", cache, args), 2);
+        CHECK_MSG(strstr(err_text, "NVRTC cannot build for sm_12") != NULL, "%s", err_text);
+    } else {
+        CHECK_INT(run_tool("acc-compile", cache, args), 1);
+        CHECK_MSG(strstr(err_text, "without NVRTC") != NULL, "%s", err_text);
+    }
+    CHECK(access(path, F_OK) != 0);
+    rm_rf(cache);
+}
