@@ -7,7 +7,7 @@
 #include <string.h>
 
 /* What a database holds: schema version, topologies with their names, collectives and size
- * ranges, optima.  Read-only, with SQLite's quick check. */
+ * ranges, kernels per architecture, optima.  Read-only, with SQLite's quick check. */
 static int show_db(const char *path)
 {
     acc_db_t *db = NULL;
@@ -39,7 +39,8 @@ int main(int argc, char **argv)
         puts("usage: acc-info [--settings | --platforms | --db FILE]\n"
              "Prints the version, every ACC_* setting with its type, default, value in effect\n"
              "and meaning, and the shipped platform descriptions; with --db, what a database\n"
-             "holds (schema version, topologies, collectives and size ranges, optima).");
+             "holds (schema version, topologies, collectives and size ranges, kernels per\n"
+             "architecture, optima).");
         return 0;
     }
     if (argc > 1 && strcmp(argv[1], "--db") == 0) {
