@@ -284,10 +284,11 @@ acc_status_t algo_pm_allgather(acc_plan_t *p, int lane, const int *g, int m, con
 
     for (q = 0; q < m && st == ACC_OK; q++) {
         int b = ID(id, q);
-        for (s = 0; s < m && st == ACC_OK; s++)
-            if (s != q)
-                st = algo_emit(p, g[q], lane, ACC_OP_PUT, g[s], -1, own ? own : buf, b, b + 1, buf,
-                               b, b + 1);
+        /* Position q writes to q+1, q+2, ... in turn, so that at every step each rank has
+         * one writer, rather than all of them writing to the same rank. */
+        for (s = 1; s < m && st == ACC_OK; s++)
+            st = algo_emit(p, g[q], lane, ACC_OP_PUT, g[(q + s) % m], -1, own ? own : buf, b,
+                           b + 1, buf, b, b + 1);
         if (own && st == ACC_OK)
             st = algo_emit(p, g[q], lane, ACC_OP_COPY, -1, -1, own, b, b + 1, buf, b, b + 1);
         if (st == ACC_OK)

@@ -241,7 +241,7 @@ acc_status_t algo_pm_reduce_scatter(acc_plan_t *p, int lane, const int *g, int m
 acc_status_t algo_pm_reduce_all(acc_plan_t *p, int lane, const int *g, int m, acc_ref_t src,
                                 acc_ref_t dst);
 /* Allgather by writes: position q puts its block id(q) (from own, or buf) into every other
- * rank's buf, copies it into its own buf when own is given, then signals each peer on slot and
+ * rank's buf (to q+1, q+2, ... in that order), copies it into its own buf when own is given, then signals each peer on slot and
  * waits for all peers' signals (to `value`, as for the barrier): when it returns, all blocks
  * have arrived.  Needs a barrier before (the peers' buffers must be live). */
 acc_status_t algo_pm_allgather(acc_plan_t *p, int lane, const int *g, int m, const int *id,
