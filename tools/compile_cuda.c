@@ -102,6 +102,10 @@ int compile_parse_ops(const char *list, compile_opts_t *o)
 int compile_parse_archs(const char *list, char archs[COMPILE_MAX_ARCHS][16], int *n)
 {
     const char *p = list;
+    int i;
+
+    /* The whole list is read first, so that a malformed one is a usage error with or without
+     * NVRTC. */
     *n = 0;
     while (*p) {
         size_t len = strcspn(p, ",");
@@ -113,19 +117,22 @@ int compile_parse_archs(const char *list, char archs[COMPILE_MAX_ARCHS][16], int
             return EXIT_USAGE;
         }
         memcpy(archs[*n], p, len);
-        archs[*n][len] = '\0';
-        if (acc_nvrtc_check_arch(archs[*n]) != ACC_OK) {
-            acc_error_prefix(ACC_ERR_UNSUPPORTED, "--arch %s: ", archs[*n]);
-            return acc_nvrtc_available() ? EXIT_USAGE : EXIT_INPUT;
-        }
-        (*n)++;
+        archs[(*n)++][len] = '\0';
         p += len;
-        if (*p == ',')
-            p++;
+        if (*p == ',' && *++p == '\0') {
+            acc_error_set(ACC_ERR_INVALID, "--arch: '%s' ends with a comma", list);
+            return EXIT_USAGE;
+        }
     }
     if (*n == 0) {
         acc_error_set(ACC_ERR_INVALID, "--arch needs at least one architecture, e.g. sm_90");
         return EXIT_USAGE;
+    }
+    for (i = 0; i < *n; i++) {
+        if (acc_nvrtc_check_arch(archs[i]) != ACC_OK) {
+            acc_error_prefix(ACC_ERR_UNSUPPORTED, "--arch %s: ", archs[i]);
+            return acc_nvrtc_available() ? EXIT_USAGE : EXIT_INPUT;
+        }
     }
     return EXIT_OK;
 }

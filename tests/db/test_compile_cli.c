@@ -276,6 +276,7 @@ ACC_TEST(bad_lists_fail_before_the_database_is_touched)
         {"--types fp16", {"--types and --ops", "--arch", NULL}},
         {"--arch sm_90 --print-selection", {"--print-selection", NULL, NULL}},
         {"--arch sm_90,,sm_80", {"--arch", "sm_80,sm_90", NULL}},
+        {"--arch sm_90,", {"--arch", "ends with a comma", NULL}},
     };
     char cache[PATH_CAP], path[PATH_CAP];
     char args[8192];
