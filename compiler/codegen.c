@@ -502,6 +502,41 @@ static void module_run(const acc_cg_t *g, acc_buf_t *b)
     acc_buf_puts(b, "    }\n}\n");
 }
 
+enum { PART_LIBRARY = 1, PART_PLAN = 2 };
+
+/* The source of the module's parts: the library alone (nothing of the plan in it: every plan
+ * of the type has this very text), the plan's part alone, or both, the whole module.  NULL
+ * when out of memory. */
+static char *assemble(const acc_cg_t *g, const acc_buf_t *body, int parts, size_t *len)
+{
+    const acc_kernel_t *k = g->k;
+    acc_buf_t b;
+
+    acc_buf_init(&b);
+    if (parts & PART_PLAN)
+        module_head(g, &b);
+    else
+        acc_buf_printf(&b, "/* acc codegen %d: %s, the device library */\n", ACC_CODEGEN_VERSION,
+                       k->lib_name);
+    acc_cg_types(&b, k->dt, k->op, k->reduces);
+    acc_cg_header(&b);
+    if (parts & PART_LIBRARY)
+        acc_cg_library(&b);
+    if (parts & PART_PLAN) {
+        plan_constants(g, &b);
+        acc_cg_entry(&b);
+        acc_buf_append(&b, body->data ? body->data : "", body->len);
+        module_run(g, &b);
+    }
+    if (acc_buf_status(&b) != ACC_OK) {
+        acc_buf_free(&b);
+        return NULL;
+    }
+    if (len)
+        *len = b.len;
+    return acc_buf_take(&b);
+}
+
 static void make_name(acc_kernel_t *k, const acc_plan_t *p)
 {
     char algo[ACC_PLAN_NAME_MAX];
@@ -545,7 +580,7 @@ acc_status_t acc_kernel_generate(const acc_plan_t *plan, acc_dtype_t dt, acc_red
 {
     acc_cg_t g;
     acc_kernel_t *k = NULL;
-    acc_buf_t src, body;
+    acc_buf_t body;
     uint32_t **cols = NULL, *nparams = NULL, stride = 1;
     size_t nops = 0, nprog, i;
     int c;
@@ -553,7 +588,6 @@ acc_status_t acc_kernel_generate(const acc_plan_t *plan, acc_dtype_t dt, acc_red
 
     *out = NULL;
     memset(&g, 0, sizeof(g));
-    acc_buf_init(&src);
     acc_buf_init(&body);
     if (!plan)
         return acc_error_set(ACC_ERR_INVALID, "codegen: no plan");
@@ -638,39 +672,10 @@ acc_status_t acc_kernel_generate(const acc_plan_t *plan, acc_dtype_t dt, acc_red
     }
 
     /* The whole module, then its two parts (codegen_prelude.c). */
-    module_head(&g, &src);
-    acc_cg_types(&src, dt, k->op, k->reduces);
-    acc_cg_header(&src);
-    acc_cg_library(&src);
-    plan_constants(&g, &src);
-    acc_cg_entry(&src);
-    acc_buf_append(&src, body.data ? body.data : "", body.len);
-    module_run(&g, &src);
-    if ((st = acc_buf_status(&src)) != ACC_OK)
+    if (!(k->text = assemble(&g, &body, PART_LIBRARY | PART_PLAN, &k->len)) ||
+        !(k->lib_text = assemble(&g, &body, PART_LIBRARY, NULL)) ||
+        !(k->plan_text = assemble(&g, &body, PART_PLAN, NULL)))
         goto nomem;
-    k->len = src.len;
-    k->text = acc_buf_take(&src);
-
-    /* Nothing of the plan here: every plan of the type has this very source. */
-    acc_buf_printf(&src, "/* acc codegen %d: %s, the device library */\n", ACC_CODEGEN_VERSION,
-                   k->lib_name);
-    acc_cg_types(&src, dt, k->op, k->reduces);
-    acc_cg_header(&src);
-    acc_cg_library(&src);
-    if ((st = acc_buf_status(&src)) != ACC_OK)
-        goto nomem;
-    k->lib_text = acc_buf_take(&src);
-
-    module_head(&g, &src);
-    acc_cg_types(&src, dt, k->op, k->reduces);
-    acc_cg_header(&src);
-    plan_constants(&g, &src);
-    acc_cg_entry(&src);
-    acc_buf_append(&src, body.data ? body.data : "", body.len);
-    module_run(&g, &src);
-    if ((st = acc_buf_status(&src)) != ACC_OK)
-        goto nomem;
-    k->plan_text = acc_buf_take(&src);
     goto out;
 nomem:
     st = acc_error_set(ACC_ERR_NOMEM, "codegen: out of memory for the source");
@@ -679,7 +684,6 @@ out:
         acc_free(cols[c]);
     acc_free(cols);
     acc_free(nparams);
-    acc_buf_free(&src);
     acc_buf_free(&body);
     cg_free(&g);
     if (st != ACC_OK) {
