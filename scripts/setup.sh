@@ -22,9 +22,14 @@ cmake -S . -B build -G Ninja -DACC_WERROR=ON
 cmake --build build
 echo
 platform="${1:-dgx-h100}"
-# acc's schedules beside NCCL's for every size, then the database an image build would ship.
+# acc's schedules beside NCCL's for every size, then the database an image build would ship,
+# with the H100's CUBINs of its plans where this build has NVRTC.
 build/tools/acc-compile --topo "$platform" --report --coll allreduce
 echo
-build/tools/acc-compile --topo "$platform" --db build/acc.db
+arch=()
+if build/tools/acc-compile --version | grep -q "(NVRTC"; then
+    arch=(--arch sm_90)
+fi
+build/tools/acc-compile --topo "$platform" --db build/acc.db "${arch[@]}"
 echo
 build/tools/acc-info --db build/acc.db

@@ -159,6 +159,16 @@ static const struct option longopts[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* The version and what --arch can use: "acc-compile 0.1.0 (NVRTC 13.0)". */
+static void print_version(void)
+{
+    int major = 0, minor = 0;
+    if (acc_nvrtc_available() && acc_nvrtc_version(&major, &minor) == ACC_OK)
+        printf("acc-compile %s (NVRTC %d.%d)\n", ACC_VERSION_STRING, major, minor);
+    else
+        printf("acc-compile %s (without NVRTC: --arch unavailable)\n", ACC_VERSION_STRING);
+}
+
 static int parse_args(int argc, char **argv, compile_opts_t *o)
 {
     int c, types_given = 0, ops_given = 0;
@@ -213,7 +223,7 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
         case OPT_DB: o->db = optarg; break;
         case OPT_PRINT_SELECTION: o->print_selection = 1; break;
         case 'h': fputs(usage_text, stdout); return -1;
-        case OPT_VERSION: printf("acc-compile %s\n", ACC_VERSION_STRING); return -1;
+        case OPT_VERSION: print_version(); return -1;
         case ':': return usage_error("this option needs a value:", argv[optind - 1]);
         default: return usage_error("unknown option", argv[optind - 1]);
         }

@@ -67,15 +67,14 @@ int compile_variants(const compile_opts_t *o, acc_coll_t coll, acc_dtype_t dts[]
                      acc_redop_t ops[]);
 /* "float, half, bfloat16; sum" for summary lines. */
 void compile_variants_text(const compile_opts_t *o, char *out, size_t cap);
-/* The CUBIN of a module for arch through the cache (borrowed from it). */
-acc_status_t compile_cubin(acc_kcache_t *cache, const acc_kernel_t *k, const char *arch,
-                           const void **cubin, size_t *size);
 /* DIR/<kernel name>.cu; EXIT_OUTPUT with the message set. */
 int compile_write_source(const char *dir, const acc_kernel_t *k);
 /* --emit-cuda DIR: create it when missing; EXIT_OUTPUT with the message set. */
 int compile_make_dir(const char *dir);
-/* "9 compiled by NVRTC in 2.0 s (224 ms each), 0 from the cache in DIR" */
-void compile_cache_text(acc_kcache_t *cache, char *out, size_t cap);
+/* Of cubins modules asked for: "80 built (85 NVRTC compilations, 6.1 s, 72 ms each), 10 from
+ * the cache in DIR" (a module is built from a compiled plan's part and its type's device
+ * library, which is compiled once). */
+void compile_cache_text(acc_kcache_t *cache, int cubins, char *out, size_t cap);
 double compile_now_ms(void);
 /* --algo, --verify FILE, --import-msccl: produce, verify and write plans. */
 int compile_plan_actions(const compile_opts_t *o, const acc_topo_t *topo);

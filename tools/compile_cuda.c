@@ -165,13 +165,6 @@ void compile_variants_text(const compile_opts_t *o, char *out, size_t cap)
                                 acc_redop_name(o->ops[i]));
 }
 
-acc_status_t compile_cubin(acc_kcache_t *cache, const acc_kernel_t *k, const char *arch,
-                           const void **cubin, size_t *size)
-{
-    return acc_kcache_cubin(cache, acc_kernel_source(k, NULL), acc_kernel_name(k), arch, cubin,
-                            size);
-}
-
 int compile_write_source(const char *dir, const acc_kernel_t *k)
 {
     acc_buf_t path;
@@ -195,14 +188,17 @@ int compile_make_dir(const char *dir)
     return EXIT_OK;
 }
 
-void compile_cache_text(acc_kcache_t *cache, char *out, size_t cap)
+void compile_cache_text(acc_kcache_t *cache, int cubins, char *out, size_t cap)
 {
     acc_kcache_stats_t stats;
     acc_kcache_stats(cache, &stats);
-    snprintf(out, cap, "%llu compiled by NVRTC in %.1f s (%.0f ms each), %llu from the cache%s%s",
-             (unsigned long long)stats.compiles, stats.compile_ms / 1e3,
+    snprintf(out, cap,
+             "%llu built (%llu NVRTC compilations, %.1f s, %.0f ms each), %llu from the cache%s%s",
+             (unsigned long long)stats.links, (unsigned long long)stats.compiles,
+             stats.compile_ms / 1e3,
              stats.compiles ? stats.compile_ms / (double)stats.compiles : 0.0,
-             (unsigned long long)(stats.disk_hits + stats.mem_hits),
+             (unsigned long long)cubins > stats.links
+                 ? (unsigned long long)cubins - stats.links : 0ULL,
              acc_kcache_dir(cache)[0] ? " in " : " (memory only)", acc_kcache_dir(cache));
 }
 
@@ -282,7 +278,7 @@ static int plan_modules(const compile_opts_t *o, const acc_plan_t *plan, acc_kca
         for (a = 0; a < narchs && rc == EXIT_OK; a++) {
             const void *cubin;
             size_t size;
-            if (compile_cubin(cache, k, archs[a], &cubin, &size) != ACC_OK)
+            if (acc_kcache_kernel(cache, k, archs[a], &cubin, &size) != ACC_OK)
                 rc = EXIT_INPUT;
             else
                 (*cubins)++;
@@ -320,7 +316,7 @@ int compile_cuda_actions(const compile_opts_t *o, const acc_topo_t *topo)
     if (o->emit_cuda)
         printf("wrote %d CUDA sources into %s\n", modules, o->emit_cuda);
     if (narchs) {
-        compile_cache_text(cache, what, sizeof(what));
+        compile_cache_text(cache, cubins, what, sizeof(what));
         printf("%d CUBINs for %s: %s; %.1f s in all\n", cubins, o->arch, what,
                (compile_now_ms() - t0) / 1e3);
     }

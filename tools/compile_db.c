@@ -92,7 +92,7 @@ static int store_module(kernels_t *ks, const acc_kernel_t *k, const char *plan_h
     for (a = 0; a < ks->narchs; a++) {
         const void *cubin;
         snprintf(row.arch, sizeof(row.arch), "%s", ks->archs[a]);
-        if (compile_cubin(ks->cache, k, row.arch, &cubin, &row.cubin_size) != ACC_OK)
+        if (acc_kcache_kernel(ks->cache, k, row.arch, &cubin, &row.cubin_size) != ACC_OK)
             return EXIT_INPUT;
         row.cubin = (uint8_t *)cubin; /* borrowed from the cache; put only reads it */
         if (acc_db_put_kernel(ks->db, &row) != ACC_OK)
@@ -139,7 +139,7 @@ static void kernels_report(const kernels_t *ks)
     printf("\n");
     if (!ks->narchs)
         return;
-    compile_cache_text(ks->cache, what, sizeof(what));
+    compile_cache_text(ks->cache, ks->stored, what, sizeof(what));
     printf("  CUBINs          %d stored for %s (%s): %s; %.1f s\n", ks->stored, ks->o->arch,
            ks->compiler_version, what, ks->ms / 1e3);
 }

@@ -95,11 +95,17 @@ static void fingerprint(const char *src, char fp[ACC_SHA256_HEX_LEN + 1])
 
 /* The kernel of a stored plan as the runtime would look it up: from the source it generates
  * now from the verified plan. */
-static void check_kernel(acc_db_t *db, const char *hash, const char *arch, acc_dtype_t dt,
-                         acc_redop_t op)
+/* The stored CUBIN is the linked module the executor loads: the same bytes the run's cache
+ * directory hands out, without compiling anything. */
+static void check_kernel(acc_db_t *db, const char *cache, const char *hash, const char *arch,
+                         acc_dtype_t dt, acc_redop_t op)
 {
     acc_plan_t *plan = NULL;
     acc_kernel_t *k = NULL;
+    acc_kcache_t *kc = NULL;
+    acc_kcache_stats_t stats;
+    const void *module = NULL;
+    size_t module_size = 0;
     acc_db_kernel_t row;
     char src_hash[ACC_SHA256_HEX_LEN + 1], version[32];
     size_t len = 0;
@@ -118,6 +124,13 @@ static void check_kernel(acc_db_t *db, const char *hash, const char *arch, acc_d
                  "\x7f"
                  "ELF",
                  4) == 0);
+    CHECK_OK(acc_kcache_create(cache, &kc));
+    CHECK_OK(acc_kcache_kernel(kc, k, arch, &module, &module_size));
+    acc_kcache_stats(kc, &stats);
+    CHECK_INT(stats.compiles, 0);
+    CHECK_INT(module_size, row.cubin_size);
+    CHECK(memcmp(module, row.cubin, module_size) == 0);
+    acc_kcache_destroy(kc);
     acc_db_kernel_clear(&row);
     acc_kernel_destroy(k);
     acc_plan_destroy(plan);
@@ -153,8 +166,8 @@ ACC_TEST(db_arch_stores_the_selected_plans_kernels)
         CHECK_OK(acc_db_count_kernels(db, hashes[i], NULL, &n));
         CHECK_INT(n, 3);
     }
-    check_kernel(db, hashes[0], "sm_90", ACC_DT_F16, ACC_RED_SUM);
-    check_kernel(db, hashes[nplans - 1], "sm_90", ACC_DT_BF16, ACC_RED_SUM);
+    check_kernel(db, cache, hashes[0], "sm_90", ACC_DT_F16, ACC_RED_SUM);
+    check_kernel(db, cache, hashes[nplans - 1], "sm_90", ACC_DT_BF16, ACC_RED_SUM);
     acc_db_close(db);
     snprintf(want, sizeof(want), "%d stored for sm_90 (nvrtc ", nplans * 3);
     CHECK_MSG(strstr(out_text, want) != NULL, "no '%s' in:\n%s", want, out_text);
@@ -165,7 +178,7 @@ ACC_TEST(db_arch_stores_the_selected_plans_kernels)
     CHECK_MSG(run_tool("acc-compile", cache, args) == 0, "stderr: %s", err_text);
     second = tu_dump(path);
     CHECK_STR(second, first);
-    CHECK_MSG(strstr(out_text, ": 0 compiled by NVRTC") != NULL, "compiled again:\n%s", out_text);
+    CHECK_MSG(strstr(out_text, ": 0 built (0 NVRTC compilations") != NULL, "compiled again:\n%s", out_text);
     acc_free(first);
     acc_free(second);
 
@@ -174,6 +187,9 @@ ACC_TEST(db_arch_stores_the_selected_plans_kernels)
     CHECK_INT(run_tool("acc-info", cache, args), 0);
     snprintf(want, sizeof(want), "kernels: %d (sm_90 %d)\n", nplans * 3, nplans * 3);
     CHECK_MSG(strstr(out_text, want) != NULL, "no '%s' in:\n%s", want, out_text);
+    /* The ranges cover every size acc selects for, up to and with 4 GiB. */
+    CHECK_MSG(strstr(out_text, " ranges over [1 KiB, 4 GiB]: acc ") != NULL, "%s",
+              out_text);
     tu_remove(path);
     rm_rf(cache);
 }
@@ -204,7 +220,7 @@ ACC_TEST(db_arch_types_and_ops)
     nplans = table_plans(db, fp, ACC_COLL_ALLGATHER, hashes, 16);
     CHECK_OK(acc_db_count_kernels(db, NULL, "sm_90", &n));
     CHECK_INT(n, nplans * 2);
-    check_kernel(db, hashes[0], "sm_90", ACC_DT_BF16, ACC_RED_MAX);
+    check_kernel(db, cache, hashes[0], "sm_90", ACC_DT_BF16, ACC_RED_MAX);
     acc_db_close(db);
     CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM kernels WHERE redop = 'none'"), nplans * 2);
     CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM kernels WHERE dtype = 'half'"), nplans);
