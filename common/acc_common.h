@@ -223,6 +223,11 @@ void acc_buf_vprintf(acc_buf_t *b, const char *fmt, va_list ap);
 acc_status_t acc_buf_status(const acc_buf_t *b);
 /* Hand the string to the caller (to free with acc_free) and reset the buffer. */
 char *acc_buf_take(acc_buf_t *b);
+/* s as XML text or attribute value: & < > " escaped, control characters XML 1.0 forbids
+ * dropped. */
+void acc_buf_put_xml(acc_buf_t *b, const char *s);
+/* s as a JSON string, quotes included. */
+void acc_buf_put_json(acc_buf_t *b, const char *s);
 
 /* Read a whole file into a NUL-terminated buffer (taken by the caller).  Errors name the path. */
 acc_status_t acc_read_file(const char *path, char **out, size_t *len);

@@ -1,4 +1,5 @@
-/* Strict number parsing and small string helpers shared by the parsers. */
+/* Strict number parsing and small string helpers shared by the parsers, and the escaping of
+ * strings for the XML and JSON that acc writes. */
 #include "acc_common.h"
 
 #include <ctype.h>
@@ -75,4 +76,43 @@ char *acc_str_trim_dup(const char *s)
     while (n && isspace((unsigned char)s[n - 1]))
         n--;
     return acc_strndup(s, n);
+}
+
+void acc_buf_put_xml(acc_buf_t *b, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&':
+            acc_buf_puts(b, "&amp;");
+            break;
+        case '<':
+            acc_buf_puts(b, "&lt;");
+            break;
+        case '>':
+            acc_buf_puts(b, "&gt;");
+            break;
+        case '"':
+            acc_buf_puts(b, "&quot;");
+            break;
+        default:
+            /* XML 1.0 allows no control character but tab, newline and carriage return. */
+            if ((unsigned char)*s >= 0x20 || *s == '\t' || *s == '\n' || *s == '\r')
+                acc_buf_append(b, s, 1);
+        }
+    }
+}
+
+void acc_buf_put_json(acc_buf_t *b, const char *s)
+{
+    acc_buf_puts(b, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            acc_buf_printf(b, "\\%c", c);
+        else if (c < 0x20)
+            acc_buf_printf(b, "\\u%04x", c);
+        else
+            acc_buf_append(b, s, 1);
+    }
+    acc_buf_puts(b, "\"");
 }

@@ -148,29 +148,6 @@ static acc_status_t cut(const acc_plan_t *p, int r, piece_t **pieces, int *npiec
     return ACC_OK;
 }
 
-static void put_escaped(acc_buf_t *b, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            acc_buf_puts(b, "&amp;");
-            break;
-        case '<':
-            acc_buf_puts(b, "&lt;");
-            break;
-        case '>':
-            acc_buf_puts(b, "&gt;");
-            break;
-        case '"':
-            acc_buf_puts(b, "&quot;");
-            break;
-        default:
-            acc_buf_append(b, s, 1);
-            break;
-        }
-    }
-}
-
 /* The value of key=... among the plan's space-separated parameters, or NULL. */
 static const char *param(const char *params, const char *key, char *buf, size_t len)
 {
@@ -299,20 +276,20 @@ acc_status_t acc_plan_export_msccl(const acc_plan_t *p, acc_buf_t *out)
     if (!param(p->params, "maxBytes", maxb, sizeof(maxb)))
         strcpy(maxb, "0");
     acc_buf_puts(out, "<algo name=\"");
-    put_escaped(out, name);
+    acc_buf_put_xml(out, name);
     acc_buf_printf(out,
                    "\" proto=\"%s\" nchannels=\"%d\" nchunksperloop=\"%u\" ngpus=\"%d\" "
                    "coll=\"%s\" inplace=\"%d\" outofplace=\"1\" minBytes=\"",
                    acc_proto_name(p->proto), p->nlanes,
                    p->in_chunks > p->out_chunks ? p->in_chunks : p->out_chunks, p->nranks,
                    colls[p->coll], p->inplace ? 1 : 0);
-    put_escaped(out, minb);
+    acc_buf_put_xml(out, minb);
     acc_buf_puts(out, "\" maxBytes=\"");
-    put_escaped(out, maxb);
+    acc_buf_put_xml(out, maxb);
     acc_buf_puts(out, "\" acc_algo=\"");
-    put_escaped(out, p->algo);
+    acc_buf_put_xml(out, p->algo);
     acc_buf_puts(out, "\" acc_params=\"");
-    put_escaped(out, p->params);
+    acc_buf_put_xml(out, p->params);
     acc_buf_printf(out, "\" acc_slots=\"%d\" acc_nlanes=\"%d\"", p->slots, p->nlanes);
     if (p->coll == ACC_COLL_BROADCAST || p->coll == ACC_COLL_REDUCE)
         acc_buf_printf(out, " acc_root=\"%d\"", p->root);

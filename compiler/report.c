@@ -107,21 +107,6 @@ acc_status_t acc_select_report_text(const acc_select_result_t *const *res, size_
 
 /* ---- JSON ---------------------------------------------------------------------------------- */
 
-static void json_str(acc_buf_t *b, const char *s)
-{
-    acc_buf_puts(b, "\"");
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            acc_buf_printf(b, "\\%c", c);
-        else if (c < 0x20)
-            acc_buf_printf(b, "\\u%04x", c);
-        else
-            acc_buf_append(b, s, 1);
-    }
-    acc_buf_puts(b, "\"");
-}
-
 /* JSON has no infinities or NaN: an unknown figure is null. */
 static void json_num(acc_buf_t *b, double v)
 {
@@ -144,9 +129,9 @@ static void json_row(acc_buf_t *b, const acc_select_result_t *r, const acc_selec
     if (row->plan >= 0) {
         const acc_select_plan_t *sp = &r->plans[row->plan];
         acc_buf_puts(b, "{\"algo\": ");
-        json_str(b, sp->plan->algo);
+        acc_buf_put_json(b, sp->plan->algo);
         acc_buf_puts(b, ", \"params\": ");
-        json_str(b, sp->params);
+        acc_buf_put_json(b, sp->params);
         acc_buf_printf(b, ", \"plan_hash\": \"%s\", ", sp->hash);
         json_key(b, "time_us", row->acc_us);
         acc_buf_puts(b, ", ");
@@ -195,11 +180,11 @@ static void json_entry(acc_buf_t *b, const acc_select_entry_t *e)
     acc_buf_printf(b, "{\"min_bytes\": %llu, \"max_bytes\": %llu, \"use_nccl\": %s, \"algo\": ",
                    (unsigned long long)e->min_bytes, (unsigned long long)e->max_bytes,
                    e->use_nccl ? "true" : "false");
-    json_str(b, e->algo);
+    acc_buf_put_json(b, e->algo);
     acc_buf_puts(b, ", \"params\": ");
-    json_str(b, e->params);
+    acc_buf_put_json(b, e->params);
     acc_buf_puts(b, ", \"plan_hash\": ");
-    json_str(b, e->plan_hash);
+    acc_buf_put_json(b, e->plan_hash);
     acc_buf_printf(b, ", \"source\": \"%s\", ", acc_select_source_name(e->source));
     json_key(b, "predicted_us", e->predicted_us);
     acc_buf_puts(b, "}");
@@ -212,7 +197,7 @@ acc_status_t acc_select_report_json(const acc_select_result_t *const *res, size_
     if (!res || n == 0)
         return acc_error_set(ACC_ERR_INVALID, "a report needs at least one selection sweep");
     acc_buf_puts(out, "{\n  \"topology\": ");
-    json_str(out, res[0]->topo_name);
+    acc_buf_put_json(out, res[0]->topo_name);
     acc_buf_printf(out,
                    ",\n  \"fingerprint\": \"%s\",\n  \"ranks\": %d,\n  \"nodes\": %d,\n"
                    "  \"gpus_per_node\": %d,\n  \"dtype\": \"%s\",\n  \"collectives\": [",

@@ -30,30 +30,6 @@ static double py(const axes_t *a, double gbs)
     return a->top + TOP + (a->y1 - log10(gbs)) / (a->y1 - a->y0) * (PANEL_H - TOP - BOTTOM);
 }
 
-static void xml_text(acc_buf_t *b, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<':
-            acc_buf_puts(b, "&lt;");
-            break;
-        case '>':
-            acc_buf_puts(b, "&gt;");
-            break;
-        case '&':
-            acc_buf_puts(b, "&amp;");
-            break;
-        case '"':
-            acc_buf_puts(b, "&quot;");
-            break;
-        default:
-            /* Control characters are not allowed in XML 1.0. */
-            if ((unsigned char)*s >= 0x20 || *s == '\t')
-                acc_buf_append(b, s, 1);
-        }
-    }
-}
-
 /* The three series of a row: 0 acc, 1 NCCL, 2 bound; 0 when absent. */
 static double series(const acc_select_row_t *row, int s)
 {
@@ -149,7 +125,7 @@ static void draw_axes(acc_buf_t *b, const acc_select_result_t *r, const axes_t *
                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"17\" "
                    "font-weight=\"bold\">%s busbw on ",
                    (xl + xr) / 2, a->top + 24, acc_coll_name(r->coll));
-    xml_text(b, r->topo_name);
+    acc_buf_put_xml(b, r->topo_name);
     acc_buf_printf(b, " (%d ranks, %s)</text>\n", r->nranks, acc_dtype_name(r->dtype));
     acc_buf_printf(b,
                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\" "

@@ -184,32 +184,10 @@ static acc_status_t check_links(export_t *e, double *smp_bw)
 
 /* ---- writing ----------------------------------------------------------------------------- */
 
-static void put_escaped(acc_buf_t *b, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            acc_buf_puts(b, "&amp;");
-            break;
-        case '<':
-            acc_buf_puts(b, "&lt;");
-            break;
-        case '>':
-            acc_buf_puts(b, "&gt;");
-            break;
-        case '"':
-            acc_buf_puts(b, "&quot;");
-            break;
-        default:
-            acc_buf_append(b, s, 1);
-        }
-    }
-}
-
 static void put_str(acc_buf_t *b, const char *key, const char *value)
 {
     acc_buf_printf(b, " %s=\"", key);
-    put_escaped(b, value);
+    acc_buf_put_xml(b, value);
     acc_buf_puts(b, "\"");
 }
 

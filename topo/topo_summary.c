@@ -159,21 +159,6 @@ acc_status_t acc_topo_summary(const acc_topo_t *t, acc_buf_t *out)
     return acc_buf_status(out);
 }
 
-static void json_str(acc_buf_t *b, const char *s)
-{
-    acc_buf_puts(b, "\"");
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            acc_buf_printf(b, "\\%c", c);
-        else if (c < 0x20)
-            acc_buf_printf(b, "\\u%04x", c);
-        else
-            acc_buf_append(b, s, 1);
-    }
-    acc_buf_puts(b, "\"");
-}
-
 acc_status_t acc_topo_summary_json(const acc_topo_t *t, acc_buf_t *out)
 {
     char fp[ACC_SHA256_HEX_LEN + 1];
@@ -183,9 +168,9 @@ acc_status_t acc_topo_summary_json(const acc_topo_t *t, acc_buf_t *out)
     if (st != ACC_OK)
         return st;
     acc_buf_puts(out, "{\"name\": ");
-    json_str(out, t->name);
+    acc_buf_put_json(out, t->name);
     acc_buf_puts(out, ", \"source\": ");
-    json_str(out, acc_topo_source(t));
+    acc_buf_put_json(out, acc_topo_source(t));
     acc_buf_printf(out, ", \"format\": \"%s\", \"fingerprint\": \"%s\", \"nodes\": %d, "
                    "\"gpus_per_node\": %d, \"ranks\": %d,\n \"gpus\": [",
                    acc_topo_format_name(t->format), fp, t->net.nodes,
@@ -193,7 +178,7 @@ acc_status_t acc_topo_summary_json(const acc_topo_t *t, acc_buf_t *out)
     for (i = 0; i < t->kind_count[ACC_VTX_GPU]; i++) {
         const acc_topo_vertex_t *g = &t->vertices[t->gpu_vertex[i]];
         acc_buf_printf(out, "%s\n  {\"id\": %d, \"model\": ", i ? "," : "", g->id);
-        json_str(out, g->model);
+        acc_buf_put_json(out, g->model);
         acc_buf_printf(out, ", \"sm\": %d, \"sms\": %d, \"memory_bytes\": %llu, \"numa\": %d, "
                        "\"busid\": \"%s\", \"nvlinks_to_nvswitch\": %d, \"nic\": %d}",
                        g->sm, g->sm_count, (unsigned long long)g->mem_bytes,
@@ -208,7 +193,7 @@ acc_status_t acc_topo_summary_json(const acc_topo_t *t, acc_buf_t *out)
         if (n->kind != ACC_VTX_NIC)
             continue;
         acc_buf_printf(out, "%s\n  {\"id\": %d, \"device\": ", first ? "" : ",", n->id);
-        json_str(out, n->dev_name);
+        acc_buf_put_json(out, n->dev_name);
         acc_buf_printf(out, ", \"speed_gbps\": %g, \"numa\": %d, \"gdr\": %s, \"busid\": \"%s\"}",
                        n->speed_gbps, t->vertex_numa[v], n->gdr ? "true" : "false", n->busid);
         first = 0;
@@ -230,13 +215,13 @@ acc_status_t acc_topo_summary_json(const acc_topo_t *t, acc_buf_t *out)
         }
     }
     acc_buf_printf(out, "],\n \"network\": {\"nodes\": %d, \"fabric\": ", t->net.nodes);
-    json_str(out, t->net.name);
+    acc_buf_put_json(out, t->net.name);
     acc_buf_printf(out, ", \"latency_us\": %g, \"rail_optimized\": %s, \"oversubscription\": %g},"
                    "\n \"assumed\": [", t->net.latency_us, t->net.rail_optimized ? "true" : "false",
                    t->net.oversubscription);
     for (i = 0; i < t->nassumed; i++) {
         acc_buf_puts(out, i ? ",\n  " : "\n  ");
-        json_str(out, t->assumed[i]);
+        acc_buf_put_json(out, t->assumed[i]);
     }
     acc_buf_puts(out, "]}\n");
     return acc_buf_status(out);

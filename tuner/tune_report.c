@@ -140,28 +140,6 @@ acc_status_t acc_tune_report_csv(const acc_tune_report_t *r, acc_buf_t *out)
 #define LEFT   70
 #define TOP    64
 
-static void xml_text(acc_buf_t *b, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            acc_buf_puts(b, "&amp;");
-            break;
-        case '<':
-            acc_buf_puts(b, "&lt;");
-            break;
-        case '>':
-            acc_buf_puts(b, "&gt;");
-            break;
-        case '"':
-            acc_buf_puts(b, "&quot;");
-            break;
-        default:
-            acc_buf_append(b, s, 1);
-        }
-    }
-}
-
 static void size_label(uint64_t v, char *out, size_t n)
 {
     if (v >= (1ull << 30) && v % (1ull << 30) == 0)
@@ -329,7 +307,7 @@ acc_status_t acc_tune_report_svg(const acc_tune_report_t *r, acc_buf_t *out)
                    "font-family=\"sans-serif\">\n<rect width=\"100%%\" height=\"100%%\" "
                    "fill=\"#ffffff\"/>\n<text x=\"%d\" y=\"22\" font-size=\"15\">",
                    w, h, LEFT);
-    xml_text(out, r->title ? r->title : "simulated iteration time");
+    acc_buf_put_xml(out, r->title ? r->title : "simulated iteration time");
     acc_buf_printf(out,
                    "</text>\n<text x=\"%d\" y=\"42\" font-size=\"11\">iteration time (ms) "
                    "by fusion size (across) and streams (down); each cell the best "
@@ -351,20 +329,20 @@ acc_status_t acc_tune_report_svg(const acc_tune_report_t *r, acc_buf_t *out)
         config_text(&r->best->config, cfg, sizeof(cfg));
         acc_buf_printf(
             out, "<text x=\"%d\" y=\"%d\" font-size=\"12\">optimum (black frame): ", LEFT, y += 18);
-        xml_text(out, cfg);
+        acc_buf_put_xml(out, cfg);
         acc_buf_printf(out, ", %.3f ms</text>\n", r->best->iteration_ms);
     }
     for (i = 0; i < r->nbaselines; i++) {
         const acc_tune_point_t *p = &r->baselines[i];
         config_text(&p->config, cfg, sizeof(cfg));
         acc_buf_printf(out, "<text x=\"%d\" y=\"%d\" font-size=\"12\">", LEFT, y += 18);
-        xml_text(out, p->label[0] ? p->label : acc_tune_baseline_label(p->config.policy));
+        acc_buf_put_xml(out, p->label[0] ? p->label : acc_tune_baseline_label(p->config.policy));
         acc_buf_printf(out, ": %.3f ms", p->iteration_ms);
         if (r->best && r->best->iteration_ms > 0)
             acc_buf_printf(out, " (speedup of the optimum %.4fx)",
                            p->iteration_ms / r->best->iteration_ms);
         acc_buf_puts(out, " - ");
-        xml_text(out, cfg);
+        acc_buf_put_xml(out, cfg);
         acc_buf_puts(out, "</text>\n");
     }
     acc_buf_puts(out, "</svg>\n");

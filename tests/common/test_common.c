@@ -199,3 +199,20 @@ ACC_TEST(yaml_double_shortest_round_trip)
         acc_buf_free(&b);
     }
 }
+
+/* Names from a topology file reach the XML and JSON acc writes: they must not break either. */
+ACC_TEST(strings_escape_for_xml_and_json)
+{
+    acc_buf_t b;
+    acc_buf_init(&b);
+    acc_buf_put_xml(&b, "a<b & \"c\">\td\x01\x1f\ne");
+    CHECK_STR(b.data, "a&lt;b &amp; &quot;c&quot;&gt;\td\ne");
+    acc_buf_reset(&b);
+    acc_buf_put_json(&b, "say \"hi\"\\\n\x01");
+    CHECK_STR(b.data, "\"say \\\"hi\\\"\\\\\\u000a\\u0001\"");
+    acc_buf_reset(&b);
+    acc_buf_put_json(&b, "");
+    CHECK_STR(b.data, "\"\"");
+    CHECK_OK(acc_buf_status(&b));
+    acc_buf_free(&b);
+}
