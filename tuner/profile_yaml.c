@@ -18,33 +18,6 @@ static void put_key_scalar(acc_buf_t *b, const char *indent, const char *key, co
     acc_buf_puts(b, "\n");
 }
 
-/* A scalar inside a flow mapping.  libyaml refuses a ':' anywhere in a plain scalar there
- * ("a:b" is fine in block context), which acc_yaml_put_scalar does not know, so such names are
- * double-quoted here with the same escapes. */
-static void put_flow_scalar(acc_buf_t *b, const char *s)
-{
-    const char *p;
-    if (!strchr(s, ':')) {
-        acc_yaml_put_scalar(b, s);
-        return;
-    }
-    acc_buf_puts(b, "\"");
-    for (p = s; *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '"' || c == '\\')
-            acc_buf_printf(b, "\\%c", c);
-        else if (c == '\n')
-            acc_buf_puts(b, "\\n");
-        else if (c == '\t')
-            acc_buf_puts(b, "\\t");
-        else if (c < 0x20)
-            acc_buf_printf(b, "\\x%02x", c);
-        else
-            acc_buf_append(b, p, 1);
-    }
-    acc_buf_puts(b, "\"");
-}
-
 static void dump_compute(const acc_profile_compute_t *c, acc_buf_t *b)
 {
     put_key_scalar(b, "  - ", "gpu", c->gpu);
@@ -97,7 +70,7 @@ acc_status_t acc_profile_dump_yaml(const acc_profile_t *p, acc_buf_t *out)
     for (i = 0; i < p->ntensors; i++) {
         const acc_profile_tensor_t *t = &p->tensors[i];
         acc_buf_puts(out, "  - {name: ");
-        put_flow_scalar(out, t->name);
+        acc_yaml_put_scalar(out, t->name); /* quotes a ':' */
         acc_buf_printf(out, ", elems: %" PRIu64 ", dtype: %s, ready: ", t->elems,
                        acc_dtype_name(t->dtype));
         acc_yaml_put_double(out, t->ready);
