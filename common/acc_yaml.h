@@ -53,6 +53,9 @@ acc_status_t acc_yaml_get_str(acc_yaml_doc_t *doc, acc_yaml_node_t *map, const c
                               int required, const char **out);
 acc_status_t acc_yaml_get_int(acc_yaml_doc_t *doc, acc_yaml_node_t *map, const char *key,
                               int required, int64_t *out);
+/* An integer in [lo, hi]; out of range is an error naming the key, value and range. */
+acc_status_t acc_yaml_get_range(acc_yaml_doc_t *doc, acc_yaml_node_t *map, const char *key,
+                                int required, int64_t lo, int64_t hi, int64_t *out);
 acc_status_t acc_yaml_get_double(acc_yaml_doc_t *doc, acc_yaml_node_t *map, const char *key,
                                  int required, double *out);
 acc_status_t acc_yaml_get_bool(acc_yaml_doc_t *doc, acc_yaml_node_t *map, const char *key,

@@ -3,6 +3,7 @@
 #include "acc_yaml.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -224,6 +225,23 @@ acc_status_t acc_yaml_get_int(acc_yaml_doc_t *doc, acc_yaml_node_t *map, const c
     if (st != ACC_OK || !n)
         return st;
     return acc_yaml_node_int(doc, n, key, out);
+}
+
+acc_status_t acc_yaml_get_range(acc_yaml_doc_t *doc, acc_yaml_node_t *map, const char *key,
+                                int required, int64_t lo, int64_t hi, int64_t *out)
+{
+    acc_yaml_node_t *n;
+    int64_t v;
+    acc_status_t st = lookup(doc, map, key, required, &n);
+    if (st != ACC_OK || !n)
+        return st;
+    if ((st = acc_yaml_node_int(doc, n, key, &v)) != ACC_OK)
+        return st;
+    if (v < lo || v > hi)
+        return acc_yaml_error(doc, n, ACC_ERR_RANGE,
+                              "'%s' is %" PRId64 ", outside %" PRId64 "..%" PRId64, key, v, lo, hi);
+    *out = v;
+    return ACC_OK;
 }
 
 acc_status_t acc_yaml_get_double(acc_yaml_doc_t *doc, acc_yaml_node_t *map, const char *key,

@@ -135,21 +135,6 @@ typedef struct {
     acc_plan_t *plan;
 } loader_t;
 
-/* map[key] as an integer in [lo, hi]; missing keys keep *out unless required. */
-static acc_status_t get_range(loader_t *ld, acc_yaml_node_t *map, const char *key, int required,
-                              int64_t lo, int64_t hi, int64_t *out)
-{
-    acc_yaml_node_t *n = acc_yaml_get(ld->doc, map, key);
-    acc_status_t st = acc_yaml_get_int(ld->doc, map, key, required, out);
-    if (st != ACC_OK || !n)
-        return st;
-    if (*out < lo || *out > hi)
-        return acc_yaml_error(ld->doc, n, ACC_ERR_RANGE,
-                              "'%s' is %" PRId64 ", outside %" PRId64 "..%" PRId64, key, *out, lo,
-                              hi);
-    return ACC_OK;
-}
-
 /* "in[3]" or "out[0:4]" (chunks first .. end-1). */
 static acc_status_t parse_ref(loader_t *ld, acc_yaml_node_t *n, const char *key, acc_ref_t *out)
 {
@@ -262,19 +247,19 @@ static acc_status_t load_op(loader_t *ld, acc_yaml_node_t *n, acc_op_t *op)
     }
     *op = acc_op_init(code);
     v = -1;
-    if ((st = get_range(ld, n, "peer", 0, INT32_MIN, INT32_MAX, &v)) != ACC_OK)
+    if ((st = acc_yaml_get_range(ld->doc, n, "peer", 0, INT32_MIN, INT32_MAX, &v)) != ACC_OK)
         return st;
     op->peer = (int32_t)v;
     v = -1;
-    if ((st = get_range(ld, n, "peer2", 0, INT32_MIN, INT32_MAX, &v)) != ACC_OK)
+    if ((st = acc_yaml_get_range(ld->doc, n, "peer2", 0, INT32_MIN, INT32_MAX, &v)) != ACC_OK)
         return st;
     op->peer2 = (int32_t)v;
     v = 0;
-    if ((st = get_range(ld, n, "slot", 0, 0, UINT16_MAX, &v)) != ACC_OK)
+    if ((st = acc_yaml_get_range(ld->doc, n, "slot", 0, 0, UINT16_MAX, &v)) != ACC_OK)
         return st;
     op->slot = (uint16_t)v;
     v = 0;
-    if ((st = get_range(ld, n, "value", 0, 0, UINT32_MAX, &v)) != ACC_OK)
+    if ((st = acc_yaml_get_range(ld->doc, n, "value", 0, 0, UINT32_MAX, &v)) != ACC_OK)
         return st;
     op->value = (uint32_t)v;
     if ((x = acc_yaml_get(ld->doc, n, "src")) && (st = parse_ref(ld, x, "src", &op->src)))
@@ -338,8 +323,8 @@ static acc_status_t load_program(loader_t *ld, acc_yaml_node_t *n, uint8_t *seen
                               "each entry of 'programs' must be a "
                               "mapping with rank, lane and ops");
     if ((st = acc_yaml_check_keys(ld->doc, n, keys, "a program")) != ACC_OK ||
-        (st = get_range(ld, n, "rank", 1, 0, p->nranks - 1, &r)) != ACC_OK ||
-        (st = get_range(ld, n, "lane", 1, 0, p->nlanes - 1, &l)) != ACC_OK)
+        (st = acc_yaml_get_range(ld->doc, n, "rank", 1, 0, p->nranks - 1, &r)) != ACC_OK ||
+        (st = acc_yaml_get_range(ld->doc, n, "lane", 1, 0, p->nlanes - 1, &l)) != ACC_OK)
         return st;
     if (seen[r * p->nlanes + l]++)
         return acc_yaml_error(ld->doc, n, ACC_ERR_PARSE,
@@ -396,18 +381,18 @@ static acc_status_t load_header(loader_t *ld, acc_yaml_node_t *root)
     if (acc_coll_parse(coll_s, &coll) != ACC_OK)
         return acc_yaml_error(doc, acc_yaml_get(doc, root, "collective"), ACC_ERR_PARSE, "%s",
                               acc_error_message());
-    if ((st = get_range(ld, root, "nranks", 1, 1, MAX_RANKS, &nranks)) != ACC_OK ||
-        (st = get_range(ld, root, "nlanes", 0, 1, MAX_LANES, &nlanes)) != ACC_OK)
+    if ((st = acc_yaml_get_range(ld->doc, root, "nranks", 1, 1, MAX_RANKS, &nranks)) != ACC_OK ||
+        (st = acc_yaml_get_range(ld->doc, root, "nlanes", 0, 1, MAX_LANES, &nlanes)) != ACC_OK)
         return st;
     if (nranks * nlanes > MAX_PROGS)
         return acc_yaml_error(doc, acc_yaml_get(doc, root, "nlanes"), ACC_ERR_RANGE,
                               "%" PRId64 " ranks x %" PRId64 " lanes is more than %d lanes in "
                               "all",
                               nranks, nlanes, MAX_PROGS);
-    if ((st = get_range(ld, root, "root", 0, -1, nranks - 1, &root_rank)) != ACC_OK ||
+    if ((st = acc_yaml_get_range(ld->doc, root, "root", 0, -1, nranks - 1, &root_rank)) != ACC_OK ||
         (st = acc_yaml_get_str(doc, root, "algo", 0, &algo)) != ACC_OK ||
         (st = acc_yaml_get_str(doc, root, "params", 0, &params)) != ACC_OK ||
-        (st = get_range(ld, root, "slots", 0, 1, INT32_MAX, &slots)) != ACC_OK ||
+        (st = acc_yaml_get_range(ld->doc, root, "slots", 0, 1, INT32_MAX, &slots)) != ACC_OK ||
         (st = acc_yaml_get_str(doc, root, "proto", 0, &proto_s)) != ACC_OK ||
         (st = acc_yaml_get_bool(doc, root, "inplace", 0, &inplace)) != ACC_OK)
         return st;
@@ -426,9 +411,9 @@ static acc_status_t load_header(loader_t *ld, acc_yaml_node_t *root)
                               "'chunks' must be a "
                               "mapping {in: N, out: N, scratch: N}");
     if ((st = acc_yaml_check_keys(doc, chunks, chunk_keys, "'chunks'")) != ACC_OK ||
-        (st = get_range(ld, chunks, "in", 1, 0, MAX_CHUNKS, &in)) != ACC_OK ||
-        (st = get_range(ld, chunks, "out", 1, 0, MAX_CHUNKS, &out)) != ACC_OK ||
-        (st = get_range(ld, chunks, "scratch", 0, 0, MAX_CHUNKS, &scratch)) != ACC_OK)
+        (st = acc_yaml_get_range(ld->doc, chunks, "in", 1, 0, MAX_CHUNKS, &in)) != ACC_OK ||
+        (st = acc_yaml_get_range(ld->doc, chunks, "out", 1, 0, MAX_CHUNKS, &out)) != ACC_OK ||
+        (st = acc_yaml_get_range(ld->doc, chunks, "scratch", 0, 0, MAX_CHUNKS, &scratch)) != ACC_OK)
         return st;
     if ((st = acc_plan_create(coll, (int)nranks, (int)nlanes, (uint32_t)in, (uint32_t)out,
                               (uint32_t)scratch, &ld->plan)) != ACC_OK)

@@ -89,21 +89,6 @@ typedef struct {
     int *lines; /* source line of each tensor, for errors found after the list is read */
 } loader_t;
 
-/* map[key] as an integer in [lo, hi]; a missing optional key keeps *out. */
-static acc_status_t get_range(loader_t *ld, acc_yaml_node_t *map, const char *key, int required,
-                              int64_t lo, int64_t hi, int64_t *out)
-{
-    acc_yaml_node_t *n = acc_yaml_get(ld->doc, map, key);
-    acc_status_t st = acc_yaml_get_int(ld->doc, map, key, required, out);
-    if (st != ACC_OK || !n)
-        return st;
-    if (*out < lo || *out > hi)
-        return acc_yaml_error(ld->doc, n, ACC_ERR_RANGE,
-                              "'%s' is %" PRId64 ", outside %" PRId64 "..%" PRId64, key, *out, lo,
-                              hi);
-    return ACC_OK;
-}
-
 static acc_status_t load_sources(loader_t *ld, acc_yaml_node_t *seq)
 {
     size_t i;
@@ -150,11 +135,11 @@ static acc_status_t load_compute(loader_t *ld, acc_yaml_node_t *map, size_t i)
     if (!source[0])
         return acc_yaml_error(ld->doc, acc_yaml_get(ld->doc, map, "source"), ACC_ERR_PARSE,
                               "'source' must say where the figure comes from");
-    if ((st = get_range(ld, map, "batch", 1, 1, 1 << 24, &v)) != ACC_OK)
+    if ((st = acc_yaml_get_range(ld->doc, map, "batch", 1, 1, 1 << 24, &v)) != ACC_OK)
         return st;
     c.batch = (int)v;
     v = 1;
-    if ((st = get_range(ld, map, "accumulation", 0, 1, 1 << 16, &v)) != ACC_OK)
+    if ((st = acc_yaml_get_range(ld->doc, map, "accumulation", 0, 1, 1 << 16, &v)) != ACC_OK)
         return st;
     c.accumulation = (int)v;
     if ((st = acc_yaml_get_double(ld->doc, map, "iteration_ms", 1, &c.iteration_ms)) != ACC_OK ||
@@ -201,7 +186,8 @@ static acc_status_t load_tensor(loader_t *ld, acc_yaml_node_t *map, size_t i)
         return st;
     if (!name[0])
         return acc_yaml_error(ld->doc, map, ACC_ERR_PARSE, "tensor %zu has an empty name", i);
-    if ((st = get_range(ld, map, "elems", 1, 1, (int64_t)PROFILE_MAX_PARAMS, &elems)) != ACC_OK)
+    if ((st = acc_yaml_get_range(ld->doc, map, "elems", 1, 1, (int64_t)PROFILE_MAX_PARAMS,
+                                 &elems)) != ACC_OK)
         return st;
     if (acc_dtype_parse(dtype, &dt) != ACC_OK)
         return acc_yaml_error(ld->doc, acc_yaml_get(ld->doc, map, "dtype"), ACC_ERR_PARSE,
@@ -323,11 +309,11 @@ static acc_status_t load_root(loader_t *ld, acc_yaml_node_t *root)
         return st;
     if ((n = acc_yaml_get(ld->doc, root, "sources")) && (st = load_sources(ld, n)) != ACC_OK)
         return st;
-    if ((st = get_range(ld, root, "parameters", 1, 1, (int64_t)PROFILE_MAX_PARAMS, &params)) !=
-        ACC_OK)
+    if ((st = acc_yaml_get_range(ld->doc, root, "parameters", 1, 1, (int64_t)PROFILE_MAX_PARAMS,
+                                 &params)) != ACC_OK)
         return st;
     v = 0;
-    if ((st = get_range(ld, root, "forward_flops", 0, 0, INT64_MAX, &v)) != ACC_OK)
+    if ((st = acc_yaml_get_range(ld->doc, root, "forward_flops", 0, 0, INT64_MAX, &v)) != ACC_OK)
         return st;
     ld->prof->forward_flops = (uint64_t)v;
     if ((n = acc_yaml_get(ld->doc, root, "compute"))) {
