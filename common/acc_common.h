@@ -184,6 +184,14 @@ void acc_settings_print(FILE *out);
  * directory of the user database.  *out is taken by the caller (acc_free).  The directory is
  * not created here. */
 acc_status_t acc_cache_dir(char **out);
+/* A shipped data directory: the setting when set, else the installed copy when it exists, else
+ * the source tree this build came from (so that a build directory works without installing). */
+const char *acc_data_dir(acc_setting_id_t setting, const char *installed, const char *source);
+/* The stems of dir's *.yaml files, sorted (free with acc_strv_free).  Errors name what the
+ * directory holds ("platform") and the setting that chooses it. */
+acc_status_t acc_yaml_names(const char *dir, const char *what, const char *setting,
+                            char ***names, size_t *count);
+void acc_strv_free(char **v, size_t n);
 
 /* Parse "64K", "25M", "1G", "4096" into bytes (powers of 1024). */
 acc_status_t acc_parse_size(const char *text, uint64_t *out);

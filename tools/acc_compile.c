@@ -292,7 +292,7 @@ static int list_platforms(void)
         return compile_fail(EXIT_INPUT);
     for (i = 0; i < n; i++)
         printf("%s\n", names[i]);
-    acc_topo_strv_free(names, n);
+    acc_strv_free(names, n);
     return EXIT_OK;
 }
 

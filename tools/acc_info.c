@@ -68,7 +68,7 @@ int main(int argc, char **argv)
         }
         for (i = 0; i < n; i++)
             printf("  %s\n", names[i]);
-        acc_topo_strv_free(names, n);
+        acc_strv_free(names, n);
     }
     return acc_settings_validate() == ACC_OK ? 0 : 1;
 }

@@ -152,8 +152,7 @@ acc_status_t acc_topo_load_live(acc_topo_t **out);
 acc_topo_format_t acc_topo_detect_format(const char *text, size_t len);
 /* Directory of shipped platforms (ACC_PLATFORM_DIR or the installed default) and their names. */
 const char *acc_topo_platform_dir(void);
-acc_status_t acc_topo_platform_list(char ***names, size_t *count); /* free with acc_topo_strv_free */
-void acc_topo_strv_free(char **names, size_t count);
+acc_status_t acc_topo_platform_list(char ***names, size_t *count); /* free with acc_strv_free */
 
 /* ---- building (importers) --------------------------------------------------------------- */
 acc_status_t acc_topo_create(acc_topo_t **out);

@@ -113,9 +113,8 @@ uint64_t acc_profile_grad_bytes(const acc_profile_t *p);
 /* The directory of shipped profiles: ACC_MODEL_DIR when set, else the installed copy, else the
  * source tree this build came from.  Borrowed. */
 const char *acc_profile_builtin_dir(void);
-/* Names of the profiles there (file stems of *.yaml), sorted; free with acc_profile_names_free. */
+/* Names of the profiles there (file stems of *.yaml), sorted; free with acc_strv_free. */
 acc_status_t acc_profile_builtin_list(char ***names, size_t *count);
-void acc_profile_names_free(char **names, size_t count);
 /* Load <builtin dir>/<name>.yaml.  An unknown name is ACC_ERR_NOT_FOUND naming the directory
  * and the profiles it holds. */
 acc_status_t acc_profile_load_builtin(const char *name, acc_profile_t **out);

@@ -4,10 +4,8 @@
 #include "acc_tune.h"
 #include "profile_internal.h"
 
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const precisions[] = {"fp32", "tf32", "fp16", "bf16", NULL};
@@ -333,81 +331,16 @@ uint64_t acc_profile_grad_bytes(const acc_profile_t *p)
 
 /* ---- shipped profiles ----------------------------------------------------------------------- */
 
-static int is_dir(const char *path)
-{
-    struct stat sb;
-    return path && path[0] && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-/* ACC_MODEL_DIR wins; then the installed copy; then the source tree of this build, so that a
- * build directory works without `make install`. */
+/* ACC_MODEL_DIR wins; then the installed copy; then the source tree of this build. */
 const char *acc_profile_builtin_dir(void)
 {
-    const char *d = acc_setting_str(ACC_SETTING_MODEL_DIR);
-    if (d && d[0])
-        return d;
-    if (is_dir(ACC_INSTALL_MODEL_DIR))
-        return ACC_INSTALL_MODEL_DIR;
-    return ACC_SOURCE_MODEL_DIR;
-}
-
-void acc_profile_names_free(char **names, size_t count)
-{
-    size_t i;
-    if (!names)
-        return;
-    for (i = 0; i < count; i++)
-        acc_free(names[i]);
-    acc_free(names);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return acc_data_dir(ACC_SETTING_MODEL_DIR, ACC_INSTALL_MODEL_DIR, ACC_SOURCE_MODEL_DIR);
 }
 
 acc_status_t acc_profile_builtin_list(char ***names, size_t *count)
 {
-    const char *dir = acc_profile_builtin_dir();
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char **v = NULL;
-    size_t n = 0, cap = 0;
-    acc_status_t st = ACC_OK;
-
-    *names = NULL;
-    *count = 0;
-    if (!d)
-        return acc_error_set(ACC_ERR_NOT_FOUND,
-                             "cannot open the model profile directory '%s' (set ACC_MODEL_DIR)",
-                             dir);
-    while ((e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        void *p = v;
-        if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0 || e->d_name[0] == '.')
-            continue;
-        if (acc_array_reserve(&p, &cap, n + 1, sizeof(char *)) != ACC_OK) {
-            st = acc_error_set(ACC_ERR_NOMEM, "out of memory listing model profiles");
-            goto out;
-        }
-        v = p;
-        if (!(v[n] = acc_strndup(e->d_name, len - 5))) {
-            st = acc_error_set(ACC_ERR_NOMEM, "out of memory listing model profiles");
-            goto out;
-        }
-        n++;
-    }
-    if (n)
-        qsort(v, n, sizeof(char *), cmp_str);
-out:
-    closedir(d);
-    if (st != ACC_OK) {
-        acc_profile_names_free(v, n);
-        return st;
-    }
-    *names = v;
-    *count = n;
-    return ACC_OK;
+    return acc_yaml_names(acc_profile_builtin_dir(), "model profile", "ACC_MODEL_DIR", names,
+                          count);
 }
 
 acc_status_t acc_profile_load_builtin(const char *name, acc_profile_t **out)
@@ -436,7 +369,7 @@ acc_status_t acc_profile_load_builtin(const char *name, acc_profile_t **out)
                        "no model profile '%s' in '%s' (profiles there: %s); pass a profile file "
                        "or set ACC_MODEL_DIR",
                        name, dir, known.data && known.data[0] ? known.data : "none");
-    acc_profile_names_free(names, n);
+    acc_strv_free(names, n);
     acc_buf_free(&known);
     return st;
 }

@@ -270,7 +270,7 @@ ACC_TEST(shipped_platforms)
                   names[i]);
         acc_topo_destroy(t);
     }
-    acc_topo_strv_free(names, n);
+    acc_strv_free(names, n);
 }
 
 /* ---- parameters ------------------------------------------------------------------------- */

@@ -149,7 +149,7 @@ ACC_TEST(every_shipped_platform_has_a_case)
         CHECK_MSG(j < sizeof(platforms) / sizeof(platforms[0]),
                   "platform %s has no compile case in test_nvrtc.c", names[i]);
     }
-    acc_topo_strv_free(names, n);
+    acc_strv_free(names, n);
 }
 
 ACC_TEST(platform_aws_p4d)

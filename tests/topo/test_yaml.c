@@ -76,7 +76,7 @@ ACC_TEST(every_platform_loads_and_roundtrips)
         check_roundtrip(t, names[i]);
         acc_topo_destroy(t);
     }
-    acc_topo_strv_free(names, n);
+    acc_strv_free(names, n);
 }
 
 ACC_TEST(exported_platform_reads_like_its_source)
@@ -473,5 +473,5 @@ ACC_TEST(truncations_never_crash)
         acc_free(text);
         acc_topo_destroy(full);
     }
-    acc_topo_strv_free(names, n);
+    acc_strv_free(names, n);
 }

@@ -288,7 +288,7 @@ ACC_TEST(builtin_dir_list_and_setting)
     for (i = 0; i < n; i++)
         found += strcmp(names[i], "gpt2-xl") == 0 || strcmp(names[i], "resnet50") == 0;
     CHECK_INT(found, 2);
-    acc_profile_names_free(names, n);
+    acc_strv_free(names, n);
     CHECK_OK(acc_profile_load_builtin("vit-b16", &p));
     CHECK_INT(p->params, 86567656);
     acc_profile_destroy(p);
