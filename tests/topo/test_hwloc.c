@@ -1,6 +1,5 @@
 /* hwloc XML import: the real captures in ../shared/data/topologies/hwloc-xml, and broken ones. */
-#include "acc_test.h"
-#include "internal.h"
+#include "topo_test_util.h"
 
 #include <stdlib.h>
 
@@ -17,19 +16,7 @@ static char *read_data(const char *rel, size_t *len)
 /* Import and finalize, as acc_topo_load_buffer does; *out is NULL on failure. */
 static acc_status_t import(const char *text, size_t len, const char *name, acc_topo_t **out)
 {
-    acc_topo_t *t = NULL;
-    acc_status_t st = acc_topo_create(&t);
-    *out = NULL;
-    if (st == ACC_OK)
-        st = topo_import_hwloc_xml(t, text, len, name);
-    if (st == ACC_OK)
-        st = acc_topo_finalize(t);
-    if (st != ACC_OK) {
-        acc_topo_destroy(t);
-        return st;
-    }
-    *out = t;
-    return ACC_OK;
+    return tt_import(topo_import_hwloc_xml, text, len, name, out);
 }
 
 static acc_topo_t *load(const char *file)
@@ -100,27 +87,6 @@ static char *edited(const char *file, const char *from, const char *to, const ch
     return b;
 }
 
-static int has_assumption(const acc_topo_t *t, const char *a, const char *b)
-{
-    int i;
-    for (i = 0; i < acc_topo_assumption_count(t); i++) {
-        const char *s = acc_topo_assumption(t, i);
-        if (strstr(s, a) && (!b || strstr(s, b)))
-            return 1;
-    }
-    return 0;
-}
-
-static const acc_topo_vertex_t *gpu(const acc_topo_t *t, int id)
-{
-    return acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_GPU, id));
-}
-
-static const acc_topo_vertex_t *nic(const acc_topo_t *t, int id)
-{
-    return acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_NIC, id));
-}
-
 static acc_path_class_t gpu_path(const acc_topo_t *t, int a, int b)
 {
     acc_topo_path_t p;
@@ -147,14 +113,14 @@ ACC_TEST(dgx2_sixteen_v100_six_links_into_nvswitch)
     CHECK_INT(acc_topo_count(t, ACC_VTX_NIC), 0);
     CHECK_INT(acc_topo_count(t, ACC_VTX_CPU), 2);
     for (g = 0; g < 16; g++) {
-        CHECK_STR(gpu(t, g)->model, "V100 SXM3 32GB");
-        CHECK_INT(gpu(t, g)->sm, 70);
-        CHECK_INT(gpu(t, g)->numa, g < 8 ? 0 : 1);
+        CHECK_STR(tt_gpu(t, g)->model, "V100 SXM3 32GB");
+        CHECK_INT(tt_gpu(t, g)->sm, 70);
+        CHECK_INT(tt_gpu(t, g)->numa, g < 8 ? 0 : 1);
         CHECK_INT(acc_topo_nvlinks_to_switches(t, g), 6);
         CHECK_INT(acc_topo_nvlinks_between(t, 0, g), 0);
     }
-    CHECK_STR(gpu(t, 0)->busid, "0000:34:00.0");
-    CHECK_STR(gpu(t, 15)->busid, "0000:e7:00.0");
+    CHECK_STR(tt_gpu(t, 0)->busid, "0000:34:00.0");
+    CHECK_STR(tt_gpu(t, 15)->busid, "0000:e7:00.0");
     CHECK_OK(acc_topo_path(t, 0, 15, &p));
     CHECK_INT(p.cls, ACC_PATH_NVL);
     CHECK_NEAR(p.bw, 150.0, 1e-9); /* 6 x 25 GB/s NVLink2 */
@@ -170,7 +136,7 @@ ACC_TEST(dgx2_sixteen_v100_six_links_into_nvswitch)
     CHECK_INT(p.cls, ACC_PATH_PHB);
     CHECK_STR(acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_CPU, 1))->cpu_vendor, "GenuineIntel");
     CHECK_INT(acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_CPU, 1))->cpu_model, 85);
-    CHECK(has_assumption(t, "NVLinkBandwidth / 25000 MB/s", "sm_70"));
+    CHECK(tt_assumed(t, "NVLinkBandwidth / 25000 MB/s", "sm_70"));
     acc_topo_destroy(t);
 }
 
@@ -185,8 +151,8 @@ ACC_TEST(power8_nvlinks_to_the_cpu)
     CHECK_INT(acc_topo_count(t, ACC_VTX_CPU), 2);
     CHECK_INT(acc_topo_count(t, ACC_VTX_NVSWITCH), 0);
     for (g = 0; g < 4; g++) {
-        CHECK_STR(gpu(t, g)->model, "P100 SXM2 16GB");
-        CHECK_INT(gpu(t, g)->sm, 60);
+        CHECK_STR(tt_gpu(t, g)->model, "P100 SXM2 16GB");
+        CHECK_INT(tt_gpu(t, g)->sm, 60);
         CHECK_INT(nvlinks_to_cpu(t, g, g / 2), 2);
         CHECK_INT(nvlinks_to_cpu(t, g, 1 - g / 2), 0);
     }
@@ -210,23 +176,23 @@ ACC_TEST(lassen_has_no_nvlink_matrix_and_says_so)
     CHECK_INT(acc_topo_count(t, ACC_VTX_GPU), 4);
     CHECK_INT(acc_topo_count(t, ACC_VTX_CPU), 2);
     for (i = 0; i < 4; i++) {
-        CHECK_STR(gpu(t, i)->model, "V100 SXM2 16GB");
-        CHECK_INT(gpu(t, i)->sm, 70);
+        CHECK_STR(tt_gpu(t, i)->model, "V100 SXM2 16GB");
+        CHECK_INT(tt_gpu(t, i)->sm, 70);
         CHECK_INT(acc_topo_nvlinks_to_switches(t, i), 0);
         CHECK_INT(nvlinks_to_cpu(t, i, i / 2), 0);
     }
     CHECK_INT(acc_topo_nvlinks_between(t, 0, 1), 0);
-    CHECK(has_assumption(t, "NVLinks unknown", "hwloc 2.2.0"));
-    CHECK(has_assumption(t, "NCCL topology dump", "nvidia-smi topo -m"));
+    CHECK(tt_assumed(t, "NVLinks unknown", "hwloc 2.2.0"));
+    CHECK(tt_assumed(t, "NCCL topology dump", "nvidia-smi topo -m"));
     /* Two dual-port ConnectX-5 Ex, one per socket; the Broadcom 1G ports are not fabric. */
     CHECK_INT(acc_topo_count(t, ACC_VTX_NIC), 4);
     for (i = 0; i < 4; i++) {
-        CHECK_STR(nic(t, i)->dev_name, names[i]);
-        CHECK_NEAR(nic(t, i)->speed_gbps, 100.0, 0);
-        CHECK_INT(nic(t, i)->numa, i / 2);
-        CHECK_INT(nic(t, i)->device_id, 0x1019);
+        CHECK_STR(tt_nic(t, i)->dev_name, names[i]);
+        CHECK_NEAR(tt_nic(t, i)->speed_gbps, 100.0, 0);
+        CHECK_INT(tt_nic(t, i)->numa, i / 2);
+        CHECK_INT(tt_nic(t, i)->device_id, 0x1019);
     }
-    CHECK(has_assumption(t, "100 Gb/s", "ConnectX-5 Ex"));
+    CHECK(tt_assumed(t, "100 Gb/s", "ConnectX-5 Ex"));
     /* GPU pairs share a PLX switch; the switch hangs off its POWER9 host bridge by Gen3 x4. */
     CHECK_INT(gpu_path(t, 0, 1), ACC_PATH_PIX);
     CHECK_INT(gpu_path(t, 0, 2), ACC_PATH_SYS);
@@ -243,24 +209,24 @@ ACC_TEST(g4dn_eight_t4_one_efa)
     CHECK_INT(acc_topo_count(t, ACC_VTX_GPU), 8);
     CHECK_INT(acc_topo_count(t, ACC_VTX_CPU), 2);
     for (g = 0; g < 8; g++) {
-        CHECK_STR(gpu(t, g)->model, "T4");
-        CHECK_INT(gpu(t, g)->sm, 75);
-        CHECK_INT(gpu(t, g)->sm_count, 40); /* CUDAMultiProcessors */
-        CHECK_INT(gpu(t, g)->numa, g / 4);
+        CHECK_STR(tt_gpu(t, g)->model, "T4");
+        CHECK_INT(tt_gpu(t, g)->sm, 75);
+        CHECK_INT(tt_gpu(t, g)->sm_count, 40); /* CUDAMultiProcessors */
+        CHECK_INT(tt_gpu(t, g)->numa, g / 4);
     }
     /* EFA kept by its RDMA device; the ENA Ethernet next to it is not a fabric NIC. */
     CHECK_INT(acc_topo_count(t, ACC_VTX_NIC), 1);
-    CHECK_STR(nic(t, 0)->dev_name, "rdmap197s0");
-    CHECK_STR(nic(t, 0)->busid, "0000:c5:00.0");
-    CHECK_NEAR(nic(t, 0)->speed_gbps, 100.0, 0);
-    CHECK_INT(nic(t, 0)->numa, 1);
-    CHECK(has_assumption(t, "100 Gb/s", "EFA (1d0f:efa0)"));
+    CHECK_STR(tt_nic(t, 0)->dev_name, "rdmap197s0");
+    CHECK_STR(tt_nic(t, 0)->busid, "0000:c5:00.0");
+    CHECK_NEAR(tt_nic(t, 0)->speed_gbps, 100.0, 0);
+    CHECK_INT(tt_nic(t, 0)->numa, 1);
+    CHECK(tt_assumed(t, "100 Gb/s", "EFA (1d0f:efa0)"));
     /* Two T4 per host bridge, two host bridges per socket. */
     CHECK_INT(gpu_path(t, 0, 1), ACC_PATH_PHB);
     CHECK_INT(gpu_path(t, 0, 2), ACC_PATH_NODE);
     CHECK_INT(gpu_path(t, 0, 4), ACC_PATH_SYS);
     CHECK_INT(acc_topo_nvlinks_between(t, 0, 1), 0);
-    CHECK(!has_assumption(t, "NVLinks unknown", NULL)); /* T4 has no NVLink to miss */
+    CHECK(!tt_assumed(t, "NVLinks unknown", NULL)); /* T4 has no NVLink to miss */
     acc_topo_destroy(t);
 }
 
@@ -291,21 +257,21 @@ ACC_TEST(old_capture_mixed_gpus_without_link_speeds)
     const acc_topo_link_t *l;
 
     CHECK_INT(acc_topo_count(t, ACC_VTX_GPU), 3); /* the Radeon and the Matrox are not */
-    CHECK_STR(gpu(t, 0)->busid, "0000:03:00.0");
-    CHECK_STR(gpu(t, 0)->model, "Tesla M2075");
-    CHECK_INT(gpu(t, 0)->sm, 20);
-    CHECK_INT(gpu(t, 0)->numa, 0);
-    CHECK_STR(gpu(t, 2)->busid, "0000:84:00.0");
-    CHECK_STR(gpu(t, 2)->model, "Tesla K40m"); /* the driver's name wins over the PCI id */
-    CHECK_INT(gpu(t, 2)->sm, 35);
-    CHECK_INT(gpu(t, 2)->numa, 1);
-    CHECK_INT(gpu(t, 2)->sm_count, 15);                  /* its cuda0 OS device */
-    CHECK_INT(gpu(t, 2)->mem_bytes, 11796032ull * 1024); /* CUDAGlobalMemorySize, KiB */
-    CHECK_INT(acc_topo_count(t, ACC_VTX_NIC), 1);        /* not the two I350 ports */
-    CHECK_STR(nic(t, 0)->dev_name, "mlx5_0");
-    CHECK_NEAR(nic(t, 0)->speed_gbps, 100.0, 0);
-    CHECK(has_assumption(t, "ConnectX-4", NULL));
-    CHECK(has_assumption(t, "PCIe link speed not in the input", "Tesla M2075 taken as Gen2 x16"));
+    CHECK_STR(tt_gpu(t, 0)->busid, "0000:03:00.0");
+    CHECK_STR(tt_gpu(t, 0)->model, "Tesla M2075");
+    CHECK_INT(tt_gpu(t, 0)->sm, 20);
+    CHECK_INT(tt_gpu(t, 0)->numa, 0);
+    CHECK_STR(tt_gpu(t, 2)->busid, "0000:84:00.0");
+    CHECK_STR(tt_gpu(t, 2)->model, "Tesla K40m"); /* the driver's name wins over the PCI id */
+    CHECK_INT(tt_gpu(t, 2)->sm, 35);
+    CHECK_INT(tt_gpu(t, 2)->numa, 1);
+    CHECK_INT(tt_gpu(t, 2)->sm_count, 15);                  /* its cuda0 OS device */
+    CHECK_INT(tt_gpu(t, 2)->mem_bytes, 11796032ull * 1024); /* CUDAGlobalMemorySize, KiB */
+    CHECK_INT(acc_topo_count(t, ACC_VTX_NIC), 1);           /* not the two I350 ports */
+    CHECK_STR(tt_nic(t, 0)->dev_name, "mlx5_0");
+    CHECK_NEAR(tt_nic(t, 0)->speed_gbps, 100.0, 0);
+    CHECK(tt_assumed(t, "ConnectX-4", NULL));
+    CHECK(tt_assumed(t, "PCIe link speed not in the input", "Tesla M2075 taken as Gen2 x16"));
     l = acc_topo_find_link(t, acc_topo_find(t, ACC_VTX_GPU, 0), acc_topo_find(t, ACC_VTX_CPU, 0),
                            ACC_LINK_PCIE);
     CHECK(l != NULL);
@@ -329,11 +295,11 @@ ACC_TEST(hwloc_290_nvlink_rate_quirk)
     acc_topo_t *t;
 
     CHECK_OK(import(d, n2, "a100-290.xml", &t));
-    CHECK_STR(gpu(t, 0)->model, "A100 SXM4 40GB");
-    CHECK_INT(gpu(t, 0)->sm, 80);
+    CHECK_STR(tt_gpu(t, 0)->model, "A100 SXM4 40GB");
+    CHECK_INT(tt_gpu(t, 0)->sm, 80);
     CHECK_INT(acc_topo_nvlinks_to_switches(t, 0), 12);
     CHECK_INT(acc_topo_nvlinks_to_switches(t, 15), 12);
-    CHECK(has_assumption(t, "50000 MB/s", "hwloc 2.9.0"));
+    CHECK(tt_assumed(t, "50000 MB/s", "hwloc 2.9.0"));
     acc_topo_destroy(t);
     /* The same matrix from another hwloc version reads as 24 links: more than an A100 has. */
     CHECK_ERR(import(c, len, "a100-other.xml", &t), ACC_ERR_TOPO);

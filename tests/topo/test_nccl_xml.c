@@ -1,158 +1,7 @@
 /* NCCL topology XML: the real files of ../shared/data/topologies/nccl-xml, broken and truncated
- * copies of them, hand-written snippets for the rarer elements, and export -> import round trips
- * that must keep the fingerprint. */
-#include "acc_test.h"
-#include "internal.h"
-
-#include <stdlib.h>
-#include <unistd.h>
-
-#define IBM "ibm-vpc-gx3d-8xh100-topo.xml"
-
-static const char *const fixtures[] = {
-    IBM,
-    "azure-ndv5-topo.xml",
-    "azure-ndv4-topo.xml",
-    "azure-ndv2-topo.xml",
-    "azure-ncv4-topo.xml",
-    "azure-ncv4-graph.xml",
-    "aws-p4d-24xl-topo.xml",
-    "aws-ofi-nccl-g5.48xl-topo.xml",
-};
-#define NFIXTURES ((int)(sizeof(fixtures) / sizeof(fixtures[0])))
-
-/* A file of topologies/nccl-xml/, NUL-terminated. */
-static char *slurp(const char *file, size_t *len)
-{
-    char rel[256], *text = NULL;
-    size_t n;
-    snprintf(rel, sizeof(rel), "topologies/nccl-xml/%s", file);
-    CHECK_OK(acc_read_file(acc_test_data(rel), &text, len ? len : &n));
-    return text;
-}
-
-/* Import and finalize; *out is set only on success. */
-static acc_status_t import(const char *text, size_t len, const char *name, acc_topo_t **out)
-{
-    acc_topo_t *t;
-    acc_status_t st;
-
-    *out = NULL;
-    CHECK_OK(acc_topo_create(&t));
-    st = topo_import_nccl_xml(t, text, len, name);
-    if (st == ACC_OK)
-        st = acc_topo_finalize(t);
-    if (st != ACC_OK) {
-        acc_topo_destroy(t);
-        return st;
-    }
-    *out = t;
-    return ACC_OK;
-}
-
-static acc_topo_t *import_ok(const char *text, const char *name)
-{
-    acc_topo_t *t;
-    CHECK_OK(import(text, strlen(text), name, &t));
-    return t;
-}
-
-static acc_topo_t *load(const char *file)
-{
-    char *text = slurp(file, NULL);
-    acc_topo_t *t = import_ok(text, file);
-    acc_free(text);
-    return t;
-}
-
-/* s with every occurrence of `from` replaced (at most `max` of them; 0 = all). */
-static char *replace(const char *s, const char *from, const char *to, int max)
-{
-    acc_buf_t b;
-    const char *p;
-    int n = 0;
-
-    acc_buf_init(&b);
-    while ((p = strstr(s, from)) && (max == 0 || n < max)) {
-        acc_buf_append(&b, s, (size_t)(p - s));
-        acc_buf_puts(&b, to);
-        s = p + strlen(from);
-        n++;
-    }
-    acc_buf_puts(&b, s);
-    CHECK(n > 0);
-    CHECK_OK(acc_buf_status(&b));
-    return acc_buf_take(&b);
-}
-
-/* 1-based line of the first occurrence of needle. */
-static int line_of(const char *text, const char *needle)
-{
-    const char *p = strstr(text, needle), *q;
-    int line = 1;
-    CHECK(p != NULL);
-    for (q = text; q < p; q++)
-        line += *q == '\n';
-    return line;
-}
-
-static int has_assumption(const acc_topo_t *t, const char *fragment)
-{
-    int i;
-    for (i = 0; i < acc_topo_assumption_count(t); i++)
-        if (strstr(acc_topo_assumption(t, i), fragment))
-            return 1;
-    return 0;
-}
-
-static const acc_topo_vertex_t *gpu(const acc_topo_t *t, int id)
-{
-    return acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_GPU, id));
-}
-
-static const acc_topo_vertex_t *nic(const acc_topo_t *t, int id)
-{
-    return acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_NIC, id));
-}
-
-static acc_topo_path_t gpu_path(const acc_topo_t *t, int a, int b)
-{
-    acc_topo_path_t p;
-    CHECK_OK(acc_topo_path(t, a, b, &p));
-    return p;
-}
-
-static void check_no_nvlinks(const acc_topo_t *t)
-{
-    int a, b, n = acc_topo_gpus_per_node(t);
-    CHECK_INT(acc_topo_count(t, ACC_VTX_NVSWITCH), 0);
-    for (a = 0; a < n; a++) {
-        CHECK_INT(acc_topo_nvlinks_to_switches(t, a), 0);
-        for (b = 0; b < n; b++)
-            CHECK_INT(acc_topo_nvlinks_between(t, a, b), 0);
-    }
-}
-
-static void check_nics(const acc_topo_t *t, int count, double gbps)
-{
-    int i;
-    CHECK_INT(acc_topo_count(t, ACC_VTX_NIC), count);
-    for (i = 0; i < count; i++)
-        CHECK_NEAR(nic(t, i)->speed_gbps, gbps, 1e-9);
-}
-
-/* Partial Azure files give GPUs no device id; add the one of the machine they describe. */
-static acc_topo_t *load_with_gpu_id(const char *file, const char *device)
-{
-    char *text = slurp(file, NULL), ids[96], *patched;
-    acc_topo_t *t;
-    snprintf(ids, sizeof(ids), "class=\"0x030200\" vendor=\"0x10de\" device=\"%s\"", device);
-    patched = replace(text, "class=\"0x030200\"", ids, 0);
-    t = import_ok(patched, file);
-    acc_free(text);
-    acc_free(patched);
-    return t;
-}
+ * copies of them and hand-written snippets for the rarer elements; test_nccl_xml_export.c has
+ * the export and the round trips. */
+#include "nccl_xml_test_util.h"
 
 /* ---- the real files ---------------------------------------------------------------------- */
 
@@ -168,30 +17,30 @@ ACC_TEST(ibm_h100_full_dump)
     /* Four NVSwitch chips (5+4+5+4 links) folded into one fabric vertex. */
     CHECK_INT(acc_topo_count(t, ACC_VTX_NVSWITCH), 1);
     for (g = 0; g < 8; g++) {
-        CHECK_INT(gpu(t, g)->sm, 90);
-        CHECK_STR(gpu(t, g)->model, "H100 SXM5 80GB");
-        CHECK_INT(gpu(t, g)->numa, g < 4 ? 0 : 1);
+        CHECK_INT(tt_gpu(t, g)->sm, 90);
+        CHECK_STR(tt_gpu(t, g)->model, "H100 SXM5 80GB");
+        CHECK_INT(tt_gpu(t, g)->numa, g < 4 ? 0 : 1);
         CHECK_INT(acc_topo_nvlinks_to_switches(t, g), 18);
         for (h = 0; h < 8; h++)
             CHECK_INT(acc_topo_nvlinks_between(t, g, h), 0);
     }
-    CHECK_STR(gpu(t, 0)->busid, "0000:a4:00.0");
-    CHECK_STR(gpu(t, 7)->busid, "0000:ea:00.0");
+    CHECK_STR(tt_gpu(t, 0)->busid, "0000:a4:00.0");
+    CHECK_STR(tt_gpu(t, 7)->busid, "0000:ea:00.0");
     p = gpu_path(t, 0, 5);
     CHECK_INT(p.cls, ACC_PATH_NVL);
     CHECK_NEAR(p.bw, 18 * 25.0, 1e-9);
     /* NICs by <net dev>: mlx5_0 is NIC0 although the file lists mlx5_7 first. */
     check_nics(t, 8, 200.0);
-    CHECK_STR(nic(t, 0)->dev_name, "mlx5_0");
-    CHECK_STR(nic(t, 0)->busid, "0000:e9:00.0");
-    CHECK_INT(nic(t, 0)->gdr, 1);
-    CHECK_INT(nic(t, 0)->numa, 1);
+    CHECK_STR(tt_nic(t, 0)->dev_name, "mlx5_0");
+    CHECK_STR(tt_nic(t, 0)->busid, "0000:e9:00.0");
+    CHECK_INT(tt_nic(t, 0)->gdr, 1);
+    CHECK_INT(tt_nic(t, 0)->numa, 1);
     /* GPU0's rail is the NIC beside it on the same switch. */
     nic0 = acc_topo_gpu_nic(t, 0);
     CHECK_STR(acc_topo_vertex(t, nic0)->dev_name, "mlx5_7");
     CHECK_OK(acc_topo_vertex_path(t, acc_topo_find(t, ACC_VTX_GPU, 0), nic0, &p));
     CHECK_INT(p.cls, ACC_PATH_PIX);
-    CHECK(has_assumption(t, "link_width=\"0\" read as x16"));
+    CHECK(tt_assumed(t, "link_width=\"0\" read as x16", NULL));
     acc_topo_destroy(t);
 }
 
@@ -205,14 +54,14 @@ ACC_TEST(aws_p4d_partial_tree)
     CHECK_INT(acc_topo_count(t, ACC_VTX_CPU), 2);
     CHECK_INT(acc_topo_count(t, ACC_VTX_PCISW), 4);
     for (g = 0; g < 8; g++) {
-        CHECK_INT(gpu(t, g)->sm, 80); /* from PCI device 0x20b0 */
-        CHECK_STR(gpu(t, g)->model, "A100 SXM4 40GB");
+        CHECK_INT(tt_gpu(t, g)->sm, 80); /* from PCI device 0x20b0 */
+        CHECK_STR(tt_gpu(t, g)->model, "A100 SXM4 40GB");
     }
     /* The real machine has NVSwitches, but this file lists no NVLink: none is invented. */
     check_no_nvlinks(t);
     check_nics(t, 4, 100.0);
-    CHECK(has_assumption(t, "AWS EFA"));
-    CHECK_INT(nic(t, 2)->numa, 1);
+    CHECK(tt_assumed(t, "AWS EFA", NULL));
+    CHECK_INT(tt_nic(t, 2)->numa, 1);
     /* "8 GT/s" x16 links: Gen3. */
     p = gpu_path(t, 0, 1);
     CHECK_INT(p.cls, ACC_PATH_PIX);
@@ -230,19 +79,19 @@ ACC_TEST(azure_ncv4_self_nvlinks_and_cpu_nic)
     CHECK_INT(acc_topo_gpus_per_node(t), 4);
     CHECK_INT(acc_topo_count(t, ACC_VTX_CPU), 4);
     for (g = 0; g < 4; g++) {
-        CHECK_INT(gpu(t, g)->sm, 80);
-        CHECK_STR(gpu(t, g)->model, "A100 PCIe 80GB");
-        CHECK_INT(gpu(t, g)->numa, g);
+        CHECK_INT(tt_gpu(t, g)->sm, 80);
+        CHECK_STR(tt_gpu(t, g)->model, "A100 PCIe 80GB");
+        CHECK_INT(tt_gpu(t, g)->numa, g);
     }
     /* Each GPU lists 12 NVLinks to its own bus id: a VM artefact, not links. */
     check_no_nvlinks(t);
-    CHECK(has_assumption(t, "own bus id"));
+    CHECK(tt_assumed(t, "own bus id", NULL));
     /* A <nic> straight under the first <cpu>. */
     check_nics(t, 1, 100.0);
-    CHECK_STR(nic(t, 0)->dev_name, "eth0");
-    CHECK_INT(nic(t, 0)->numa, 0);
+    CHECK_STR(tt_nic(t, 0)->dev_name, "eth0");
+    CHECK_INT(tt_nic(t, 0)->numa, 0);
     /* link_speed="" on the GPUs: the A100's Gen4. */
-    CHECK(has_assumption(t, "PCIe Gen4 where link_speed is missing"));
+    CHECK(tt_assumed(t, "PCIe Gen4 where link_speed is missing", NULL));
     CHECK_INT(gpu_path(t, 0, 1).cls, ACC_PATH_SYS);
     acc_topo_destroy(t);
 }
@@ -261,9 +110,9 @@ ACC_TEST(azure_partial_files_load_with_the_generation_assumed)
         acc_topo_t *t;
         CHECK_OK(import(text, strlen(text), files[i], &t));
         CHECK_INT(acc_topo_gpus_per_node(t), 8);
-        CHECK_INT(gpu(t, 0)->sm, sm[i]);
-        CHECK(has_assumption(t, "GPU model not in the file"));
-        CHECK(has_assumption(t, "acc invents none"));
+        CHECK_INT(tt_gpu(t, 0)->sm, sm[i]);
+        CHECK(tt_assumed(t, "GPU model not in the file", NULL));
+        CHECK(tt_assumed(t, "acc invents none", NULL));
         check_no_nvlinks(t);
         acc_topo_destroy(t);
         acc_free(text);
@@ -276,17 +125,17 @@ ACC_TEST(azure_ndv5_with_gpu_ids)
     acc_topo_path_t p;
 
     CHECK_INT(acc_topo_gpus_per_node(t), 8);
-    CHECK_INT(gpu(t, 0)->sm, 90);
+    CHECK_INT(tt_gpu(t, 0)->sm, 90);
     CHECK_INT(acc_topo_count(t, ACC_VTX_CPU), 2);
     CHECK_INT(acc_topo_count(t, ACC_VTX_PCISW), 8);
     check_no_nvlinks(t);
     /* 0x020700 NICs without a <nic>: NDR 400, the DGX H100 rate. */
     check_nics(t, 8, 400.0);
-    CHECK(has_assumption(t, "DGX NIC rate of sm_90"));
+    CHECK(tt_assumed(t, "DGX NIC rate of sm_90", NULL));
     CHECK_OK(acc_topo_vertex_path(t, acc_topo_find(t, ACC_VTX_GPU, 0), acc_topo_gpu_nic(t, 0), &p));
     CHECK_INT(p.cls, ACC_PATH_PIX);
     CHECK_NEAR(p.bw, acc_topo_pcie_bw(5, 16), 1e-9); /* "32.0 GT/s PCIe" x16 */
-    CHECK_INT(gpu(t, 4)->numa, 1);
+    CHECK_INT(tt_gpu(t, 4)->numa, 1);
     acc_topo_destroy(t);
 }
 
@@ -295,8 +144,8 @@ ACC_TEST(azure_ndv4_with_gpu_ids)
     acc_topo_t *t = load_with_gpu_id("azure-ndv4-topo.xml", "0x20b2");
 
     CHECK_INT(acc_topo_gpus_per_node(t), 8);
-    CHECK_INT(gpu(t, 0)->sm, 80);
-    CHECK_STR(gpu(t, 0)->busid, "0003:00:00.0"); /* document order without <gpu dev> */
+    CHECK_INT(tt_gpu(t, 0)->sm, 80);
+    CHECK_STR(tt_gpu(t, 0)->busid, "0003:00:00.0"); /* document order without <gpu dev> */
     CHECK_INT(acc_topo_count(t, ACC_VTX_CPU), 4);
     CHECK_INT(acc_topo_count(t, ACC_VTX_PCISW), 4);
     check_no_nvlinks(t);
@@ -304,7 +153,7 @@ ACC_TEST(azure_ndv4_with_gpu_ids)
     /* Old-kernel "16 GT/s": Gen4. */
     CHECK_INT(gpu_path(t, 0, 1).cls, ACC_PATH_PIX);
     CHECK_NEAR(gpu_path(t, 0, 1).bw, acc_topo_pcie_bw(4, 16), 1e-9);
-    CHECK_INT(gpu(t, 7)->numa, 3);
+    CHECK_INT(tt_gpu(t, 7)->numa, 3);
     acc_topo_destroy(t);
 }
 
@@ -313,7 +162,7 @@ ACC_TEST(azure_ndv2_with_gpu_ids)
     acc_topo_t *t = load_with_gpu_id("azure-ndv2-topo.xml", "0x1db5");
 
     CHECK_INT(acc_topo_gpus_per_node(t), 8);
-    CHECK_INT(gpu(t, 0)->sm, 70);
+    CHECK_INT(tt_gpu(t, 0)->sm, 70);
     CHECK_INT(acc_topo_count(t, ACC_VTX_CPU), 2);
     CHECK_INT(acc_topo_count(t, ACC_VTX_PCISW), 0);
     check_nics(t, 1, 100.0);
@@ -499,37 +348,12 @@ ACC_TEST(xml_errors_not_printed)
 
 /* ---- the rarer elements ------------------------------------------------------------------ */
 
-/* Two GPUs of one CPU, listed dev=1 first, with a body inside each <gpu>. */
-static char *two_gpus(int sm, const char *gpu0_body, const char *gpu1_body)
-{
-    /* the host link of the generation, so that NVLink stays the widest path */
-    const char *speed = sm >= 90 ? "32.0 GT/s PCIe" : sm >= 80 ? "16.0 GT/s PCIe" : "8.0 GT/s PCIe";
-    acc_buf_t b;
-    acc_buf_init(&b);
-    acc_buf_printf(&b,
-                   "<system version=\"1\">\n"
-                   "  <cpu numaid=\"0\" arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" "
-                   "modelid=\"143\">\n"
-                   "    <pci busid=\"0000:01:00.0\" class=\"0x030200\" "
-                   "link_speed=\"%s\" link_width=\"16\">\n"
-                   "      <gpu dev=\"1\" sm=\"%d\">%s</gpu>\n"
-                   "    </pci>\n"
-                   "    <pci busid=\"0000:02:00.0\" class=\"0x030200\" "
-                   "link_speed=\"%s\" link_width=\"16\">\n"
-                   "      <gpu dev=\"0\" sm=\"%d\">%s</gpu>\n"
-                   "    </pci>\n"
-                   "  </cpu>\n"
-                   "</system>\n",
-                   speed, sm, gpu1_body, speed, sm, gpu0_body);
-    return acc_buf_take(&b);
-}
-
 ACC_TEST(gpus_numbered_by_dev)
 {
     char *xml = two_gpus(90, "", "");
     acc_topo_t *t = import_ok(xml, "dev.xml");
-    CHECK_STR(gpu(t, 0)->busid, "0000:02:00.0");
-    CHECK_STR(gpu(t, 1)->busid, "0000:01:00.0");
+    CHECK_STR(tt_gpu(t, 0)->busid, "0000:02:00.0");
+    CHECK_STR(tt_gpu(t, 1)->busid, "0000:01:00.0");
     acc_topo_destroy(t);
     acc_free(xml);
 }
@@ -573,7 +397,7 @@ ACC_TEST(nvlinks_to_absent_gpus_left_out)
         two_gpus(90, "<nvlink target=\"0000:0a:00.0\" count=\"4\" tclass=\"0x030200\"/>", "");
     acc_topo_t *t = import_ok(xml, "subset.xml");
     check_no_nvlinks(t);
-    CHECK(has_assumption(t, "NVLinks to GPUs absent from the file"));
+    CHECK(tt_assumed(t, "NVLinks to GPUs absent from the file", NULL));
     acc_topo_destroy(t);
     acc_free(xml);
 }
@@ -623,248 +447,14 @@ ACC_TEST(nic_speed_defaults)
     acc_topo_t *t = import_ok(xml, "nics.xml");
     int i, cx7 = 0, dgx = 0, fallback = 0;
     for (i = 0; i < 3; i++) {
-        const acc_topo_vertex_t *n = nic(t, i);
+        const acc_topo_vertex_t *n = tt_nic(t, i);
         cx7 += n->device_id == 0x1021 && n->speed_gbps == 400.0;
         dgx += !n->device_id && !n->dev_name[0] && n->speed_gbps == 200.0;
         fallback += strcmp(n->dev_name, "eth9") == 0 && n->speed_gbps == 10.0;
     }
     CHECK_INT(cx7 + dgx + fallback, 3);
-    CHECK(has_assumption(t, "ConnectX-7"));
-    CHECK(has_assumption(t, "DGX NIC rate of sm_80"));
-    CHECK(has_assumption(t, "NCCL's fallback"));
-    acc_topo_destroy(t);
-}
-
-/* ---- export and round trips -------------------------------------------------------------- */
-
-/* The limits of NCCL's parser (src/graph/xml.h): 256 elements, 16 attributes per element. */
-static void check_nccl_limits(const char *xml)
-{
-    const char *p;
-    int elements = 0;
-    for (p = xml; (p = strchr(p, '<')) != NULL; p++) {
-        const char *end = strchr(p, '>'), *q;
-        int attrs = 0;
-        CHECK(end != NULL);
-        if (p[1] == '/' || p[1] == '!' || p[1] == '?')
-            continue;
-        elements++;
-        for (q = p; q < end; q++)
-            attrs += q[0] == '=' && q[1] == '"';
-        CHECK_MSG(attrs <= 16, "element with %d attributes", attrs);
-    }
-    CHECK_MSG(elements <= 256, "%d elements", elements);
-}
-
-/* Export, import again: the same fingerprint, and the same text when exported again. */
-static void check_round_trip(const acc_topo_t *t, const char *name)
-{
-    acc_buf_t x, y, c1, c2;
-    acc_topo_t *back;
-    char f1[ACC_SHA256_HEX_LEN + 1], f2[ACC_SHA256_HEX_LEN + 1];
-
-    acc_buf_init(&x);
-    acc_buf_init(&y);
-    acc_buf_init(&c1);
-    acc_buf_init(&c2);
-    CHECK_OK(acc_topo_export_nccl_xml(t, &x));
-    check_nccl_limits(x.data);
-    back = import_ok(x.data, name);
-    CHECK_OK(acc_topo_canonical(t, &c1));
-    CHECK_OK(acc_topo_canonical(back, &c2));
-    CHECK_STR(c2.data, c1.data);
-    CHECK_OK(acc_topo_fingerprint(t, f1));
-    CHECK_OK(acc_topo_fingerprint(back, f2));
-    CHECK_STR(f2, f1);
-    CHECK_INT(acc_topo_count(back, ACC_VTX_GPU), acc_topo_count(t, ACC_VTX_GPU));
-    CHECK_INT(acc_topo_count(back, ACC_VTX_NIC), acc_topo_count(t, ACC_VTX_NIC));
-    CHECK_INT(acc_topo_count(back, ACC_VTX_PCISW), acc_topo_count(t, ACC_VTX_PCISW));
-    CHECK_OK(acc_topo_export_nccl_xml(back, &y));
-    CHECK_STR(y.data, x.data);
-    acc_topo_destroy(back);
-    acc_buf_free(&x);
-    acc_buf_free(&y);
-    acc_buf_free(&c1);
-    acc_buf_free(&c2);
-}
-
-ACC_TEST(round_trip_keeps_fingerprint)
-{
-    static const char *const direct[] = {IBM, "aws-p4d-24xl-topo.xml", "azure-ncv4-topo.xml"};
-    static const char *const patched[][2] = {{"azure-ndv5-topo.xml", "0x2330"},
-                                             {"azure-ndv4-topo.xml", "0x20b2"},
-                                             {"azure-ndv2-topo.xml", "0x1db5"}};
-    size_t i;
-    for (i = 0; i < 3; i++) {
-        acc_topo_t *t = load(direct[i]);
-        check_round_trip(t, direct[i]);
-        acc_topo_destroy(t);
-    }
-    for (i = 0; i < 3; i++) {
-        acc_topo_t *t = load_with_gpu_id(patched[i][0], patched[i][1]);
-        check_round_trip(t, patched[i][0]);
-        acc_topo_destroy(t);
-    }
-}
-
-ACC_TEST(round_trip_of_snippets)
-{
-    char *gh = two_gpus(90, "<c2c count=\"10\" bw=\"45000\"/>", "<c2c count=\"10\" bw=\"45000\"/>");
-    char *p9 = two_gpus(70, "<nvlink target=\"0000:00:00.0\" count=\"3\" tclass=\"0x068001\"/>",
-                        "<nvlink target=\"0000:02:00.0\" count=\"2\" tclass=\"0x030200\"/>");
-    acc_topo_t *t = import_ok(gh, "gh.xml");
-    check_round_trip(t, "gh.xml");
-    acc_topo_destroy(t);
-    t = import_ok(p9, "p9.xml");
-    check_round_trip(t, "p9.xml");
-    acc_topo_destroy(t);
-    acc_free(gh);
-    acc_free(p9);
-}
-
-/* Rewrite every bus number of the IBM file consistently (bus + 0x11, mod 256). */
-static char *renumber(const char *text)
-{
-    acc_buf_t b;
-    const char *p = text;
-
-    acc_buf_init(&b);
-    while (*p) {
-        unsigned dom, bus, dev, fn;
-        int n = 0;
-        if ((strncmp(p, "busid=\"", 7) == 0 || strncmp(p, "target=\"", 8) == 0)) {
-            const char *q = strchr(p, '"') + 1;
-            acc_buf_append(&b, p, (size_t)(q - p));
-            p = q;
-            if (sscanf(p, "%4x:%2x:%2x.%1x%n", &dom, &bus, &dev, &fn, &n) == 4 && n == 12) {
-                acc_buf_printf(&b, "%04x:%02x:%02x.%x", dom, (bus + 0x11) & 0xff, dev, fn);
-                p += n;
-            }
-            continue;
-        }
-        acc_buf_append(&b, p++, 1);
-    }
-    CHECK_OK(acc_buf_status(&b));
-    return acc_buf_take(&b);
-}
-
-ACC_TEST(fingerprint_ignores_bus_ids_not_nvlinks)
-{
-    char *text = slurp(IBM, NULL), *moved = renumber(text);
-    char *fewer = replace(text, "count=\"5\"", "count=\"4\"", 1);
-    char f0[ACC_SHA256_HEX_LEN + 1], f1[ACC_SHA256_HEX_LEN + 1], f2[ACC_SHA256_HEX_LEN + 1];
-    acc_topo_t *a = import_ok(text, IBM), *b = import_ok(moved, "renumbered.xml");
-    acc_topo_t *c = import_ok(fewer, "fewer.xml");
-
-    CHECK_STR(gpu(b, 0)->busid, "0000:b5:00.0");
-    CHECK_INT(acc_topo_nvlinks_to_switches(c, 0), 17);
-    CHECK_OK(acc_topo_fingerprint(a, f0));
-    CHECK_OK(acc_topo_fingerprint(b, f1));
-    CHECK_OK(acc_topo_fingerprint(c, f2));
-    CHECK_STR(f1, f0);
-    CHECK(strcmp(f2, f0) != 0);
-    acc_topo_destroy(a);
-    acc_topo_destroy(b);
-    acc_topo_destroy(c);
-    acc_free(text);
-    acc_free(moved);
-    acc_free(fewer);
-}
-
-/* A model with no bus ids, host bridges and a cluster: what only acc_ attributes carry. */
-static acc_topo_t *synthetic(void)
-{
-    acc_topo_t *t;
-    acc_topo_network_t net = {4, "ib-ndr", 3.5, 1, 2.0};
-    int cpu[2], hb[2], nvs, s, k, v;
-
-    CHECK_OK(acc_topo_create(&t));
-    CHECK_OK(topo_nvswitch(t, &nvs));
-    for (s = 0; s < 2; s++) {
-        acc_topo_vertex_t *x;
-        CHECK_OK(acc_topo_add_vertex(t, ACC_VTX_CPU, &cpu[s]));
-        x = acc_topo_vertex_mut(t, cpu[s]);
-        snprintf(x->cpu_arch, sizeof(x->cpu_arch), "x86_64");
-        snprintf(x->cpu_vendor, sizeof(x->cpu_vendor), "GenuineIntel");
-        x->cpu_family = 6;
-        x->cpu_model = 143;
-        /* a CPU list as hwloc-derived models hold it; NCCL wants a hex mask */
-        snprintf(x->affinity, sizeof(x->affinity), "%s", s ? "48-95,144-191" : "0-47,96-143");
-        CHECK_OK(acc_topo_add_vertex(t, ACC_VTX_PCISW, &hb[s]));
-        acc_topo_vertex_mut(t, hb[s])->host_bridge = 1;
-        acc_topo_vertex_mut(t, hb[s])->numa = s;
-        CHECK_OK(topo_add_pcie(t, hb[s], cpu[s], 5, 16));
-        for (k = 0; k < 2; k++) {
-            CHECK_OK(acc_topo_add_vertex(t, ACC_VTX_GPU, &v));
-            acc_topo_vertex_mut(t, v)->device_id = 0x2330;
-            acc_topo_vertex_mut(t, v)->numa = s;
-            CHECK_OK(topo_fill_gpu_defaults(t, v));
-            CHECK_OK(topo_add_pcie(t, v, hb[s], 5, 16));
-            CHECK_OK(topo_add_nvlinks(t, v, nvs, 18));
-        }
-        CHECK_OK(acc_topo_add_vertex(t, ACC_VTX_NIC, &v));
-        acc_topo_vertex_mut(t, v)->speed_gbps = 400;
-        acc_topo_vertex_mut(t, v)->gdr = 1;
-        acc_topo_vertex_mut(t, v)->numa = s;
-        CHECK_OK(topo_add_pcie(t, v, hb[s], 5, 16));
-    }
-    CHECK_OK(topo_connect_cpus(t));
-    CHECK_OK(acc_topo_set_network(t, &net));
-    CHECK_OK(acc_topo_set_name(t, "two sockets & friends"));
-    CHECK_OK(acc_topo_finalize(t));
-    return t;
-}
-
-ACC_TEST(export_synthetic_model)
-{
-    acc_topo_t *t = synthetic(), *back;
-    acc_buf_t x;
-    int i;
-
-    acc_buf_init(&x);
-    CHECK_OK(acc_topo_export_nccl_xml(t, &x));
-    CHECK(strstr(x.data, "<pci busid=\"acc0:00:00.0\" class=\"0x030200\"") != NULL);
-    CHECK(strstr(x.data, "target=\"acc1:00:00.0\" count=\"18\" tclass=\"0x068000\"") != NULL);
-    CHECK(strstr(x.data, "acc_host_bridge=\"1\"") != NULL);
-    CHECK(strstr(x.data, "acc_nodes=\"4\" acc_fabric=\"ib-ndr\" acc_latency_us=\"3.5\" "
-                         "acc_rail=\"1\" acc_oversub=\"2\"") != NULL);
-    CHECK(strstr(x.data, "acc_name=\"two sockets &amp; friends\"") != NULL);
-    CHECK(strstr(x.data, "<cpu numaid=\"0\" affinity=\"0000ffff,ffffffff,00000000,0000ffff,"
-                         "ffffffff\"") != NULL);
-    CHECK(strstr(x.data, "<cpu numaid=\"1\" affinity=\"ffffffff,ffff0000,00000000,ffffffff,"
-                         "ffff0000,00000000\"") != NULL);
-    check_round_trip(t, "synthetic.xml");
-    back = import_ok(x.data, "synthetic.xml");
-    CHECK_INT(acc_topo_network(back)->nodes, 4);
-    CHECK_STR(acc_topo_network(back)->name, "ib-ndr");
-    CHECK_STR(acc_topo_name(back), "two sockets & friends");
-    for (i = 0; i < acc_topo_vertex_count(back); i++)
-        if (acc_topo_vertex(back, i)->kind == ACC_VTX_PCISW)
-            CHECK_INT(acc_topo_vertex(back, i)->host_bridge, 1);
-    acc_topo_destroy(back);
-    acc_topo_destroy(t);
-    acc_buf_free(&x);
-}
-
-ACC_TEST(export_refuses_what_nccl_cannot_hold)
-{
-    acc_topo_t *t;
-    acc_buf_t x;
-    int cpu, g0, g1;
-
-    /* GPU1 reaches the rest only over NVLink: NCCL's tree has no place for it. */
-    CHECK_OK(acc_topo_create(&t));
-    CHECK_OK(acc_topo_add_vertex(t, ACC_VTX_CPU, &cpu));
-    CHECK_OK(acc_topo_add_vertex(t, ACC_VTX_GPU, &g0));
-    acc_topo_vertex_mut(t, g0)->sm = 90;
-    CHECK_OK(acc_topo_add_vertex(t, ACC_VTX_GPU, &g1));
-    acc_topo_vertex_mut(t, g1)->sm = 90;
-    CHECK_OK(topo_add_pcie(t, g0, cpu, 5, 16));
-    CHECK_OK(topo_add_nvlinks(t, g0, g1, 4));
-    acc_buf_init(&x);
-    CHECK_ERR(acc_topo_export_nccl_xml(t, &x), ACC_ERR_UNSUPPORTED);
-    CHECK_MSG_HAS("GPU1 has no PCIe path to a CPU");
-    CHECK_INT(x.len, 0);
-    acc_buf_free(&x);
+    CHECK(tt_assumed(t, "ConnectX-7", NULL));
+    CHECK(tt_assumed(t, "DGX NIC rate of sm_80", NULL));
+    CHECK(tt_assumed(t, "NCCL's fallback", NULL));
     acc_topo_destroy(t);
 }

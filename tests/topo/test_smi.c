@@ -1,173 +1,8 @@
 /* The `nvidia-smi topo -m` importer on the four real captures in shared/data, on variants of them
- * (spaces for tabs, ANSI escapes, CRLF, old RDMA column names, SOC, N/A affinities), on matrices
- * written here to reach the other NVLink and PCIe patterns, and on broken and truncated text. */
-#include "acc_test.h"
-#include "acc_topo.h"
-#include "internal.h"
-
-#include <ctype.h>
-
-#define DGX  "dgx-a100-8xA100-SXM4-40GB-epyc7742-nps4.txt"
-#define HGX  "hgx-h100-8gpu-8nic-1to1-pix-2numa.txt"
-#define L40S "pcie-4xL40S-2numa-2nic.txt"
-#define RTX  "pcie-8xRTX4090-allSYS-2numa.txt"
-
-static char *capture(const char *file)
-{
-    char path[512], *text = NULL;
-    size_t len;
-    snprintf(path, sizeof(path), "topologies/nvidia-smi/%s", file);
-    CHECK_OK(acc_read_file(acc_test_data(path), &text, &len));
-    return text;
-}
-
-/* Import and finalize; the status of whichever failed. */
-static acc_status_t try_load(const char *text, size_t len, const char *name, acc_topo_t **out)
-{
-    acc_topo_t *t;
-    acc_status_t st;
-    *out = NULL;
-    CHECK_OK(acc_topo_create(&t));
-    st = topo_import_nvidia_smi(t, text, len, name);
-    if (st == ACC_OK)
-        st = acc_topo_finalize(t);
-    if (st != ACC_OK) {
-        acc_topo_destroy(t);
-        return st;
-    }
-    *out = t;
-    return ACC_OK;
-}
-
-static acc_topo_t *load(const char *text, const char *name)
-{
-    acc_topo_t *t;
-    CHECK_OK(try_load(text, strlen(text), name, &t));
-    return t;
-}
-
-static acc_status_t load_fails(const char *text, const char *name)
-{
-    acc_topo_t *t;
-    acc_status_t st = try_load(text, strlen(text), name, &t);
-    acc_topo_destroy(t);
-    return st;
-}
-
-/* A copy of s with every `from` replaced by `to`. */
-static char *replace(const char *s, const char *from, const char *to)
-{
-    acc_buf_t b;
-    const char *hit;
-    size_t n = strlen(from);
-    acc_buf_init(&b);
-    while ((hit = strstr(s, from)) != NULL) {
-        acc_buf_append(&b, s, (size_t)(hit - s));
-        acc_buf_puts(&b, to);
-        s = hit + n;
-    }
-    acc_buf_puts(&b, s);
-    CHECK_OK(acc_buf_status(&b));
-    return acc_buf_take(&b);
-}
-
-static char *fingerprint(const acc_topo_t *t)
-{
-    static char slots[4][ACC_SHA256_HEX_LEN + 1];
-    static int next;
-    char *fp = slots[next++ & 3];
-    CHECK_OK(acc_topo_fingerprint(t, fp));
-    return fp;
-}
-
-static int assumed(const acc_topo_t *t, const char *fragment)
-{
-    int i;
-    for (i = 0; i < acc_topo_assumption_count(t); i++)
-        if (strstr(acc_topo_assumption(t, i), fragment))
-            return 1;
-    return 0;
-}
-
-/* The cell of row `row`, column `col` (0-based, GPUs then NICs) as the capture prints it, read
- * here independently of the importer: a row is a line that starts with its name (the header
- * line starts with blanks). */
-static void matrix_cell(const char *text, const char *row, int col, char out[8])
-{
-    const char *line = text;
-    size_t n = strlen(row);
-    out[0] = '\0';
-    while (line && *line) {
-        const char *s = line;
-        if (strncmp(s, row, n) == 0 && (s[n] == ' ' || s[n] == '\t')) {
-            int k;
-            s += n;
-            for (k = 0; k <= col; k++) {
-                int len = 0;
-                while (*s == ' ' || *s == '\t')
-                    s++;
-                while (s[len] && !isspace((unsigned char)s[len]))
-                    len++;
-                if (k == col)
-                    snprintf(out, 8, "%.*s", len, s);
-                s += len;
-            }
-            return;
-        }
-        line = strchr(line, '\n');
-        line = line ? line + 1 : NULL;
-    }
-}
-
-static const char *path_class(const acc_topo_t *t, acc_vertex_kind_t ka, int a,
-                              acc_vertex_kind_t kb, int b)
-{
-    acc_topo_path_t p;
-    CHECK_OK(acc_topo_vertex_path(t, acc_topo_find(t, ka, a), acc_topo_find(t, kb, b), &p));
-    return acc_path_class_name(p.cls);
-}
-
-/* Every GPU-NIC pair (and with all_pairs every pair of devices) has the matrix's class. */
-static void classes_match(const acc_topo_t *t, const char *text, int all_pairs)
-{
-    int ngpu = acc_topo_count(t, ACC_VTX_GPU), nnic = acc_topo_count(t, ACC_VTX_NIC), a, b;
-    for (a = 0; a < ngpu + nnic; a++) {
-        for (b = 0; b < ngpu + nnic; b++) {
-            char row[16], cell[8];
-            acc_vertex_kind_t ka = a < ngpu ? ACC_VTX_GPU : ACC_VTX_NIC;
-            acc_vertex_kind_t kb = b < ngpu ? ACC_VTX_GPU : ACC_VTX_NIC;
-            int ia = a < ngpu ? a : a - ngpu, ib = b < ngpu ? b : b - ngpu;
-            if (a == b || (!all_pairs && (ka != ACC_VTX_GPU || kb != ACC_VTX_NIC)))
-                continue;
-            snprintf(row, sizeof(row), "%s%d", ka == ACC_VTX_GPU ? "GPU" : "NIC", ia);
-            matrix_cell(text, row, b, cell);
-            CHECK_MSG(strcmp(path_class(t, ka, ia, kb, ib), cell) == 0,
-                      "%s-%s%d: path class %s, matrix %s", row, kb == ACC_VTX_GPU ? "GPU" : "NIC",
-                      ib, path_class(t, ka, ia, kb, ib), cell);
-        }
-    }
-}
-
-static void nic_names(const acc_topo_t *t, int n)
-{
-    int i;
-    CHECK_INT(acc_topo_count(t, ACC_VTX_NIC), n);
-    for (i = 0; i < n; i++) {
-        char want[16];
-        snprintf(want, sizeof(want), "mlx5_%d", i);
-        CHECK_STR(acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_NIC, i))->dev_name, want);
-    }
-}
-
-static const acc_topo_vertex_t *gpu(const acc_topo_t *t, int id)
-{
-    return acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_GPU, id));
-}
-
-static char *without_first_line(const char *text)
-{
-    return acc_strdup(strchr(text, '\n') + 1);
-}
+ * (spaces for tabs, ANSI escapes, CRLF, old RDMA column names, SOC, N/A affinities) and on broken
+ * and truncated text; test_smi_model.c has the matrices written to reach the other NVLink and
+ * PCIe patterns. */
+#include "smi_test_util.h"
 
 /* ---- the four captures ------------------------------------------------------------------- */
 
@@ -183,9 +18,9 @@ ACC_TEST(dgx_a100_capture)
     for (g = 0; g < 8; g++) {
         CHECK_INT(acc_topo_nvlinks_to_switches(t, g), 12);
         CHECK_INT(acc_topo_nvlinks_between(t, g, (g + 1) % 8), 0);
-        CHECK_STR(gpu(t, g)->model, "A100 SXM4 40GB"); /* the comment says A100-SXM-40G */
-        CHECK_INT(gpu(t, g)->sm, 80);
-        CHECK_STR(gpu(t, g)->busid, "");
+        CHECK_STR(tt_gpu(t, g)->model, "A100 SXM4 40GB"); /* the comment says A100-SXM-40G */
+        CHECK_INT(tt_gpu(t, g)->sm, 80);
+        CHECK_STR(tt_gpu(t, g)->busid, "");
     }
     CHECK_OK(acc_topo_path(t, 0, 7, &p));
     CHECK_STR(acc_path_class_name(p.cls), "NVL");
@@ -201,9 +36,9 @@ ACC_TEST(dgx_a100_capture)
     CHECK_INT(acc_topo_vertex_numa(t, acc_topo_find(t, ACC_VTX_GPU, 2)), 0);
     CHECK_INT(acc_topo_vertex_numa(t, acc_topo_find(t, ACC_VTX_NIC, 9)), 4);
     CHECK_STR(acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_CPU, 1))->affinity, "48-63,176-191");
-    CHECK(assumed(t, "CPU1 = NUMA 3"));
-    CHECK(assumed(t, "NVSwitch"));
-    CHECK(assumed(t, "NIC speed 200 Gb/s"));
+    CHECK(tt_assumed(t, "CPU1 = NUMA 3", NULL));
+    CHECK(tt_assumed(t, "NVSwitch", NULL));
+    CHECK(tt_assumed(t, "NIC speed 200 Gb/s", NULL));
     CHECK_STR(path_class(t, ACC_VTX_GPU, 0, ACC_VTX_NIC, 1), "PXB");
     CHECK_STR(path_class(t, ACC_VTX_GPU, 0, ACC_VTX_NIC, 2), "SYS");
     CHECK_STR(path_class(t, ACC_VTX_NIC, 8, ACC_VTX_NIC, 9), "PIX");
@@ -222,7 +57,7 @@ ACC_TEST(hgx_h100_capture)
     CHECK_INT(acc_topo_count(t, ACC_VTX_NVSWITCH), 1);
     for (g = 0; g < 8; g++) {
         CHECK_INT(acc_topo_nvlinks_to_switches(t, g), 18);
-        CHECK_STR(gpu(t, g)->model, "H100 SXM5 80GB"); /* "NVIDIA H100 80GB HBM3" on line 1 */
+        CHECK_STR(tt_gpu(t, g)->model, "H100 SXM5 80GB"); /* "NVIDIA H100 80GB HBM3" on line 1 */
         CHECK_INT(acc_topo_vertex_numa(t, acc_topo_find(t, ACC_VTX_GPU, g)), g / 4);
     }
     nic_names(t, 8);
@@ -249,15 +84,15 @@ ACC_TEST(l40s_capture)
     CHECK_INT(acc_topo_count(t, ACC_VTX_NVSWITCH), 0);
     CHECK_INT(acc_topo_nvlinks_between(t, 0, 1), 0);
     CHECK_INT(acc_topo_nvlinks_to_switches(t, 0), 0);
-    CHECK_STR(gpu(t, 3)->model, "L40S"); /* named in the comment line ("4x L40S PCIe") */
-    CHECK_INT(gpu(t, 3)->sm, 89);
+    CHECK_STR(tt_gpu(t, 3)->model, "L40S"); /* named in the comment line ("4x L40S PCIe") */
+    CHECK_INT(tt_gpu(t, 3)->sm, 89);
     nic_names(t, 2);
     CHECK_NEAR(acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_NIC, 0))->speed_gbps, 100, 0);
     CHECK_INT(acc_topo_count(t, ACC_VTX_CPU), 2);
     CHECK_STR(path_class(t, ACC_VTX_GPU, 0, ACC_VTX_GPU, 1), "NODE");
     CHECK_STR(path_class(t, ACC_VTX_GPU, 1, ACC_VTX_GPU, 2), "SYS");
     classes_match(t, text, 1);
-    CHECK(assumed(t, "PCIe Gen4 x16"));
+    CHECK(tt_assumed(t, "PCIe Gen4 x16", NULL));
     acc_topo_destroy(t);
     acc_free(text);
 }
@@ -273,7 +108,7 @@ ACC_TEST(rtx4090_capture)
 
     if (acc_topo_gpu_model_by_name("4090")) {
         t = load(text, RTX);
-        CHECK(assumed(t, "named on line 1 ('4090')"));
+        CHECK(tt_assumed(t, "named on line 1 ('4090')", NULL));
         acc_topo_destroy(t);
     } else {
         CHECK_ERR(load_fails(text, RTX), ACC_ERR_PARSE);
@@ -285,17 +120,17 @@ ACC_TEST(rtx4090_capture)
     named = replace(bare, "\tGPU0\tGPU1", "# GPU 0-7: NVIDIA GeForce RTX 4090\n\tGPU0\tGPU1");
     t = load(named, RTX);
     CHECK_INT(acc_topo_count(t, ACC_VTX_GPU), 8);
-    CHECK_STR(gpu(t, 0)->model, "GeForce RTX 4090");
-    CHECK_INT(gpu(t, 0)->sm, 89);
+    CHECK_STR(tt_gpu(t, 0)->model, "GeForce RTX 4090");
+    CHECK_INT(tt_gpu(t, 0)->sm, 89);
     CHECK_INT(acc_topo_count(t, ACC_VTX_CPU), 2);
     CHECK_INT(acc_topo_count(t, ACC_VTX_NIC), 2);
     CHECK_STR(acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_NIC, 0))->dev_name, "");
-    CHECK(assumed(t, "no NIC Legend"));
+    CHECK(tt_assumed(t, "no NIC Legend", NULL));
     CHECK_STR(path_class(t, ACC_VTX_GPU, 6, ACC_VTX_NIC, 0), "PHB");
     CHECK_STR(path_class(t, ACC_VTX_NIC, 0, ACC_VTX_NIC, 1), "PIX");
     /* The matrix says SYS even between GPUs of one NUMA node; NUMA Affinity decides, the pairs
      * become NODE, and the importer says so. */
-    CHECK(assumed(t, "18 device pairs on one NUMA node are SYS in the matrix"));
+    CHECK(tt_assumed(t, "18 device pairs on one NUMA node are SYS in the matrix", NULL));
     for (a = 0; a < 8; a++) {
         for (b = 0; b < 10; b++) {
             char row[16], cell[8];
@@ -469,7 +304,7 @@ ACC_TEST(affinity_not_available)
     for (g = 0; g < 8; g++)
         CHECK_INT(acc_topo_vertex_numa(b, acc_topo_find(b, ACC_VTX_GPU, g)), g / 4);
     CHECK_STR(acc_topo_vertex(b, acc_topo_find(b, ACC_VTX_CPU, 0))->affinity, "");
-    CHECK(assumed(b, "NUMA Affinity N/A"));
+    CHECK(tt_assumed(b, "NUMA Affinity N/A", NULL));
     CHECK_STR(fingerprint(a), fingerprint(b));
     classes_match(b, hgx, 0);
     acc_topo_destroy(a);
@@ -477,293 +312,6 @@ ACC_TEST(affinity_not_available)
     acc_free(hgx);
     acc_free(r1);
     acc_free(r2);
-}
-
-/* ---- the GPU model ------------------------------------------------------------------------ */
-
-ACC_TEST(model_inferred_from_nvlinks)
-{
-    char *dgx = capture(DGX), *hgx = capture(HGX), *l40s = capture(L40S);
-    char *dgx_bare = without_first_line(dgx), *hgx_bare = without_first_line(hgx);
-    char *l40s_bare = without_first_line(l40s);
-    acc_topo_t *a = load(dgx_bare, "dgx"), *b = load(hgx_bare, "hgx");
-
-    CHECK_STR(gpu(a, 0)->model, "A100 SXM4 40GB");
-    CHECK(assumed(a, "inferred from NV12 between every GPU pair"));
-    CHECK_STR(gpu(b, 7)->model, "H100 SXM5 80GB");
-    CHECK_INT(gpu(b, 7)->sm, 90);
-    CHECK(assumed(b, "H200"));
-    CHECK_INT(acc_topo_nvlinks_to_switches(b, 7), 18);
-    /* No NVLink and no name: refused, not guessed. */
-    CHECK_ERR(load_fails(l40s_bare, "l40s.txt"), ACC_ERR_PARSE);
-    CHECK_MSG_HAS("l40s.txt:1:");
-    CHECK_MSG_HAS("GPU model is unknown");
-    acc_topo_destroy(a);
-    acc_topo_destroy(b);
-    acc_free(dgx);
-    acc_free(hgx);
-    acc_free(l40s);
-    acc_free(dgx_bare);
-    acc_free(hgx_bare);
-    acc_free(l40s_bare);
-}
-
-/* A matrix written here: `cls(a, b)` for devices 0..ngpu+nnic-1 (GPUs first), one CPU Affinity
- * and NUMA Affinity per GPU (numa < 0: N/A; no_numa: the old header without that column). */
-static char *matrix(const char *comment, int ngpu, int nnic, const char *(*cls)(int, int),
-                    int (*numa)(int), int no_numa)
-{
-    acc_buf_t b;
-    int n = ngpu + nnic, a, c;
-    acc_buf_init(&b);
-    if (comment)
-        acc_buf_printf(&b, "%s\n", comment);
-    for (a = 0; a < n; a++)
-        acc_buf_printf(&b, "\t%s%d", a < ngpu ? "GPU" : "NIC", a < ngpu ? a : a - ngpu);
-    acc_buf_printf(&b, "\tCPU Affinity%s\n", no_numa ? "" : "\tNUMA Affinity");
-    for (a = 0; a < n; a++) {
-        acc_buf_printf(&b, "%s%d", a < ngpu ? "GPU" : "NIC", a < ngpu ? a : a - ngpu);
-        for (c = 0; c < n; c++)
-            acc_buf_printf(&b, "\t%s", a == c ? " X " : cls(a, c));
-        if (a < ngpu && numa(a) >= 0)
-            acc_buf_printf(&b, "\t%d-%d", numa(a) * 16, numa(a) * 16 + 15);
-        if (a < ngpu && !no_numa && numa(a) >= 0)
-            acc_buf_printf(&b, "\t%d", numa(a));
-        if (a < ngpu && numa(a) < 0)
-            acc_buf_printf(&b, "\tN/A%s", no_numa ? "" : "\tN/A");
-        acc_buf_puts(&b, "\n");
-    }
-    return acc_buf_take(&b);
-}
-
-/* DGX-1 (V100): the hybrid cube mesh, NV1 and NV2, 6 links per GPU, an old header. */
-static const char *dgx1(int a, int b)
-{
-    static const char *const m[8][8] = {{"X", "NV1", "NV1", "NV2", "NV2", "SYS", "SYS", "SYS"},
-                                        {"NV1", "X", "NV2", "NV1", "SYS", "NV2", "SYS", "SYS"},
-                                        {"NV1", "NV2", "X", "NV2", "SYS", "SYS", "NV1", "SYS"},
-                                        {"NV2", "NV1", "NV2", "X", "SYS", "SYS", "SYS", "NV1"},
-                                        {"NV2", "SYS", "SYS", "SYS", "X", "NV1", "NV1", "NV2"},
-                                        {"SYS", "NV2", "SYS", "SYS", "NV1", "X", "NV2", "NV1"},
-                                        {"SYS", "SYS", "NV1", "SYS", "NV1", "NV2", "X", "NV2"},
-                                        {"SYS", "SYS", "SYS", "NV1", "NV2", "NV1", "NV2", "X"}};
-    return m[a][b];
-}
-
-static int numa_unknown(int g)
-{
-    (void)g;
-    return -1;
-}
-
-static int numa_half(int g)
-{
-    return g / 4;
-}
-
-ACC_TEST(hybrid_cube_mesh_is_direct_nvlinks)
-{
-    char *text = matrix(NULL, 8, 0, dgx1, numa_unknown, 1);
-    acc_topo_t *t = load(text, "dgx1");
-    int g;
-
-    CHECK_INT(acc_topo_count(t, ACC_VTX_NVSWITCH), 0);
-    CHECK_INT(acc_topo_nvlinks_between(t, 0, 3), 2);
-    CHECK_INT(acc_topo_nvlinks_between(t, 0, 1), 1);
-    CHECK_INT(acc_topo_nvlinks_between(t, 0, 5), 0);
-    for (g = 0; g < 8; g++)
-        CHECK_INT(acc_topo_nvlinks_to_switches(t, g), 0);
-    CHECK_STR(gpu(t, 0)->model, "V100 SXM2 16GB");
-    CHECK(assumed(t, "hybrid cube mesh"));
-    /* NUMA Affinity absent: the two halves are SYS to each other, so two NUMA nodes. */
-    CHECK_INT(acc_topo_count(t, ACC_VTX_CPU), 2);
-    CHECK_INT(acc_topo_vertex_numa(t, acc_topo_find(t, ACC_VTX_GPU, 6)), 1);
-    CHECK_STR(path_class(t, ACC_VTX_GPU, 0, ACC_VTX_GPU, 4), "NVL");
-    CHECK_STR(path_class(t, ACC_VTX_GPU, 0, ACC_VTX_GPU, 5), "NVB");
-    acc_topo_destroy(t);
-    acc_free(text);
-}
-
-static const char *nv8(int a, int b)
-{
-    (void)a;
-    (void)b;
-    return "NV8";
-}
-
-static const char *nv12(int a, int b)
-{
-    (void)a;
-    (void)b;
-    return "NV12";
-}
-
-/* NV8 between every pair: A800 or H800 GPUs behind NVSwitch.  Unnamed, the importer takes the
- * A800 and says that an H800 looks the same. */
-ACC_TEST(nv8_everywhere_is_an_nvswitch_a800)
-{
-    char *text = matrix("# an HGX 8-GPU board", 8, 0, nv8, numa_half, 0);
-    acc_topo_t *t = load(text, "nv8");
-    CHECK_INT(acc_topo_count(t, ACC_VTX_NVSWITCH), 1);
-    CHECK_INT(acc_topo_nvlinks_to_switches(t, 5), 8);
-    CHECK_STR(gpu(t, 5)->model, "A800 SXM4 80GB");
-    CHECK_INT(gpu(t, 5)->sm, 80);
-    CHECK_INT(gpu(t, 5)->sm_count, 108);
-    CHECK(assumed(t, "inferred from NV8 between every GPU pair"));
-    CHECK(assumed(t, "H800"));
-    acc_topo_destroy(t);
-    acc_free(text);
-}
-
-/* A line naming the part decides between A800 and H800.  The part's own 8 links count, not its
- * generation's 12 or 18: three H800s with NV8 to each other need 16 links each, so they meet in
- * an NVSwitch, and an A800 cannot have NV12 to seven peers. */
-ACC_TEST(nv8_named_a800_or_h800)
-{
-    char *a800 = matrix("# an HGX A800 8-GPU", 8, 0, nv8, numa_half, 0);
-    char *h800 = matrix("# GPU 0-7: NVIDIA H800", 8, 0, nv8, numa_half, 0);
-    char *three = matrix("# GPU 0-2: NVIDIA H800", 3, 0, nv8, numa_half, 0);
-    char *wrong = matrix("# 8x NVIDIA A800-SXM4-80GB", 8, 0, nv12, numa_half, 0);
-    acc_topo_t *t;
-
-    t = load(a800, "a800");
-    CHECK_STR(gpu(t, 0)->model, "A800 SXM4 80GB");
-    CHECK(assumed(t, "named on line 1 ('A800')"));
-    CHECK_INT(acc_topo_nvlinks_to_switches(t, 7), 8);
-    acc_topo_destroy(t);
-
-    t = load(h800, "h800");
-    CHECK_STR(gpu(t, 3)->model, "H800 SXM5 80GB");
-    CHECK_INT(gpu(t, 3)->sm, 90);
-    CHECK_INT(gpu(t, 3)->sm_count, 132);
-    CHECK_INT(gpu(t, 3)->device_id, 0x2324);
-    CHECK(assumed(t, "named on line 1 ('H800')"));
-    CHECK(assumed(t, "PCIe Gen5 x16"));
-    CHECK_INT(acc_topo_count(t, ACC_VTX_NVSWITCH), 1);
-    CHECK_INT(acc_topo_nvlinks_to_switches(t, 3), 8);
-    acc_topo_destroy(t);
-
-    t = load(three, "three");
-    CHECK_INT(acc_topo_count(t, ACC_VTX_NVSWITCH), 1);
-    CHECK_INT(acc_topo_nvlinks_to_switches(t, 2), 8);
-    CHECK_INT(acc_topo_nvlinks_between(t, 0, 1), 0);
-    acc_topo_destroy(t);
-
-    t = load(wrong, "wrong");
-    CHECK(assumed(t, "names A800 SXM4 80GB, which cannot have the NVLinks"));
-    CHECK_STR(gpu(t, 0)->model, "A100 SXM4 40GB");
-    acc_topo_destroy(t);
-    acc_free(a800);
-    acc_free(h800);
-    acc_free(three);
-    acc_free(wrong);
-}
-
-/* PCIe cards joined in pairs by NVLink bridges (A40: 4 links per pair). */
-static const char *bridged(int a, int b)
-{
-    return a / 2 == b / 2 ? "NV4" : a / 2 == 0 && b / 2 == 0 ? "PIX" : "NODE";
-}
-
-/* An NVSwitch machine whose capture shows one pair with fewer links. */
-static const char *damaged(int a, int b)
-{
-    return (a == 2 && b == 5) || (a == 5 && b == 2) ? "NV12" : "NV18";
-}
-
-static const char *nv18(int a, int b)
-{
-    (void)a;
-    (void)b;
-    return "NV18";
-}
-
-ACC_TEST(nvlink_patterns_that_do_not_tell_the_model)
-{
-    char *pairs = matrix(NULL, 4, 0, bridged, numa_half, 0);
-    char *named = matrix("# GPU 0-3: NVIDIA A40", 4, 0, bridged, numa_half, 0);
-    char *broken = matrix(NULL, 8, 0, damaged, numa_half, 0);
-    char *wrong = matrix("# GPU 0-7: NVIDIA L40S", 8, 0, nv18, numa_half, 0);
-    acc_topo_t *t;
-
-    CHECK_ERR(load_fails(pairs, "pairs.txt"), ACC_ERR_PARSE);
-    CHECK_MSG_HAS("pairs.txt:1: the GPU model is unknown");
-    CHECK_MSG_HAS("bridged PCIe cards");
-    t = load(named, "a40");
-    CHECK_STR(gpu(t, 0)->model, "A40");
-    CHECK_INT(acc_topo_count(t, ACC_VTX_NVSWITCH), 0);
-    CHECK_INT(acc_topo_nvlinks_between(t, 2, 3), 4);
-    CHECK_INT(acc_topo_nvlinks_between(t, 1, 2), 0);
-    CHECK_STR(path_class(t, ACC_VTX_GPU, 0, ACC_VTX_GPU, 1), "NVL");
-    CHECK_STR(path_class(t, ACC_VTX_GPU, 1, ACC_VTX_GPU, 2), "NODE");
-    acc_topo_destroy(t);
-    CHECK_ERR(load_fails(broken, "broken.txt"), ACC_ERR_PARSE);
-    CHECK_MSG_HAS("broken.txt:1: the NV# cells give one GPU");
-    /* A name that cannot have the matrix's NVLinks is not believed. */
-    t = load(wrong, "wrong");
-    CHECK_STR(gpu(t, 0)->model, "H100 SXM5 80GB");
-    CHECK(assumed(t, "names L40S, which cannot have the NVLinks"));
-    acc_topo_destroy(t);
-    acc_free(pairs);
-    acc_free(named);
-    acc_free(broken);
-    acc_free(wrong);
-}
-
-/* A PCIe machine with every level: on NUMA 0, GPU0, GPU1 and NIC0 on one switch (PIX), GPU2
- * and GPU3 on other switches of the same upper switch (PXB), GPU4 under the same host bridge
- * (PHB), GPU5 on another root port (NODE); on NUMA 1, GPU6 and GPU7 on a switch and NIC1 on
- * its own root port. */
-static const int place[10][4] = {
-    /* numa, host bridge, upper switch, switch */
-    {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 1}, {0, 0, 0, 2}, {0, 0, 1, 3},
-    {0, 1, 2, 4}, {1, 2, 3, 5}, {1, 2, 3, 5}, {0, 0, 0, 0}, {1, 3, 4, 6}};
-
-static const char *pcie_levels(int a, int b)
-{
-    static const char *const names[] = {"SYS", "NODE", "PHB", "PXB"};
-    int level;
-    for (level = 0; level < 4; level++)
-        if (place[a][level] != place[b][level])
-            return names[level];
-    return "PIX";
-}
-
-static int place_numa(int g)
-{
-    return place[g][0];
-}
-
-ACC_TEST(pcie_tree_reproduces_every_class)
-{
-    char *text = matrix("# 8x NVIDIA L40S", 8, 2, pcie_levels, place_numa, 0);
-    acc_topo_t *t = load(text, "levels");
-    CHECK_STR(path_class(t, ACC_VTX_GPU, 0, ACC_VTX_GPU, 2), "PXB");
-    CHECK_STR(path_class(t, ACC_VTX_GPU, 2, ACC_VTX_GPU, 4), "PHB");
-    CHECK_STR(path_class(t, ACC_VTX_GPU, 1, ACC_VTX_NIC, 0), "PIX");
-    classes_match(t, text, 1);
-    CHECK_INT(acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_NIC, 0))->gdr, 1);
-    CHECK_INT(acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_NIC, 1))->gdr, 0);
-    CHECK(!assumed(t, "fits no PCIe tree"));
-    acc_topo_destroy(t);
-    acc_free(text);
-}
-
-/* A bare "V100" in a comment names the DGX-1 part; a V100S, a PCIe card acc has no row for, is
- * not taken for it, so the NVLink-less matrix leaves the model unknown. */
-ACC_TEST(bare_v100_names_the_sxm2_part)
-{
-    char *text = matrix("# 8x Tesla V100, DGX-1", 8, 0, dgx1, numa_unknown, 1);
-    char *v100s = matrix("# GPU 0-7: Tesla V100S-PCIE-32GB", 8, 2, pcie_levels, place_numa, 0);
-    acc_topo_t *t = load(text, "dgx1");
-
-    CHECK_STR(gpu(t, 0)->model, "V100 SXM2 16GB");
-    CHECK(assumed(t, "named on line 1 ('V100')"));
-    acc_topo_destroy(t);
-    CHECK_ERR(load_fails(v100s, "v100s.txt"), ACC_ERR_PARSE);
-    CHECK_MSG_HAS("v100s.txt:2: the GPU model is unknown");
-    acc_free(text);
-    acc_free(v100s);
 }
 
 /* ---- broken text -------------------------------------------------------------------------- */
