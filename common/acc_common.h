@@ -189,7 +189,7 @@ acc_status_t acc_cache_dir(char **out);
 const char *acc_data_dir(acc_setting_id_t setting, const char *installed, const char *source);
 /* The stems of dir's *.yaml files, sorted (free with acc_strv_free).  Errors name what the
  * directory holds ("platform") and the setting that chooses it. */
-acc_status_t acc_yaml_names(const char *dir, const char *what, const char *setting,
+acc_status_t acc_yaml_names(const char *dir, const char *what, acc_setting_id_t setting,
                             char ***names, size_t *count);
 void acc_strv_free(char **v, size_t n);
 

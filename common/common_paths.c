@@ -83,7 +83,7 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-acc_status_t acc_yaml_names(const char *dir, const char *what, const char *setting,
+acc_status_t acc_yaml_names(const char *dir, const char *what, acc_setting_id_t setting,
                             char ***names, size_t *count)
 {
     DIR *d = opendir(dir);
@@ -95,7 +95,7 @@ acc_status_t acc_yaml_names(const char *dir, const char *what, const char *setti
     *count = 0;
     if (!d)
         return acc_error_set(ACC_ERR_NOT_FOUND, "cannot open the %s directory '%s' (set %s)", what,
-                             dir, setting);
+                             dir, acc_setting_info(setting)->name);
     while ((e = readdir(d)) != NULL) {
         size_t len = strlen(e->d_name);
         void *p = v;

@@ -41,13 +41,11 @@ static void flush_coll(acc_buf_t *b, const char *coll, size_t n, uint64_t lo, ui
     char a[32], z[32];
     db_format_bytes(lo, a, sizeof(a));
     if (hi == UINT64_MAX)
-        snprintf(z, sizeof(z), "inf)");
-    else {
-        db_format_bytes(hi, z, sizeof(z)); /* the last size covered */
-        strncat(z, "]", sizeof(z) - strlen(z) - 1);
-    }
-    acc_buf_printf(b, "    %-15s %zu range%s over [%s, %s: acc %zu, NCCL %zu\n", coll, n,
-                   n == 1 ? "" : "s", a, z, n - nccl, nccl);
+        snprintf(z, sizeof(z), "inf");
+    else
+        db_format_bytes(hi, z, sizeof(z)); /* the last size covered, so the range closes with ] */
+    acc_buf_printf(b, "    %-15s %zu range%s over [%s, %s%c: acc %zu, NCCL %zu\n", coll, n,
+                   n == 1 ? "" : "s", a, z, hi == UINT64_MAX ? ')' : ']', n - nccl, nccl);
 }
 
 static acc_status_t summarize_selections(acc_db_t *db, acc_buf_t *b, const char *fp)

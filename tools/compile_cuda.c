@@ -191,14 +191,13 @@ int compile_make_dir(const char *dir)
 void compile_cache_text(acc_kcache_t *cache, int cubins, char *out, size_t cap)
 {
     acc_kcache_stats_t stats;
+    long long built;
     acc_kcache_stats(cache, &stats);
+    built = (long long)stats.links; /* one link per module not found in the cache */
     snprintf(out, cap,
-             "%llu built (%llu NVRTC compilations, %.1f s, %.0f ms each), %llu from the cache%s%s",
-             (unsigned long long)stats.links, (unsigned long long)stats.compiles,
-             stats.compile_ms / 1e3,
-             stats.compiles ? stats.compile_ms / (double)stats.compiles : 0.0,
-             (unsigned long long)cubins > stats.links
-                 ? (unsigned long long)cubins - stats.links : 0ULL,
+             "%lld built (%llu NVRTC compilations, %.1f s, %.0f ms each), %lld from the cache%s%s",
+             built, (unsigned long long)stats.compiles, stats.compile_ms / 1e3,
+             stats.compiles ? stats.compile_ms / (double)stats.compiles : 0.0, cubins - built,
              acc_kcache_dir(cache)[0] ? " in " : " (memory only)", acc_kcache_dir(cache));
 }
 

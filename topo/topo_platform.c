@@ -10,5 +10,6 @@ const char *acc_topo_platform_dir(void)
 
 acc_status_t acc_topo_platform_list(char ***names, size_t *count)
 {
-    return acc_yaml_names(acc_topo_platform_dir(), "platform", "ACC_PLATFORM_DIR", names, count);
+    return acc_yaml_names(acc_topo_platform_dir(), "platform", ACC_SETTING_PLATFORM_DIR, names,
+                          count);
 }

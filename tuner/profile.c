@@ -339,7 +339,7 @@ const char *acc_profile_builtin_dir(void)
 
 acc_status_t acc_profile_builtin_list(char ***names, size_t *count)
 {
-    return acc_yaml_names(acc_profile_builtin_dir(), "model profile", "ACC_MODEL_DIR", names,
+    return acc_yaml_names(acc_profile_builtin_dir(), "model profile", ACC_SETTING_MODEL_DIR, names,
                           count);
 }
 

@@ -93,10 +93,9 @@ static void fingerprint(const char *src, char fp[ACC_SHA256_HEX_LEN + 1])
     acc_topo_destroy(t);
 }
 
-/* The kernel of a stored plan as the runtime would look it up: from the source it generates
- * now from the verified plan. */
-/* The stored CUBIN is the linked module the executor loads: the same bytes the run's cache
- * directory hands out, without compiling anything. */
+/* The kernel of a stored plan as the runtime would look it up (from the source it generates now
+ * from the verified plan) is the linked module the executor loads: the same bytes the run's
+ * cache directory hands out, without compiling anything. */
 static void check_kernel(acc_db_t *db, const char *cache, const char *hash, const char *arch,
                          acc_dtype_t dt, acc_redop_t op)
 {
@@ -178,7 +177,8 @@ ACC_TEST(db_arch_stores_the_selected_plans_kernels)
     CHECK_MSG(run_tool("acc-compile", cache, args) == 0, "stderr: %s", err_text);
     second = tu_dump(path);
     CHECK_STR(second, first);
-    CHECK_MSG(strstr(out_text, ": 0 built (0 NVRTC compilations") != NULL, "compiled again:\n%s", out_text);
+    CHECK_MSG(strstr(out_text, ": 0 built (0 NVRTC compilations") != NULL, "compiled again:\n%s",
+              out_text);
     acc_free(first);
     acc_free(second);
 
@@ -188,8 +188,7 @@ ACC_TEST(db_arch_stores_the_selected_plans_kernels)
     snprintf(want, sizeof(want), "kernels: %d (sm_90 %d)\n", nplans * 3, nplans * 3);
     CHECK_MSG(strstr(out_text, want) != NULL, "no '%s' in:\n%s", want, out_text);
     /* The ranges cover every size acc selects for, up to and with 4 GiB. */
-    CHECK_MSG(strstr(out_text, " ranges over [1 KiB, 4 GiB]: acc ") != NULL, "%s",
-              out_text);
+    CHECK_MSG(strstr(out_text, " ranges over [1 KiB, 4 GiB]: acc ") != NULL, "%s", out_text);
     tu_remove(path);
     rm_rf(cache);
 }
