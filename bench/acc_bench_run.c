@@ -11,7 +11,7 @@
  * and alltoall, 1 for broadcast and reduce, as nccl-tests defines them.
  */
 #include "acc_bench.h"
-#include "host_reduce.h"
+#include "acc_runtime.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -21,7 +21,7 @@
  * allgather out, reduce_scatter in), in fp32.
  */
 #include "acc_compiler.h"
-#include "acc_kernels.h"
+#include "acc_runtime.h"
 
 #include <stdio.h>
 #include <stdlib.h>

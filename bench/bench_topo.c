@@ -5,7 +5,7 @@
  * pays); for the cluster, filling the same 1024 x 1024 path matrix by copying one precomputed
  * entry (memory bandwidth floor).  Targets (issue 2): fixtures < 50 ms each, 1024 GPUs < 1 s.
  *
- * usage: bench_topo [DATA_DIR]   (default: ../shared/data beside the source tree)
+ * usage: bench_topo [DATA_DIR]   (default: tests/data of the source tree)
  */
 #include "acc_topo.h"
 

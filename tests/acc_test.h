@@ -4,7 +4,7 @@
  * why and ends the case with exit status 1.  A case that needs something absent (a GPU) calls
  * ACC_SKIP(reason), which exits with status 77 and ctest reports it as skipped.
  *
- * Paths: ACC_TEST_DATA_DIR is ../shared/data beside the checkout, ACC_TEST_SOURCE_DIR the
+ * Paths: ACC_TEST_DATA_DIR is tests/data (real third-party inputs, data/PROVENANCE.md), ACC_TEST_SOURCE_DIR the
  * repository root, ACC_TEST_TMP_DIR a per-build scratch directory.
  */
 #ifndef ACC_TEST_H

@@ -4,7 +4,7 @@
  * uint4, thread and block indices, __syncthreads as a barrier of the block's threads, the
  * block's shared variables, atomics, release/acquire as C++ atomics), every CUDA thread
  * becomes a host thread (ACC_THREADS of them per block, 1 or a few instead of 512), and the
- * executor's own layout and launch arguments (acc_gpu_exec_create_host / acc_gpu_exec_args)
+ * executor's own layout and launch arguments (gx_create_host / gx_args)
  * drive it in host memory.  So the generated code, the parameter rows, the staging and
  * counter layout, the inter-block protocol and the barriers within a block run for real.
  * Header-only, for tests.
@@ -14,7 +14,7 @@
 
 #include "acc_kernels.h"
 #include "acc_test.h"
-#include "codegen_internal.h"
+#include "gpu_exec.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -211,7 +211,7 @@ static inline void emu_call(const emu_t *e, acc_gpu_exec_t *x, uint64_t count, v
     unsigned gx, gy;
     const uint32_t *status;
 
-    CHECK_OK(acc_gpu_exec_args(x, count, in, out, inplace, &a, &gx, &gy));
+    CHECK_OK(gx_args(x, count, in, out, inplace, &a, &gx, &gy));
     status = (const uint32_t *)(uintptr_t)a.status;
     emu_grid(e, &a, gx, gy, 0);
     CHECK_MSG(status[0] == 0,

@@ -5,6 +5,7 @@
  * keeps to NVLink and to rails.
  */
 #include "acc_compiler.h"
+#include "acc_runtime.h"
 #include "acc_test.h"
 #include "algos/algo_util.h"
 

@@ -1,6 +1,6 @@
 /*
  * Calibration: the cost models against the published measurements of
- * ../shared/data/published.yaml.  Each entry that names a topology or a platform is checked
+ * tests/data/published.yaml.  Each entry that names a topology or a platform is checked
  * against its own target and tolerance, read from the file: the simulator for schedules acc can
  * generate (NCCL's ring on that machine with as many lanes as NCCL's ring has channels, a
  * one-shot kernel), the NCCL replica where the entry measures what NCCL itself picks or an

@@ -302,7 +302,7 @@ static void emu_compare(const acc_plan_t *p, acc_dtype_t dt, acc_redop_t op, int
     emu_build(&e, k, acc_kernel_name(k), threads);
     memset(&o, 0, sizeof(o));
     o.copies = copies;
-    CHECK_OK(acc_gpu_exec_create_host(p, dt, op, max_count, &o, &x));
+    CHECK_OK(gx_create_host(p, dt, op, max_count, &o, &x));
     bufs_alloc(&h, p, big);
     bufs_alloc(&g, p, big);
     for (c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
@@ -330,8 +330,8 @@ static void emu_compare(const acc_plan_t *p, acc_dtype_t dt, acc_redop_t op, int
                               label, acc_dtype_name(dt), acc_redop_name(op), copies, threads,
                               (unsigned long long)counts[c], mode ? " in place" : "", r,
                               (unsigned long long)(first + i),
-                              acc_host_load(dt, g.out[r], (size_t)(first + i)),
-                              acc_host_load(dt, h.out[r], (size_t)(first + i)));
+                              hx_load(dt, g.out[r], (size_t)(first + i)),
+                              hx_load(dt, h.out[r], (size_t)(first + i)));
             }
         }
     }
@@ -463,7 +463,7 @@ ACC_TEST(emulated_calls_in_a_row)
         int seen[5] = {0}, r;
 
         emu_build(&e, k, acc_kernel_name(k), 2);
-        CHECK_OK(acc_gpu_exec_create_host(p, ACC_DT_F32, ACC_RED_SUM, 1000000, NULL, &x));
+        CHECK_OK(gx_create_host(p, ACC_DT_F32, ACC_RED_SUM, 1000000, NULL, &x));
         bufs_alloc(&h, p, 4000000);
         bufs_alloc(&g, p, 4000000);
         for (c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
@@ -515,19 +515,19 @@ ACC_TEST(emulated_wait_gives_up_and_says_where)
     memset(&o, 0, sizeof(o));
     o.copies = 1;
     o.timeout_s = 0.3;
-    CHECK_OK(acc_gpu_exec_create_host(p, ACC_DT_F32, ACC_RED_SUM, 1000, &o, &x));
+    CHECK_OK(gx_create_host(p, ACC_DT_F32, ACC_RED_SUM, 1000, &o, &x));
     bufs_alloc(&g, p, 4000);
     acc_host_prepare(p, ACC_DT_F32, ACC_RED_SUM, ACC_FILL_EXACT, 1, 1000, g.in, g.out, 0);
     emu_call(&e, x, 1000, g.in, g.out, 0);
 
     /* The second launch waits for the first's signals plus one that never comes. */
-    CHECK_OK(acc_gpu_exec_args(x, 1000, g.in, g.out, 0, &a, &gx, &gy));
+    CHECK_OK(gx_args(x, 1000, g.in, g.out, 0, &a, &gx, &gy));
     ctrs = (acc_kctr_dev_t *)(uintptr_t)a.ctrs;
     ctrs[0].per_launch++;
     emu_grid(&e, &a, gx, gy, 0);
     status = (const uint32_t *)(uintptr_t)a.status;
     CHECK_INT(status[0], ACC_KW_SIGNAL);
-    CHECK_ERR(acc_gpu_exec_failure(x, status), ACC_ERR_INTERNAL);
+    CHECK_ERR(gx_failure(x, status), ACC_ERR_INTERNAL);
     CHECK_MSG_HAS("gave up waiting for signals from rank");
     CHECK_MSG_HAS("operation");
     CHECK_MSG_HAS("0.3 s");

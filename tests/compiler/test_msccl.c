@@ -1,5 +1,5 @@
 /*
- * MSCCL algorithm XML: the four real files of ../shared/data/msccl-xml import, verify and give
+ * MSCCL algorithm XML: the four real files of tests/data/msccl-xml import, verify and give
  * correct results on the host executor; export -> import gives back the same plan; the other
  * dialects (old runtime, MSCCLang, in-place-only) import; and broken files fail with the file,
  * the line and what is wrong, never a crash.
@@ -7,7 +7,7 @@
 #include "acc_compiler.h"
 #include "acc_test.h"
 #include "host_plans.h"
-#include "host_reduce.h"
+#include "acc_runtime.h"
 
 #include <stdlib.h>
 

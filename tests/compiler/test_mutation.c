@@ -7,6 +7,7 @@
 #include "plan_fixtures.h"
 
 #include "acc_compiler.h"
+#include "acc_runtime.h"
 
 #include <inttypes.h>
 

@@ -7,7 +7,7 @@
  *   - and computes what the collective's postcondition says (exact int32 sums).
  */
 #include "acc_plan.h"
-#include "host_reduce.h"
+#include "acc_runtime.h"
 
 #include <stdlib.h>
 

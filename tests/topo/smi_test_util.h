@@ -1,5 +1,5 @@
 /* Helpers of the nvidia-smi importer's tests (test_smi.c, test_smi_model.c): the captures in
- * shared/data, loading text, and reading the matrix independently of the importer. */
+ * tests/data, loading text, and reading the matrix independently of the importer. */
 #ifndef SMI_TEST_UTIL_H
 #define SMI_TEST_UTIL_H
 

@@ -1,4 +1,4 @@
-/* hwloc XML import: the real captures in ../shared/data/topologies/hwloc-xml, and broken ones. */
+/* hwloc XML import: the real captures in tests/data/topologies/hwloc-xml, and broken ones. */
 #include "topo_test_util.h"
 
 #include <stdlib.h>

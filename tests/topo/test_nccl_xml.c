@@ -1,4 +1,4 @@
-/* NCCL topology XML: the real files of ../shared/data/topologies/nccl-xml, broken and truncated
+/* NCCL topology XML: the real files of tests/data/topologies/nccl-xml, broken and truncated
  * copies of them and hand-written snippets for the rarer elements; test_nccl_xml_export.c has
  * the export and the round trips. */
 #include "nccl_xml_test_util.h"

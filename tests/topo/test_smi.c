@@ -1,4 +1,4 @@
-/* The `nvidia-smi topo -m` importer on the four real captures in shared/data, on variants of them
+/* The `nvidia-smi topo -m` importer on the four real captures in tests/data, on variants of them
  * (spaces for tabs, ANSI escapes, CRLF, old RDMA column names, SOC, N/A affinities) and on broken
  * and truncated text; test_smi_model.c has the matrices written to reach the other NVLink and
  * PCIe patterns. */

@@ -121,7 +121,7 @@ ACC_TEST(synthetic_roundtrips_with_its_fingerprint)
     }
 }
 
-/* Every file of a format in ../shared/data that its importer accepts survives export and
+/* Every file of a format in tests/data that its importer accepts survives export and
  * reload.  Some files are refused by design (a partial NCCL file without GPU ids, a GPU model acc
  * does not know); their importers' own tests cover that, here at least one file per format must
  * load. */

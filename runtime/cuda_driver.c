@@ -1,0 +1,414 @@
+/*
+ * The CUDA driver API, opened with dlopen("libcuda.so.1") the first time a GPU function is
+ * called.  Linking libcuda would make every acc binary fail to start on a machine without a
+ * driver (and the toolkit's stub returns CUDA_ERROR_STUB_LIBRARY at run time; reference/05
+ * §3.4), so the few entry points acc uses are declared here with the driver's own types and
+ * looked up by their versioned names (cuda.h maps cuMemAlloc to cuMemAlloc_v2, and so on).
+ * Every failure keeps the driver's error name and text.
+ */
+#include "gpu_exec.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream, *CUevent, *CUgraph, *CUgraphExec;
+
+enum {
+    CUDA_ERROR_STUB_LIBRARY = 34,
+    CUDA_ERROR_INSUFFICIENT_DRIVER = 35,
+    CUDA_ERROR_NO_DEVICE = 100,
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+    CU_STREAM_NON_BLOCKING = 1,
+    CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+};
+
+/* The entry points: name, the symbol it has in libcuda.so.1, parameters (all return
+ * CUresult). */
+#define DRIVER_MAP(X)                                                                              \
+    X(cuInit, "cuInit", (unsigned))                                                                \
+    X(cuDriverGetVersion, "cuDriverGetVersion", (int *))                                           \
+    X(cuGetErrorName, "cuGetErrorName", (CUresult, const char **))                                 \
+    X(cuGetErrorString, "cuGetErrorString", (CUresult, const char **))                             \
+    X(cuDeviceGetCount, "cuDeviceGetCount", (int *))                                               \
+    X(cuDeviceGet, "cuDeviceGet", (CUdevice *, int))                                               \
+    X(cuDeviceGetName, "cuDeviceGetName", (char *, int, CUdevice))                                 \
+    X(cuDeviceGetAttribute, "cuDeviceGetAttribute", (int *, int, CUdevice))                        \
+    X(cuDeviceTotalMem, "cuDeviceTotalMem_v2", (size_t *, CUdevice))                               \
+    X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext *, CUdevice))               \
+    X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext))                                             \
+    X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t))                                        \
+    X(cuMemFree, "cuMemFree_v2", (CUdeviceptr))                                                    \
+    X(cuMemsetD8, "cuMemsetD8_v2", (CUdeviceptr, unsigned char, size_t))                           \
+    X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr, const void *, size_t))                        \
+    X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", (void *, CUdeviceptr, size_t))                              \
+    X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", (CUdeviceptr, CUdeviceptr, size_t, CUstream))     \
+    X(cuStreamCreate, "cuStreamCreate", (CUstream *, unsigned))                                    \
+    X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream))                                           \
+    X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream))                                      \
+    X(cuEventCreate, "cuEventCreate", (CUevent *, unsigned))                                       \
+    X(cuEventDestroy, "cuEventDestroy_v2", (CUevent))                                              \
+    X(cuEventRecord, "cuEventRecord", (CUevent, CUstream))                                         \
+    X(cuEventElapsedTime, "cuEventElapsedTime_v2", (float *, CUevent, CUevent))                    \
+    X(cuModuleLoadData, "cuModuleLoadData", (CUmodule *, const void *))                            \
+    X(cuModuleUnload, "cuModuleUnload", (CUmodule))                                                \
+    X(cuModuleGetFunction, "cuModuleGetFunction", (CUfunction *, CUmodule, const char *))          \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor",  \
+      (int *, CUfunction, int, size_t))                                                            \
+    X(cuLaunchKernel, "cuLaunchKernel",                                                            \
+      (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, \
+       void **, void **))                                                                          \
+    X(cuStreamBeginCapture, "cuStreamBeginCapture_v2", (CUstream, int))                            \
+    X(cuStreamEndCapture, "cuStreamEndCapture", (CUstream, CUgraph *))                             \
+    X(cuGraphInstantiate, "cuGraphInstantiateWithFlags",                                           \
+      (CUgraphExec *, CUgraph, unsigned long long))                                                \
+    X(cuGraphLaunch, "cuGraphLaunch", (CUgraphExec, CUstream))                                     \
+    X(cuGraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec))                                     \
+    X(cuGraphDestroy, "cuGraphDestroy", (CUgraph))
+
+static struct {
+#define DRIVER_FIELD(name, sym, params) CUresult(*name) params;
+    DRIVER_MAP(DRIVER_FIELD)
+#undef DRIVER_FIELD
+} cu;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static acc_status_t open_status = ACC_ERR_NO_DEVICE;
+static char open_error[512];
+
+static void open_driver(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    CUresult r;
+    if (!h) {
+        snprintf(open_error, sizeof(open_error),
+                 "no CUDA driver: dlopen(\"libcuda.so.1\") failed (%s); GPU work needs an NVIDIA "
+                 "driver",
+                 dlerror());
+        return;
+    }
+#define DRIVER_LOAD(name, sym, params)                                                             \
+    if (!(*(void **)&cu.name = dlsym(h, sym))) {                                                   \
+        snprintf(open_error, sizeof(open_error),                                                   \
+                 "the CUDA driver lacks %s; it is too old for acc (CUDA 12 or newer needed)",      \
+                 sym);                                                                             \
+        return;                                                                                    \
+    }
+    DRIVER_MAP(DRIVER_LOAD)
+#undef DRIVER_LOAD
+    r = cu.cuInit(0);
+    if (r == CUDA_ERROR_NO_DEVICE)
+        snprintf(open_error, sizeof(open_error), "no CUDA GPU: the driver sees no device");
+    else if (r == CUDA_ERROR_STUB_LIBRARY)
+        snprintf(open_error, sizeof(open_error),
+                 "no CUDA driver: libcuda.so.1 is the toolkit's stub library, not a driver");
+    else if (r == CUDA_ERROR_INSUFFICIENT_DRIVER)
+        snprintf(open_error, sizeof(open_error),
+                 "the CUDA driver is older than the CUDA runtime it was asked for");
+    else if (r != 0)
+        snprintf(open_error, sizeof(open_error), "cuInit failed with CUDA error %d", r);
+    else
+        open_status = ACC_OK;
+}
+
+static acc_status_t driver(void)
+{
+    pthread_once(&once, open_driver);
+    if (open_status != ACC_OK)
+        return acc_error_set(ACC_ERR_NO_DEVICE, "%s", open_error);
+    return ACC_OK;
+}
+
+/* A driver error as an acc error: what failed, the driver's name and text for the code. */
+static acc_status_t fail(CUresult r, const char *what)
+{
+    const char *name = NULL, *text = NULL;
+    cu.cuGetErrorName(r, &name);
+    cu.cuGetErrorString(r, &text);
+    return acc_error_set(ACC_ERR_CUDA, "%s failed: %s (%d): %s", what, name ? name : "?", r,
+                         text ? text : "unknown error");
+}
+
+#define CALL(expr, what)                                                                           \
+    do {                                                                                           \
+        CUresult r_ = (expr);                                                                      \
+        if (r_ != 0)                                                                               \
+            return fail(r_, what);                                                                 \
+    } while (0)
+
+static CUdeviceptr dptr(const void *p)
+{
+    return (CUdeviceptr)(uintptr_t)p;
+}
+
+acc_status_t acc_cuda_init(int device)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    int n = 0;
+    acc_status_t st = driver();
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuDeviceGetCount(&n), "cuDeviceGetCount");
+    if (device < 0 || device >= n)
+        return acc_error_set(ACC_ERR_NO_DEVICE, "no CUDA device %d: the driver sees %d", device, n);
+    CALL(cu.cuDeviceGet(&dev, device), "cuDeviceGet");
+    /* The primary context is shared with the CUDA runtime and other libraries in the process,
+     * and stays for the process's lifetime (never released here). */
+    CALL(cu.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+    CALL(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    return ACC_OK;
+}
+
+acc_status_t acc_cuda_info(int device, acc_cuda_info_t *out)
+{
+    CUdevice dev;
+    int major = 0, minor = 0;
+    size_t mem = 0;
+    acc_status_t st = driver();
+    memset(out, 0, sizeof(*out));
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuDeviceGet(&dev, device), "cuDeviceGet");
+    CALL(cu.cuDeviceGetName(out->name, (int)sizeof(out->name), dev), "cuDeviceGetName");
+    CALL(cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+         "cuDeviceGetAttribute");
+    CALL(cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+         "cuDeviceGetAttribute");
+    CALL(cu.cuDeviceGetAttribute(&out->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+         "cuDeviceGetAttribute");
+    CALL(cu.cuDeviceTotalMem(&mem, dev), "cuDeviceTotalMem");
+    CALL(cu.cuDriverGetVersion(&out->driver_version), "cuDriverGetVersion");
+    out->sm = major * 10 + minor;
+    out->mem_bytes = mem;
+    return ACC_OK;
+}
+
+acc_status_t acc_cuda_malloc(size_t bytes, void **out)
+{
+    CUdeviceptr p = 0;
+    acc_status_t st = driver();
+    *out = NULL;
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuMemAlloc(&p, bytes ? bytes : 16), "cuMemAlloc");
+    *out = (void *)(uintptr_t)p;
+    return ACC_OK;
+}
+
+void acc_cuda_free(void *ptr)
+{
+    if (ptr && open_status == ACC_OK)
+        cu.cuMemFree(dptr(ptr));
+}
+
+acc_status_t acc_cuda_memset(void *dst, int byte, size_t bytes)
+{
+    acc_status_t st = driver();
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuMemsetD8(dptr(dst), (unsigned char)byte, bytes), "cuMemsetD8");
+    return ACC_OK;
+}
+
+acc_status_t acc_cuda_htod(void *dst, const void *src, size_t bytes)
+{
+    acc_status_t st = driver();
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuMemcpyHtoD(dptr(dst), src, bytes), "cuMemcpyHtoD");
+    return ACC_OK;
+}
+
+acc_status_t acc_cuda_dtoh(void *dst, const void *src, size_t bytes)
+{
+    acc_status_t st = driver();
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuMemcpyDtoH(dst, dptr(src), bytes), "cuMemcpyDtoH");
+    return ACC_OK;
+}
+
+acc_status_t acc_cuda_dtod_async(void *dst, const void *src, size_t bytes, acc_cuda_stream_t s)
+{
+    acc_status_t st = driver();
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuMemcpyDtoDAsync(dptr(dst), dptr(src), bytes, (CUstream)s), "cuMemcpyDtoDAsync");
+    return ACC_OK;
+}
+
+acc_status_t acc_cuda_stream_create(acc_cuda_stream_t *out)
+{
+    CUstream s = NULL;
+    acc_status_t st = driver();
+    *out = NULL;
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    *out = (acc_cuda_stream_t)s;
+    return ACC_OK;
+}
+
+void acc_cuda_stream_destroy(acc_cuda_stream_t s)
+{
+    if (s && open_status == ACC_OK)
+        cu.cuStreamDestroy((CUstream)s);
+}
+
+acc_status_t acc_cuda_stream_sync(acc_cuda_stream_t s)
+{
+    acc_status_t st = driver();
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuStreamSynchronize((CUstream)s), "cuStreamSynchronize");
+    return ACC_OK;
+}
+
+acc_status_t acc_cuda_event_create(acc_cuda_event_t *out)
+{
+    CUevent e = NULL;
+    acc_status_t st = driver();
+    *out = NULL;
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuEventCreate(&e, 0), "cuEventCreate");
+    *out = (acc_cuda_event_t)e;
+    return ACC_OK;
+}
+
+void acc_cuda_event_destroy(acc_cuda_event_t e)
+{
+    if (e && open_status == ACC_OK)
+        cu.cuEventDestroy((CUevent)e);
+}
+
+acc_status_t acc_cuda_event_record(acc_cuda_event_t e, acc_cuda_stream_t s)
+{
+    acc_status_t st = driver();
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuEventRecord((CUevent)e, (CUstream)s), "cuEventRecord");
+    return ACC_OK;
+}
+
+acc_status_t acc_cuda_event_ms(acc_cuda_event_t a, acc_cuda_event_t b, float *ms)
+{
+    acc_status_t st = driver();
+    *ms = 0;
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuEventElapsedTime(ms, (CUevent)a, (CUevent)b), "cuEventElapsedTime");
+    return ACC_OK;
+}
+
+struct acc_cuda_graph {
+    CUgraph graph;
+    CUgraphExec exec;
+};
+
+acc_status_t acc_cuda_capture_begin(acc_cuda_stream_t s)
+{
+    acc_status_t st = driver();
+    if (st != ACC_OK)
+        return st;
+    if (!s)
+        return acc_error_set(ACC_ERR_INVALID,
+                             "graph capture needs a stream of its own, not the default stream");
+    CALL(cu.cuStreamBeginCapture((CUstream)s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+         "cuStreamBeginCapture");
+    return ACC_OK;
+}
+
+acc_status_t acc_cuda_capture_end(acc_cuda_stream_t s, acc_cuda_graph_t **out)
+{
+    acc_cuda_graph_t *g;
+    CUresult r;
+    acc_status_t st = driver();
+    *out = NULL;
+    if (st != ACC_OK)
+        return st;
+    if (!(g = acc_calloc(1, sizeof(*g))))
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory for a CUDA graph");
+    if ((r = cu.cuStreamEndCapture((CUstream)s, &g->graph)) != 0) {
+        acc_free(g);
+        return fail(r, "cuStreamEndCapture");
+    }
+    if ((r = cu.cuGraphInstantiate(&g->exec, g->graph, 0)) != 0) {
+        st = fail(r, "cuGraphInstantiate");
+        cu.cuGraphDestroy(g->graph);
+        acc_free(g);
+        return st;
+    }
+    *out = g;
+    return ACC_OK;
+}
+
+acc_status_t acc_cuda_graph_launch(acc_cuda_graph_t *g, acc_cuda_stream_t s)
+{
+    acc_status_t st = driver();
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuGraphLaunch(g->exec, (CUstream)s), "cuGraphLaunch");
+    return ACC_OK;
+}
+
+void acc_cuda_graph_destroy(acc_cuda_graph_t *g)
+{
+    if (!g)
+        return;
+    if (open_status == ACC_OK) {
+        cu.cuGraphExecDestroy(g->exec);
+        cu.cuGraphDestroy(g->graph);
+    }
+    acc_free(g);
+}
+
+/* ---- internal: modules and launches (codegen_internal.h) -------------------------------- */
+
+acc_status_t rt_cuda_module_load(const void *cubin, void **module)
+{
+    CUmodule m = NULL;
+    acc_status_t st = driver();
+    *module = NULL;
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuModuleLoadData(&m, cubin), "cuModuleLoadData");
+    *module = m;
+    return ACC_OK;
+}
+
+void rt_cuda_module_unload(void *module)
+{
+    if (module && open_status == ACC_OK)
+        cu.cuModuleUnload((CUmodule)module);
+}
+
+acc_status_t rt_cuda_module_function(void *module, const char *name, void **fn)
+{
+    CUfunction f = NULL;
+    *fn = NULL;
+    CALL(cu.cuModuleGetFunction(&f, (CUmodule)module, name), "cuModuleGetFunction");
+    *fn = f;
+    return ACC_OK;
+}
+
+acc_status_t rt_cuda_occupancy(void *fn, int threads, int *blocks_per_sm)
+{
+    CALL(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, (CUfunction)fn, threads, 0),
+         "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    return ACC_OK;
+}
+
+acc_status_t rt_cuda_launch(void *fn, unsigned gx, unsigned gy, unsigned threads, void **args,
+                             acc_cuda_stream_t s)
+{
+    CALL(cu.cuLaunchKernel((CUfunction)fn, gx, gy, 1, threads, 1, 1, 0, (CUstream)s, args, NULL),
+         "cuLaunchKernel");
+    return ACC_OK;
+}
