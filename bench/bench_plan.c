@@ -8,26 +8,13 @@
  * Peak memory is the process's maximum resident set (getrusage), which only grows: each row
  * shows the peak reached so far, so the first row is the first algorithm's own peak.
  */
+#include "bench_util.h"
 #include "acc_compiler.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double peak_mib(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss / 1024.0; /* Linux reports kilobytes */
-}
 
 typedef struct {
     double build_s, verify_s, peak_mib;
@@ -46,21 +33,21 @@ static int measure(const acc_topo_t *t, const char *name, result_t *r)
         fprintf(stderr, "bench_plan: allreduce %s: %s\n", name, acc_error_message());
         return 1;
     }
-    t0 = now();
+    t0 = acc_now_s();
     if (a->build(t, &args, &p) != ACC_OK) {
         fprintf(stderr, "bench_plan: building %s: %s\n", name, acc_error_message());
         return 1;
     }
-    t1 = now();
+    t1 = acc_now_s();
     if (acc_plan_verify(p) != ACC_OK) {
         fprintf(stderr, "bench_plan: verifying %s: %s\n", name, acc_error_message());
         acc_plan_destroy(p);
         return 1;
     }
-    t2 = now();
+    t2 = acc_now_s();
     r->build_s = t1 - t0;
     r->verify_s = t2 - t1;
-    r->peak_mib = peak_mib();
+    r->peak_mib = bench_peak_mib();
     r->ops = acc_plan_op_count(p);
     acc_plan_destroy(p);
     return 0;

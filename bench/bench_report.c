@@ -14,6 +14,7 @@
  * so it says what the variants and the simulations cost on top.  Peak memory is the process's
  * maximum resident set so far (getrusage), which only grows.
  */
+#include "bench_util.h"
 #include "acc_compiler.h"
 #include "acc_select.h"
 
@@ -26,36 +27,12 @@ static const acc_coll_t colls[] = {ACC_COLL_ALLREDUCE, ACC_COLL_ALLGATHER, ACC_C
                                    ACC_COLL_BROADCAST, ACC_COLL_REDUCE};
 #define NCOLL (sizeof(colls) / sizeof(colls[0]))
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* CPU seconds of the process so far, every thread's: beside the wall time it tells how much
- * the machine's other load and the report's threads changed it. */
-static double cpu_s(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
-           ru.ru_stime.tv_usec * 1e-6;
-}
-
-static double peak_mib(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss / 1024.0; /* Linux reports kilobytes */
-}
-
 /* The baseline: every generator's default plan, generated and verified once. */
 static int baseline(const acc_topo_t *t, double *secs, size_t *plans)
 {
     size_t n, i, k;
     const acc_algo_t *const *algos = acc_algo_list(&n);
-    double t0 = now();
+    double t0 = acc_now_s();
 
     *plans = 0;
     for (k = 0; k < NCOLL; k++) {
@@ -74,7 +51,7 @@ static int baseline(const acc_topo_t *t, double *secs, size_t *plans)
             (*plans)++;
         }
     }
-    *secs = now() - t0;
+    *secs = acc_now_s() - t0;
     return 0;
 }
 
@@ -85,7 +62,7 @@ static int report(const acc_topo_t *t, double *secs, double *cpu, size_t *varian
     acc_select_builder_t *b = NULL;
     acc_select_result_t *res[NCOLL] = {NULL};
     acc_buf_t text, json, svg;
-    double t0 = now(), c0 = cpu_s(), tc;
+    double t0 = acc_now_s(), c0 = bench_cpu_s(), tc;
     size_t k;
     int rc = 0;
 
@@ -96,12 +73,12 @@ static int report(const acc_topo_t *t, double *secs, double *cpu, size_t *varian
     if (acc_select_builder_create(t, NULL, &b) != ACC_OK)
         rc = 1;
     for (k = 0; k < NCOLL && rc == 0; k++) {
-        tc = now();
+        tc = acc_now_s();
         if (acc_select_build(b, colls[k], &res[k]) != ACC_OK) {
             rc = 1;
             break;
         }
-        per_coll[k] = now() - tc;
+        per_coll[k] = acc_now_s() - tc;
         *variants += res[k]->variants;
         *sims += res[k]->simulations;
     }
@@ -110,8 +87,8 @@ static int report(const acc_topo_t *t, double *secs, double *cpu, size_t *varian
          acc_select_report_json((const acc_select_result_t *const *)res, NCOLL, &json) != ACC_OK ||
          acc_select_report_svg((const acc_select_result_t *const *)res, NCOLL, &svg) != ACC_OK))
         rc = 1;
-    *secs = now() - t0;
-    *cpu = cpu_s() - c0;
+    *secs = acc_now_s() - t0;
+    *cpu = bench_cpu_s() - c0;
     if (rc)
         fprintf(stderr, "bench_report: %s\n", acc_error_message());
     for (k = 0; k < NCOLL; k++)
@@ -139,7 +116,7 @@ static int bench(const char *src, double target)
     }
     printf("%-28s %6d %8zu %8zu %8zu %9.3f %9.2f %9.2f %7.1f %9.1f %8.0f  %s\n",
            acc_topo_name(t)[0] ? acc_topo_name(t) : src, acc_topo_ranks(t), base_plans, variants,
-           sims, base_s, rep_s, rep_cpu, base_s > 0 ? rep_s / base_s : 0, peak_mib(), target,
+           sims, base_s, rep_s, rep_cpu, base_s > 0 ? rep_s / base_s : 0, bench_peak_mib(), target,
            target <= 0      ? "-"
            : rep_s < target ? "meets"
                             : "MISSES");

@@ -9,6 +9,7 @@
  * Each figure is the best of three runs (CPU time of this process, so that other programs on a
  * shared machine do not count).  Plans are built without the verifier (bench_plan times that).
  */
+#include "bench_util.h"
 #include "acc_compiler.h"
 #include "acc_cost.h"
 
@@ -18,20 +19,13 @@
 
 #define REPEAT 3
 
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* The baseline: read every operation once, as any consumer of the plan must. */
 static double walk(const acc_plan_t *p, uint64_t *sink)
 {
     double best = 1e30;
     int k, rep;
     for (rep = 0; rep < REPEAT; rep++) {
-        double t0 = cpu_now();
+        double t0 = bench_cpu_s();
         uint64_t sum = 0;
         for (k = 0; k < p->nranks * p->nlanes; k++) {
             uint32_t j;
@@ -40,8 +34,8 @@ static double walk(const acc_plan_t *p, uint64_t *sink)
                        (uint32_t)p->progs[k].ops[j].peer;
         }
         *sink += sum;
-        if (cpu_now() - t0 < best)
-            best = cpu_now() - t0;
+        if (bench_cpu_s() - t0 < best)
+            best = bench_cpu_s() - t0;
     }
     return best;
 }
@@ -63,14 +57,14 @@ static int bench(const acc_topo_t *t, acc_sim_t *s, const char *name, const uint
         acc_sim_result_t r;
         double best = 1e30;
         for (rep = 0; rep < REPEAT; rep++) {
-            double t0 = cpu_now();
+            double t0 = bench_cpu_s();
             if (acc_sim_plan(s, p, sizes[i], ACC_DT_F32, &r) != ACC_OK) {
                 fprintf(stderr, "bench_sim: simulating %s: %s\n", name, acc_error_message());
                 acc_plan_destroy(p);
                 return 1;
             }
-            if (cpu_now() - t0 < best)
-                best = cpu_now() - t0;
+            if (bench_cpu_s() - t0 < best)
+                best = bench_cpu_s() - t0;
         }
         printf("%-6s %6d %10zu %11llu %9.4f %9.3f %8.1f %12.1f %8.1f %10llu\n", name, p->nlanes,
                acc_plan_op_count(p), (unsigned long long)sizes[i], w, best, best / w, r.time_us,

@@ -19,13 +19,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 static int fail(const char *what)
 {
     fprintf(stderr, "bench_tune: %s: %s\n", what, acc_error_message());
@@ -56,11 +49,11 @@ static double walk_us(const acc_profile_t *p, int reps)
     if (reps > 64)
         reps = 64;
     for (r = 0; r < reps; r++) {
-        double t0 = now_us();
+        double t0 = (acc_now_s() * 1e6);
         for (i = 0; i < p->ntensors; i++)
             s += (double)(p->tensors[i].elems * acc_dtype_size(p->tensors[i].dtype)) +
                  p->tensors[i].ready;
-        t[r] = now_us() - t0;
+        t[r] = (acc_now_s() * 1e6) - t0;
     }
     sink = s;
     return median(t, reps);
@@ -78,10 +71,10 @@ static int load(const char *model, const char *topo_src, acc_profile_t **p, acc_
     if (acc_topo_load(topo_src, &t) != ACC_OK)
         return fail(topo_src);
     v = acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_GPU, 0))->sm;
-    t0 = now_us();
+    t0 = (acc_now_s() * 1e6);
     if (acc_tune_comm_create(t, NULL, c) != ACC_OK)
         return fail("collective times");
-    *sweep_us = now_us() - t0;
+    *sweep_us = (acc_now_s() * 1e6) - t0;
     acc_topo_destroy(t);
     if (acc_itersim_create(*p, acc_profile_find_compute(*p, v, NULL), *c, NULL, sim) != ACC_OK)
         return fail("iteration simulator");
@@ -114,12 +107,12 @@ static int one_iteration(int reps)
     for (k = 0; k < 4; k++) {
         acc_itersim_result_t res;
         for (r = 0; r < reps; r++) {
-            double t0 = now_us();
+            double t0 = (acc_now_s() * 1e6);
             if (acc_itersim_run(sim, &cfg[k], &res) != ACC_OK) {
                 fail(names[k]);
                 goto out;
             }
-            t[r] = now_us() - t0;
+            t[r] = (acc_now_s() * 1e6) - t0;
         }
         printf("  %-22s %12.2f %10.1f %9zu %8llu %12.3f\n", names[k], median(t, reps),
                median(t, reps) / walk, res.buffers, (unsigned long long)res.events,
@@ -151,12 +144,12 @@ static int full_grid(void)
         goto out;
     acc_tune_space_init(&sp);
     walk = walk_us(p, 64);
-    t0 = now_us();
+    t0 = (acc_now_s() * 1e6);
     if (acc_tune_search(sim, &sp, NULL, &r) != ACC_OK) {
         fail("grid");
         goto out;
     }
-    grid = now_us() - t0;
+    grid = (acc_now_s() * 1e6) - t0;
     acc_tune_config_format(&r->evals[r->best].config, cfg, sizeof(cfg));
     printf("\nResNet-50 on DGX H100, full grid of %zu configurations\n", r->nevals);
     printf("  walk of the tensors x %zu     %12.3f ms\n", r->nevals, walk * r->nevals / 1e3);

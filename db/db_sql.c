@@ -84,13 +84,6 @@ acc_status_t db_error_rc(sqlite3 *sql, const char *path, int rc, const char *fmt
                          sqlite3_errstr(rc), sys, advice(rc, err));
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static uint64_t next_random(acc_db_t *db)
 {
     /* xorshift64: only spreads the retries of competing processes apart. */
@@ -121,7 +114,7 @@ acc_status_t db_txn(acc_db_t *db, int write, const char *what, db_txn_fn fn, voi
     /* Backoff from 1 ms, doubling to 128 ms, each pause jittered to between half and all of it.
      * SQLite's busy handler waits inside each attempt as well; the retries here cover the cases
      * it does not (a snapshot gone stale, recovery by another process, a lock lost on COMMIT). */
-    const double deadline = now_ms() + ACC_DB_BUSY_MS;
+    const double deadline = (acc_now_s() * 1e3) + ACC_DB_BUSY_MS;
     double delay = 1.0;
     int attempts = 0;
     acc_status_t st;
@@ -149,7 +142,7 @@ acc_status_t db_txn(acc_db_t *db, int write, const char *what, db_txn_fn fn, voi
         }
         if (st != ACC_ERR_BUSY)
             return st;
-        if (now_ms() >= deadline)
+        if ((acc_now_s() * 1e3) >= deadline)
             return acc_error_set(ACC_ERR_BUSY,
                                  "%s: %s: the database stayed locked by other processes for %d s "
                                  "(%d attempts); retry when they are done",

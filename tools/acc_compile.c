@@ -2,7 +2,7 @@
  * acc-compile: read a machine's topology and compile collective schedules for it.
  * A thin layer of argument parsing and printing around the library; see --help.
  */
-#include "acc_compile.h"
+#include "compile_cli.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -10,7 +10,8 @@
 #include <string.h>
 
 static const char usage_text[] =
-    "usage: acc-compile --topo SRC [--print-topo [--json]] [--export-topo yaml|nccl-xml [-o FILE]]\n"
+    "usage: acc-compile --topo SRC [--print-topo [--json]] [--export-topo yaml|nccl-xml [-o "
+    "FILE]]\n"
     "       acc-compile --topo SRC --list-algos\n"
     "       acc-compile --topo SRC --coll C --algo NAME [--lanes N] [--chunks M] [--root R]\n"
     "                   [--inner A --outer B] [--proto P] [--emit-plan FILE.yaml]\n"
@@ -107,11 +108,18 @@ static int usage_error(const char *what, const char *arg)
     return EXIT_USAGE;
 }
 
-static int parse_int(const char *opt, const char *text, int lo, int *out)
+/* Lane, chunk and root counts: 0 (the generator's default) up to 2^20. */
+#define COUNT_MAX (1 << 20)
+
+static int parse_count(const char *opt, const char *text, int *out)
 {
     int64_t v;
-    if (acc_parse_int64(text, &v) != ACC_OK || v < lo || v > 1 << 20)
-        return usage_error(opt, "needs a non-negative integer") ? -1 : -1;
+    char what[96];
+    if (acc_parse_int64(text, &v) != ACC_OK || v < 0 || v > COUNT_MAX) {
+        snprintf(what, sizeof(what), "%s needs an integer from 0 to %d, not", opt, COUNT_MAX);
+        usage_error(what, text);
+        return -1;
+    }
     *out = (int)v;
     return 0;
 }
@@ -120,10 +128,29 @@ static int parse_int(const char *opt, const char *text, int lo, int *out)
 enum { OPT_EMIT_CUDA = 400, OPT_ARCH, OPT_TYPES, OPT_OPS };
 
 enum {
-    OPT_TOPO = 256, OPT_PRINT, OPT_JSON, OPT_EXPORT, OPT_LIST, OPT_VERSION, OPT_LIST_ALGOS,
-    OPT_COLL, OPT_ALGO, OPT_LANES, OPT_CHUNKS, OPT_ROOT, OPT_INNER, OPT_OUTER, OPT_PROTO,
-    OPT_EMIT, OPT_VERIFY, OPT_IMPORT, OPT_EXPORT_MSCCL, OPT_REPORT, OPT_PLOT,
-    OPT_DB, OPT_PRINT_SELECTION
+    OPT_TOPO = 256,
+    OPT_PRINT,
+    OPT_JSON,
+    OPT_EXPORT,
+    OPT_LIST,
+    OPT_VERSION,
+    OPT_LIST_ALGOS,
+    OPT_COLL,
+    OPT_ALGO,
+    OPT_LANES,
+    OPT_CHUNKS,
+    OPT_ROOT,
+    OPT_INNER,
+    OPT_OUTER,
+    OPT_PROTO,
+    OPT_EMIT,
+    OPT_VERIFY,
+    OPT_IMPORT,
+    OPT_EXPORT_MSCCL,
+    OPT_REPORT,
+    OPT_PLOT,
+    OPT_DB,
+    OPT_PRINT_SELECTION
 };
 
 static const struct option longopts[] = {
@@ -177,9 +204,15 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         switch (c) {
-        case OPT_TOPO: o->topo = optarg; break;
-        case OPT_EMIT_CUDA: o->emit_cuda = optarg; break;
-        case OPT_ARCH: o->arch = optarg; break;
+        case OPT_TOPO:
+            o->topo = optarg;
+            break;
+        case OPT_EMIT_CUDA:
+            o->emit_cuda = optarg;
+            break;
+        case OPT_ARCH:
+            o->arch = optarg;
+            break;
         case OPT_TYPES:
             if (compile_parse_types(optarg, o) != EXIT_OK)
                 return usage_error(acc_error_message(), NULL);
@@ -190,24 +223,55 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
                 return usage_error(acc_error_message(), NULL);
             ops_given = 1;
             break;
-        case OPT_PRINT: o->print_topo = 1; break;
-        case OPT_JSON: o->json = 1; break;
-        case OPT_EXPORT: o->export_fmt = optarg; break;
-        case 'o': o->output = optarg; break;
-        case OPT_LIST: o->list_platforms = 1; break;
-        case OPT_LIST_ALGOS: o->list_algos = 1; break;
-        case OPT_COLL: o->coll = optarg; break;
-        case OPT_ALGO: o->algo = optarg; break;
-        case OPT_LANES: if (parse_int("--lanes", optarg, 0, &o->args.lanes)) return EXIT_USAGE; break;
-        case OPT_CHUNKS: if (parse_int("--chunks", optarg, 0, &o->args.chunks)) return EXIT_USAGE; break;
-        case OPT_ROOT: if (parse_int("--root", optarg, 0, &o->args.root)) return EXIT_USAGE; break;
-        case OPT_INNER: o->args.inner = optarg; break;
-        case OPT_OUTER: o->args.outer = optarg; break;
+        case OPT_PRINT:
+            o->print_topo = 1;
+            break;
+        case OPT_JSON:
+            o->json = 1;
+            break;
+        case OPT_EXPORT:
+            o->export_fmt = optarg;
+            break;
+        case 'o':
+            o->output = optarg;
+            break;
+        case OPT_LIST:
+            o->list_platforms = 1;
+            break;
+        case OPT_LIST_ALGOS:
+            o->list_algos = 1;
+            break;
+        case OPT_COLL:
+            o->coll = optarg;
+            break;
+        case OPT_ALGO:
+            o->algo = optarg;
+            break;
+        case OPT_LANES:
+            if (parse_count("--lanes", optarg, &o->args.lanes))
+                return EXIT_USAGE;
+            break;
+        case OPT_CHUNKS:
+            if (parse_count("--chunks", optarg, &o->args.chunks))
+                return EXIT_USAGE;
+            break;
+        case OPT_ROOT:
+            if (parse_count("--root", optarg, &o->args.root))
+                return EXIT_USAGE;
+            break;
+        case OPT_INNER:
+            o->args.inner = optarg;
+            break;
+        case OPT_OUTER:
+            o->args.outer = optarg;
+            break;
         case OPT_PROTO:
             if (acc_proto_parse(optarg, &o->args.proto) != ACC_OK)
                 return usage_error(acc_error_message(), NULL);
             break;
-        case OPT_EMIT: o->emit_plan = optarg; break;
+        case OPT_EMIT:
+            o->emit_plan = optarg;
+            break;
         case OPT_VERIFY:
             o->verify = 1;
             /* "--verify FILE" and "--verify=FILE" both name a plan file. */
@@ -216,26 +280,46 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
             else if (optind < argc && argv[optind][0] != '-')
                 o->verify_file = argv[optind++];
             break;
-        case OPT_IMPORT: o->import_msccl = optarg; break;
-        case OPT_EXPORT_MSCCL: o->export_msccl = optarg; break;
-        case OPT_REPORT: o->report = 1; break;
-        case OPT_PLOT: o->plot = optarg; break;
-        case OPT_DB: o->db = optarg; break;
-        case OPT_PRINT_SELECTION: o->print_selection = 1; break;
-        case 'h': fputs(usage_text, stdout); return -1;
-        case OPT_VERSION: print_version(); return -1;
-        case ':': return usage_error("this option needs a value:", argv[optind - 1]);
-        default: return usage_error("unknown option", argv[optind - 1]);
+        case OPT_IMPORT:
+            o->import_msccl = optarg;
+            break;
+        case OPT_EXPORT_MSCCL:
+            o->export_msccl = optarg;
+            break;
+        case OPT_REPORT:
+            o->report = 1;
+            break;
+        case OPT_PLOT:
+            o->plot = optarg;
+            break;
+        case OPT_DB:
+            o->db = optarg;
+            break;
+        case OPT_PRINT_SELECTION:
+            o->print_selection = 1;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return -1;
+        case OPT_VERSION:
+            print_version();
+            return -1;
+        case ':':
+            return usage_error("this option needs a value:", argv[optind - 1]);
+        default:
+            return usage_error("unknown option", argv[optind - 1]);
         }
     }
     if (optind < argc)
         return usage_error("unexpected argument", argv[optind]);
     if ((o->emit_cuda || o->arch) && !o->topo && !o->verify_file && !o->import_msccl)
         return usage_error("--emit-cuda/--arch need plans: --topo SRC, --verify FILE or "
-                           "--import-msccl FILE", NULL);
+                           "--import-msccl FILE",
+                           NULL);
     if ((types_given || ops_given) && !o->emit_cuda && !o->arch)
         return usage_error("--types and --ops choose the kernels of --emit-cuda DIR or --arch "
-                           "LIST; add one", NULL);
+                           "LIST; add one",
+                           NULL);
     if (!types_given) {
         /* The types of training: fp32 master weights, fp16 and bf16 gradients. */
         o->types[0] = ACC_DT_F32;
@@ -268,7 +352,8 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
         return usage_error("--verify FILE and --import-msccl are separate inputs", NULL);
     if ((o->emit_plan || o->export_msccl) && !o->algo && !o->import_msccl && !o->verify_file)
         return usage_error("--emit-plan/--export-msccl need a plan: --algo, --import-msccl or "
-                           "--verify FILE", NULL);
+                           "--verify FILE",
+                           NULL);
     if (o->plot && !o->report)
         return usage_error("--plot FILE.svg goes with --report", NULL);
     if (o->report && !o->topo)

@@ -2,6 +2,7 @@
  * and, with --db, what a database holds. */
 #include "acc_db.h"
 #include "acc_topo.h"
+#include "cli.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -12,16 +13,16 @@ static int show_db(const char *path)
 {
     acc_db_t *db = NULL;
     acc_buf_t b;
-    int rc = 0;
+    int rc = EXIT_OK;
 
     if (acc_db_open(path, ACC_DB_READONLY | ACC_DB_CHECK, &db) != ACC_OK) {
         fprintf(stderr, "acc-info: %s\n", acc_error_message());
-        return 1;
+        return EXIT_INPUT;
     }
     acc_buf_init(&b);
     if (acc_db_summary(db, &b) != ACC_OK) {
         fprintf(stderr, "acc-info: %s\n", acc_error_message());
-        rc = 1;
+        rc = EXIT_INPUT;
     } else {
         fwrite(b.data, 1, b.len, stdout);
     }
@@ -41,18 +42,18 @@ int main(int argc, char **argv)
              "and meaning, and the shipped platform descriptions; with --db, what a database\n"
              "holds (schema version, topologies, collectives and size ranges, kernels per\n"
              "architecture, optima).");
-        return 0;
+        return EXIT_OK;
     }
     if (argc > 1 && strcmp(argv[1], "--db") == 0) {
         if (argc != 3) {
             fprintf(stderr, "acc-info: --db needs one FILE\nTry 'acc-info --help'.\n");
-            return 2;
+            return EXIT_USAGE;
         }
         return show_db(argv[2]);
     }
     if (argc > 1 && strcmp(argv[1], "--settings") != 0 && strcmp(argv[1], "--platforms") != 0) {
         fprintf(stderr, "acc-info: unknown option '%s'\nTry 'acc-info --help'.\n", argv[1]);
-        return 2;
+        return EXIT_USAGE;
     }
     if (argc == 1)
         printf("acc %s\n\n", ACC_VERSION_STRING);
@@ -64,11 +65,11 @@ int main(int argc, char **argv)
         printf("%sPlatforms in %s:\n", argc == 1 ? "\n" : "", acc_topo_platform_dir());
         if (acc_topo_platform_list(&names, &n) != ACC_OK) {
             fprintf(stderr, "acc-info: %s\n", acc_error_message());
-            return 1;
+            return EXIT_INPUT;
         }
         for (i = 0; i < n; i++)
             printf("  %s\n", names[i]);
         acc_strv_free(names, n);
     }
-    return acc_settings_validate() == ACC_OK ? 0 : 1;
+    return acc_settings_validate() == ACC_OK ? EXIT_OK : EXIT_INPUT;
 }

@@ -5,7 +5,7 @@
  * default arguments; each in the types of --types (fp32, fp16 and bf16 by default, the types
  * of training) with the reductions of --ops (sum by default).  With --db the plans are the
  * selected ones instead (compile_db.c), built with the helpers below. */
-#include "acc_compile.h"
+#include "compile_cli.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -14,13 +14,6 @@
 #include <time.h>
 
 #define MAX_PLANS 64
-
-double compile_now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 /* ---- options ---------------------------------------------------------------------------- */
 
@@ -293,7 +286,7 @@ int compile_cuda_actions(const compile_opts_t *o, const acc_topo_t *topo)
     char archs[COMPILE_MAX_ARCHS][16], what[512];
     acc_kcache_t *cache = NULL;
     int nplans, narchs = 0, p, modules = 0, cubins = 0, rc = EXIT_OK;
-    double t0 = compile_now_ms();
+    double t0 = (acc_now_s() * 1e3);
 
     if (o->arch && (rc = compile_parse_archs(o->arch, archs, &narchs)) != EXIT_OK)
         return compile_fail(rc);
@@ -317,7 +310,7 @@ int compile_cuda_actions(const compile_opts_t *o, const acc_topo_t *topo)
     if (narchs) {
         compile_cache_text(cache, cubins, what, sizeof(what));
         printf("%d CUBINs for %s: %s; %.1f s in all\n", cubins, o->arch, what,
-               (compile_now_ms() - t0) / 1e3);
+               ((acc_now_s() * 1e3) - t0) / 1e3);
     }
 out:
     acc_kcache_destroy(cache);

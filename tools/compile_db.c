@@ -1,7 +1,7 @@
 /* acc-compile's database actions: --db stores the topology, every selected plan and the
  * selection table of every collective, and with --arch the CUBINs of the tables' plans;
  * --print-selection reads tables back. */
-#include "acc_compile.h"
+#include "compile_cli.h"
 #include "acc_db.h"
 #include "acc_select.h"
 
@@ -107,7 +107,7 @@ static int store_kernels(kernels_t *ks, const acc_select_result_t *r)
     acc_dtype_t dts[COMPILE_MAX_VARIANTS];
     acc_redop_t ops[COMPILE_MAX_VARIANTS];
     int nv = compile_variants(ks->o, r->coll, dts, ops), v, rc = EXIT_OK;
-    double t0 = compile_now_ms();
+    double t0 = (acc_now_s() * 1e3);
     size_t i;
 
     for (i = 0; i < r->nplans && rc == EXIT_OK; i++) {
@@ -125,7 +125,7 @@ static int store_kernels(kernels_t *ks, const acc_select_result_t *r)
             acc_kernel_destroy(k);
         }
     }
-    ks->ms += compile_now_ms() - t0;
+    ks->ms += (acc_now_s() * 1e3) - t0;
     return rc;
 }
 

@@ -1,6 +1,6 @@
 /* acc-compile's plan actions: listing algorithms, generating, verifying, importing and
  * exporting plans.  Every plan printed or written has passed the verifier. */
-#include "acc_compile.h"
+#include "compile_cli.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -12,8 +12,8 @@ int compile_list_algos(const acc_topo_t *topo)
     acc_algo_args_t args;
 
     memset(&args, 0, sizeof(args));
-    printf("Algorithms for %s (%d ranks)\n", acc_topo_name(topo)[0] ? acc_topo_name(topo)
-                                                                    : acc_topo_source(topo),
+    printf("Algorithms for %s (%d ranks)\n",
+           acc_topo_name(topo)[0] ? acc_topo_name(topo) : acc_topo_source(topo),
            acc_topo_ranks(topo));
     for (i = 0; i < n; i++) {
         const acc_algo_t *a = algos[i];
@@ -45,8 +45,8 @@ static int obtain_plan(const compile_opts_t *o, const acc_topo_t *topo, acc_plan
         if (acc_plan_import_msccl_file(o->import_msccl, plan) != ACC_OK)
             return compile_fail(EXIT_INPUT);
         printf("%s: imported and verified: %s, %d ranks, %d lanes, %zu operations\n",
-               o->import_msccl, acc_coll_name((*plan)->coll), (*plan)->nranks,
-               (*plan)->nlanes, acc_plan_op_count(*plan));
+               o->import_msccl, acc_coll_name((*plan)->coll), (*plan)->nranks, (*plan)->nlanes,
+               acc_plan_op_count(*plan));
         return EXIT_OK;
     }
     {

@@ -1,6 +1,6 @@
 /* acc-compile's report: the selection sweep of one or every collective, as text or JSON, and
  * its plot. */
-#include "acc_compile.h"
+#include "compile_cli.h"
 
 #include "acc_select.h"
 

@@ -1,5 +1,5 @@
 /* acc-compile's topology actions: the summary, JSON, and exports. */
-#include "acc_compile.h"
+#include "compile_cli.h"
 
 #include <string.h>
 

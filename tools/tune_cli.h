@@ -5,7 +5,7 @@
 #include "acc_db.h"
 #include "acc_tune.h"
 
-enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_OUTPUT = 3 };
+#include "cli.h"
 
 typedef enum { CMD_TUNE = 0, CMD_SHOW, CMD_PLOT, CMD_EXPORT } tune_cmd_t;
 

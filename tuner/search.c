@@ -160,13 +160,6 @@ double search_uniform(uint64_t *state)
     return (double)(search_rand(state) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 int search_done(const search_t *s, size_t index)
 {
     return !isnan(s->score[index]);
@@ -212,10 +205,10 @@ acc_status_t search_eval(search_t *s, const acc_itersim_t *sim, size_t index, in
     e->index = index;
     e->fidelity = fid;
     e->warm = warm;
-    t0 = now_s();
+    t0 = acc_now_s();
     if ((st = acc_itersim_run(sim, &e->config, &e->result)) != ACC_OK)
         return st;
-    e->seconds = now_s() - t0;
+    e->seconds = acc_now_s() - t0;
     s->res->nevals++;
     s->res->cost += fid;
     *ms = e->result.iteration_ms;
@@ -313,7 +306,7 @@ acc_status_t acc_tune_search(const acc_itersim_t *sim, const acc_tune_space_t *s
     search_t s;
     acc_status_t st;
     size_t i;
-    double t0 = now_s();
+    double t0 = acc_now_s();
     int a;
 
     *out = NULL;
@@ -376,7 +369,7 @@ out:
         acc_tune_search_result_destroy(r);
         return st;
     }
-    r->seconds = now_s() - t0;
+    r->seconds = acc_now_s() - t0;
     *out = r;
     return ACC_OK;
 }

@@ -6,10 +6,11 @@
  *
  * Errors.  Every function that can fail returns an acc_status_t: ACC_OK (0) on success, a negative
  *   ACC_ERR_* on failure.  The one positive code, ACC_NO_DATA, is not a failure: the runtime's
- *   "nothing usable here, carry on with plain NCCL".  The failing function also records a message for the calling thread with
- *   acc_error_set(); acc_error_message() returns it.  Messages name the file, line, variable or peer
- *   involved and say what to do next.  Foreign errors (libyaml, libxml2, hwloc, SQLite, CUDA, NVRTC,
- *   NCCL) are mapped to the closest acc code and their original code and text are kept in the message.
+ *   "nothing usable here, carry on with plain NCCL".  The failing function also records a message
+ * for the calling thread with acc_error_set(); acc_error_message() returns it.  Messages name the
+ * file, line, variable or peer involved and say what to do next.  Foreign errors (libyaml, libxml2,
+ * hwloc, SQLite, CUDA, NVRTC, NCCL) are mapped to the closest acc code and their original code and
+ * text are kept in the message.
  *
  * Ownership.  acc_x_create(..., acc_x_t **out) hands the caller a new object it must release with
  *   acc_x_destroy(); destroy(NULL) does nothing.  Pointer parameters are borrowed unless the
@@ -245,7 +246,7 @@ acc_status_t acc_write_file(const char *path, const void *data, size_t len);
 /* ---------------------------------------------------------------------------------------------
  * Hashing.  SHA-256 (libcrypto) for fingerprints and cache keys; FNV-1a for hash tables.
  */
-#define ACC_SHA256_LEN 32
+#define ACC_SHA256_LEN     32
 #define ACC_SHA256_HEX_LEN 64
 
 typedef struct acc_sha256 acc_sha256_t;
@@ -261,6 +262,12 @@ acc_status_t acc_sha256_hex(const void *data, size_t len, char out[ACC_SHA256_HE
 void acc_hex_encode(const uint8_t *bytes, size_t n, char *out);
 
 uint64_t acc_fnv1a64(const void *data, size_t len);
+
+/* ---------------------------------------------------------------------------------------------
+ * Time.
+ */
+/* Seconds on the monotonic clock (CLOCK_MONOTONIC): for intervals, never for dates. */
+double acc_now_s(void);
 
 /* ---------------------------------------------------------------------------------------------
  * Small string helpers used by every parser.

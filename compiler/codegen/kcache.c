@@ -35,13 +35,6 @@ struct acc_kcache {
     acc_kcache_stats_t stats;
 };
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 /* The key of source compiled with options (a linked module: its whole source and the options
  * of its parts, marked as linked) for arch. */
 static acc_status_t key_of(const char *source, const char *kind, const char *options,
@@ -348,9 +341,9 @@ static acc_status_t cached(acc_kcache_t *c, const char *source, const char *name
     if ((st = key_of(source, "program", acc_nvrtc_options(flags), arch, key)) != ACC_OK)
         return st;
     if (!(e = lookup(c, key))) {
-        t0 = now_ms();
+        t0 = (acc_now_s() * 1e3);
         st = acc_nvrtc_compile_ex(source, name, arch, flags, &bin, &n, NULL);
-        c->stats.compile_ms += now_ms() - t0;
+        c->stats.compile_ms += (acc_now_s() * 1e3) - t0;
         if (st != ACC_OK)
             return st;
         c->stats.compiles++;
@@ -396,7 +389,7 @@ acc_status_t acc_kcache_kernel(acc_kcache_t *c, const acc_kernel_t *k, const cha
     if ((st = cached(c, acc_kernel_library_source(k), acc_kernel_library_name(k), arch,
                      ACC_NVRTC_RELOCATABLE, &parts[0], &sizes[0])) != ACC_OK)
         return st;
-    t0 = now_ms();
+    t0 = (acc_now_s() * 1e3);
     st = acc_nvrtc_compile_ex(acc_kernel_plan_source(k), acc_kernel_name(k), arch,
                               ACC_NVRTC_RELOCATABLE, &plan, &sizes[1], NULL);
     if (st == ACC_OK) {
@@ -406,7 +399,7 @@ acc_status_t acc_kcache_kernel(acc_kcache_t *c, const acc_kernel_t *k, const cha
         if (st == ACC_OK)
             c->stats.links++;
     }
-    c->stats.compile_ms += now_ms() - t0;
+    c->stats.compile_ms += (acc_now_s() * 1e3) - t0;
     acc_free(plan);
     if (st != ACC_OK || (st = keep(c, key, bin, n, &e)) != ACC_OK)
         return st;

@@ -23,6 +23,23 @@
 
 /* Node types in NCCL's order (topo.h): the search walks them in this order. */
 enum { NN_GPU = 0, NN_PCI, NN_NVS, NN_CPU, NN_NIC, NN_NET, NN_TYPES };
+/* Short names of NCCL's algorithms, protocols and collectives, for tables laid out as NCCL's
+ * [algorithm][protocol] arrays are. */
+enum {
+    NN_T = ACC_NCCL_ALGO_TREE,
+    NN_R = ACC_NCCL_ALGO_RING,
+    NN_CD = ACC_NCCL_ALGO_COLLNET_DIRECT,
+    NN_CC = ACC_NCCL_ALGO_COLLNET_CHAIN,
+    NN_NV = ACC_NCCL_ALGO_NVLS,
+    NN_NT = ACC_NCCL_ALGO_NVLS_TREE,
+    NN_PAT = ACC_NCCL_ALGO_PAT
+};
+enum {
+    NN_LL = ACC_NCCL_PROTO_LL,
+    NN_LL128 = ACC_NCCL_PROTO_LL128,
+    NN_SIMPLE = ACC_NCCL_PROTO_SIMPLE
+};
+enum { NN_AR = ACC_COLL_ALLREDUCE, NN_AG = ACC_COLL_ALLGATHER, NN_RS = ACC_COLL_REDUCE_SCATTER };
 
 /* Link types; NCCL numbers them like the path types they start (sheet §1 "Path types"). */
 enum {

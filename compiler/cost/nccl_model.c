@@ -7,16 +7,6 @@
 
 #include <string.h>
 
-enum {
-    T = ACC_NCCL_ALGO_TREE,
-    R = ACC_NCCL_ALGO_RING,
-    CD = ACC_NCCL_ALGO_COLLNET_DIRECT,
-    CC = ACC_NCCL_ALGO_COLLNET_CHAIN,
-    NV = ACC_NCCL_ALGO_NVLS,
-    NT = ACC_NCCL_ALGO_NVLS_TREE,
-    PAT = ACC_NCCL_ALGO_PAT
-};
-
 const char *acc_nccl_algo_name(acc_nccl_algo_t a)
 {
     static const char *const n[] = {"Tree",     "Ring", "CollNetDirect", "CollNetChain", "NVLS",
@@ -125,13 +115,13 @@ static acc_status_t search_all(nn_system_t *s, const acc_nccl_options_t *o, acc_
     /* Ring and tree share one channel count (init.cc, after the all-gather). */
     m->nchannels = g[GT].nchannels < g[GR].nchannels ? g[GT].nchannels : g[GR].nchannels;
     g[GR].nchannels = g[GT].nchannels = m->nchannels;
-    export_graph(&g[GT], &m->graph[T]);
-    export_graph(&g[GR], &m->graph[R]);
-    export_graph(&g[GCD], &m->graph[CD]);
-    export_graph(&g[GCC], &m->graph[CC]);
-    export_graph(&g[GNV], &m->graph[NV]);
-    export_graph(&g[GNV], &m->graph[NT]);
-    export_graph(&g[GT], &m->graph[PAT]);
+    export_graph(&g[GT], &m->graph[NN_T]);
+    export_graph(&g[GR], &m->graph[NN_R]);
+    export_graph(&g[GCD], &m->graph[NN_CD]);
+    export_graph(&g[GCC], &m->graph[NN_CC]);
+    export_graph(&g[GNV], &m->graph[NN_NV]);
+    export_graph(&g[GNV], &m->graph[NN_NT]);
+    export_graph(&g[GT], &m->graph[NN_PAT]);
     for (i = 0; i < ACC_NCCL_ALGO_COUNT; i++)
         m->graph[i].latency_inter = s->count[NN_NET] ? o->net_latency_us : 0;
 out:
@@ -146,11 +136,11 @@ out:
 static void runtime_channels(acc_nccl_model_t *m, const acc_nccl_options_t *o)
 {
     int nc = 2 * m->nchannels;
-    const acc_nccl_graph_t *chain = &m->graph[CC];
+    const acc_nccl_graph_t *chain = &m->graph[NN_CC];
     nc = nc < NN_MAXCHANNELS ? nc : NN_MAXCHANNELS;
     if (m->collnet && chain->bw_intra > chain->bw_inter && m->nranks > m->nnodes)
         nc = nc + nc / 2 < NN_MAXCHANNELS ? nc + nc / 2 : NN_MAXCHANNELS;
-    if (m->min_sm >= 90 && m->nnodes > 1 && m->graph[R].bw_intra > 45.0 && nc < 16)
+    if (m->min_sm >= 90 && m->nnodes > 1 && m->graph[NN_R].bw_intra > 45.0 && nc < 16)
         nc = 2 * nc < NN_MAXCHANNELS ? 2 * nc : NN_MAXCHANNELS;
     if (o->max_channels && nc > o->max_channels)
         nc = o->max_channels;

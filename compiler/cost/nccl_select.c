@@ -7,17 +7,6 @@
 
 #include <string.h>
 
-enum {
-    T = ACC_NCCL_ALGO_TREE,
-    R = ACC_NCCL_ALGO_RING,
-    CD = ACC_NCCL_ALGO_COLLNET_DIRECT,
-    CC = ACC_NCCL_ALGO_COLLNET_CHAIN,
-    NV = ACC_NCCL_ALGO_NVLS,
-    NT = ACC_NCCL_ALGO_NVLS_TREE,
-    PAT = ACC_NCCL_ALGO_PAT
-};
-enum { LL = ACC_NCCL_PROTO_LL, LL128 = ACC_NCCL_PROTO_LL128, SIMPLE = ACC_NCCL_PROTO_SIMPLE };
-
 static const char *coll_label(int c)
 {
     return c == ACC_COLL_ALLREDUCE   ? "AllReduce"
@@ -42,26 +31,26 @@ static acc_status_t check_call(const acc_nccl_model_t *m, acc_coll_t coll)
  * NVLS allgather / reduce_scatter above 32), then the zeroed table entries. */
 static const char *refusal(const acc_nccl_model_t *m, int c, int a, int p)
 {
-    if ((c != ACC_COLL_ALLREDUCE && (a == T || a == CC || a == NT)) ||
-        (c == ACC_COLL_ALLREDUCE && a == PAT))
+    if ((c != ACC_COLL_ALLREDUCE && (a == NN_T || a == NN_CC || a == NN_NT)) ||
+        (c == ACC_COLL_ALLREDUCE && a == NN_PAT))
         return "is not an algorithm NCCL has for this collective";
-    if ((a == NV || a == NT || a == PAT || a == CD || a == CC) && p != SIMPLE)
+    if ((a == NN_NV || a == NN_NT || a == NN_PAT || a == NN_CD || a == NN_CC) && p != NN_SIMPLE)
         return "runs the Simple protocol only";
-    if ((a == CD || a == CC) && !m->collnet)
+    if ((a == NN_CD || a == NN_CC) && !m->collnet)
         return "needs CollNet (a SHARP plugin, acc_nccl_options_t.collnet) and 2 nodes or more";
-    if (a == CD && m->ppn > 8)
+    if (a == NN_CD && m->ppn > 8)
         return "supports at most 8 GPUs per node";
-    if ((a == NV || a == NT) && !m->nvls)
+    if ((a == NN_NV || a == NN_NT) && !m->nvls)
         return "needs NVLS: sm90 or newer behind an NVSwitch, more than 2 GPUs per node";
-    if ((a == NV || a == NT) && c != ACC_COLL_ALLREDUCE && m->ppn > 32)
+    if ((a == NN_NV || a == NN_NT) && c != ACC_COLL_ALLREDUCE && m->ppn > 32)
         return "supports at most 32 GPUs per node for this collective";
-    if (a == NV && m->nnodes > 1 && !m->collnet)
+    if (a == NN_NV && m->nnodes > 1 && !m->collnet)
         return "needs CollNet across nodes";
-    if (a == NT && m->nnodes == 1)
+    if (a == NN_NT && m->nnodes == 1)
         return "is off on one node";
-    if (a == PAT && m->nnodes != m->nranks)
+    if (a == NN_PAT && m->nnodes != m->nranks)
         return "needs one GPU per node";
-    if (p == LL128 && m->bw[c][a][p] == 0 && m->bw[c][a][SIMPLE] != 0)
+    if (p == NN_LL128 && m->bw[c][a][p] == 0 && m->bw[c][a][NN_SIMPLE] != 0)
         return "is not enabled for LL128 on this topology (sheet: same sm, typeIntra <= NVB, "
                "typeInter <= PXN on sm90+ or <= PXB)";
     if (m->bw[c][a][p] == 0)
@@ -81,7 +70,7 @@ acc_status_t acc_nccl_model_time(const acc_nccl_model_t *m, acc_coll_t coll, uin
     if (!us || (unsigned)algo >= ACC_NCCL_ALGO_COUNT || (unsigned)proto >= ACC_NCCL_PROTO_COUNT)
         return acc_error_set(ACC_ERR_INVALID, "NCCL model: bad algorithm, protocol or output");
     if (m->nranks == 1) { /* one rank: NCCL copies and calls it Ring/Simple at no cost */
-        if ((int)algo == R && (int)proto == SIMPLE) {
+        if ((int)algo == NN_R && (int)proto == NN_SIMPLE) {
             *us = 0;
             return ACC_OK;
         }
@@ -102,8 +91,8 @@ static void call_resources(const acc_nccl_model_t *m, int a, int p, uint64_t nby
 {
     uint64_t nc = (uint64_t)m->nchannels, nt = (uint64_t)m->max_threads[a][p];
     uint64_t thr = (uint64_t)m->thread_threshold[a][p];
-    if (a == CD) {
-        uint64_t heads = (uint64_t)m->graph[CD].nchannels, sw = 16;
+    if (a == NN_CD) {
+        uint64_t heads = (uint64_t)m->graph[NN_CD].nchannels, sw = 16;
         int more = 1;
         while (sw >= 1 && more) {
             while ((more = nbytes < nc * nt * heads * thr) && nc > sw) {
@@ -113,24 +102,24 @@ static void call_resources(const acc_nccl_model_t *m, int a, int p, uint64_t nby
             }
             sw /= 2;
         }
-    } else if (a == NV || a == NT) {
+    } else if (a == NN_NV || a == NN_NT) {
         nc = (uint64_t)m->nvls_channels;
-        if (m->nnodes > 1 && a == NV && (uint64_t)m->nchannels < nc)
+        if (m->nnodes > 1 && a == NN_NV && (uint64_t)m->nchannels < nc)
             nc = (uint64_t)m->nchannels;
     } else {
         while (nbytes < nc * nt * thr && nc >= 2)
             nc--;
     }
-    if (a != NV && a != NT && a != CD)
+    if (a != NN_NV && a != NN_NT && a != NN_CD)
         while (nbytes < nc * nt * thr && nt % 128 == 0 && nt)
             nt /= 2;
-    if (p == SIMPLE && a == R) /* sync warp */
+    if (p == NN_SIMPLE && a == NN_R) /* sync warp */
         nt += 32;
-    if (p == SIMPLE && a == T)
+    if (p == NN_SIMPLE && a == NN_T)
         nt += 128;
     if (nt / 32 < 3) /* "The minimum is 96" */
         nt = 96;
-    if (a == T || a == PAT) /* "Tree and PAT always use 640" */
+    if (a == NN_T || a == NN_PAT) /* "Tree and PAT always use 640" */
         nt = 640;
     *pnc = (int)nc;
     *pnt = (int)nt;
@@ -141,7 +130,7 @@ acc_status_t acc_nccl_model_select(const acc_nccl_model_t *m, acc_coll_t coll, u
 {
     acc_status_t st = check_call(m, coll);
     float best = -1;
-    int a, p, ba = R, bp = SIMPLE;
+    int a, p, ba = NN_R, bp = NN_SIMPLE;
     double n;
     if (st != ACC_OK)
         return st;
@@ -235,7 +224,7 @@ acc_status_t acc_nccl_model_dump(const acc_nccl_model_t *m, acc_buf_t *out)
                    m->collnet ? "on" : "off");
     for (a = 0; a < ACC_NCCL_ALGO_COUNT; a++) {
         const acc_nccl_graph_t *g = &m->graph[a];
-        if (a == NT || a == PAT || g->pattern == ACC_NCCL_PATTERN_NONE)
+        if (a == NN_NT || a == NN_PAT || g->pattern == ACC_NCCL_PATTERN_NONE)
             continue; /* NVLSTree and PAT share the NVLS and tree graphs */
         acc_buf_printf(out,
                        "%-13s pattern %d, crossNic %d, nChannels %d, bw %f/%f, type %s/%s, "

@@ -10,17 +10,6 @@
 #include <string.h>
 
 enum { HW_NVLINK = 0, HW_PCI, HW_NET };
-enum {
-    T = ACC_NCCL_ALGO_TREE,
-    R = ACC_NCCL_ALGO_RING,
-    CD = ACC_NCCL_ALGO_COLLNET_DIRECT,
-    CC = ACC_NCCL_ALGO_COLLNET_CHAIN,
-    NV = ACC_NCCL_ALGO_NVLS,
-    NT = ACC_NCCL_ALGO_NVLS_TREE,
-    PAT = ACC_NCCL_ALGO_PAT
-};
-enum { LL = ACC_NCCL_PROTO_LL, LL128 = ACC_NCCL_PROTO_LL128, SIMPLE = ACC_NCCL_PROTO_SIMPLE };
-enum { AR = ACC_COLL_ALLREDUCE, AG = ACC_COLL_ALLGATHER, RS = ACC_COLL_REDUCE_SCATTER };
 
 /* sheet §2 "Latency constants in us" (LL / LL128 / Simple); "-" entries are 0. */
 static const float base_lat[ACC_NCCL_ALGO_COUNT][3] = {
@@ -96,48 +85,48 @@ static float bus_bw(const struct acc_nccl_model *m, int c, int a, int p, int cc,
 {
     const acc_nccl_graph_t *g = &m->graph[a];
     float ppn = (float)m->nranks / (float)m->nnodes;
-    int collnet = a == CD || a == CC, nch = g->nchannels;
+    int collnet = a == NN_CD || a == NN_CC, nch = g->nchannels;
     float bw = m->nnodes <= 2 || collnet ? (float)g->bw_intra : (float)g->bw_inter, bus;
 
-    if (a == NV || a == NT) { /* sheet §2 "NVLS/NVLSTree (need >= 2 graph channels)" */
-        float intra, inter, cap = a == NT ? (float)nvls_tree_bw[cc][i2] : FLT_MAX;
+    if (a == NN_NV || a == NN_NT) { /* sheet §2 "NVLS/NVLSTree (need >= 2 graph channels)" */
+        float intra, inter, cap = a == NN_NT ? (float)nvls_tree_bw[cc][i2] : FLT_MAX;
         if (nch < 2)
             return 0;
         intra = (float)g->bw_intra * nvls_efficiency[cc] * (float)(nch - 1) / (float)nch;
-        intra *= c == AR ? 2.0f : (ppn - 1) / ppn;
-        inter = (float)g->bw_inter * (m->nnodes <= 2 && a == NT ? 2 : 1);
+        intra *= c == NN_AR ? 2.0f : (ppn - 1) / ppn;
+        inter = (float)g->bw_inter * (m->nnodes <= 2 && a == NN_NT ? 2 : 1);
         bw = intra < inter ? intra : inter;
         bw = bw < cap ? bw : cap;
         /* Not on the sheet: multi-node NVLS allgather / reduce_scatter also need the CollNet
          * plugin's own allgather / reduce_scatter, which acc cannot know about. */
-        if (a == NV && c != AR && m->nnodes > 1)
+        if (a == NN_NV && c != NN_AR && m->nnodes > 1)
             return 0;
     }
     bus = (float)nch * bw;
-    if (a == R && p == LL)
+    if (a == NN_R && p == NN_LL)
         bus = (float)(ll_max < bus * .5 ? ll_max : bus * .5);
-    if (a == R && p == LL128) {
+    if (a == NN_R && p == NN_LL128) {
         double cap = nch * ring_ll128_bw[cc][i2];
         bus = (float)(bus * .92 < cap ? bus * .92 : cap);
     }
-    if (a == T && c == AR) {
+    if (a == NN_T && c == NN_AR) {
         double cap = nch * tree_bw[cc][i2];
         bus = (float)(bus * .92 < cap ? bus * .92 : cap);
     }
-    if (a == T && p == LL)
+    if (a == NN_T && p == NN_LL)
         bus = (float)(bus * 1.0 / 3.8 < ll_max ? bus * 1.0 / 3.8 : ll_max);
-    if (a == T && p == LL128) {
+    if (a == NN_T && p == NN_LL128) {
         double f = m->nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0, cap = nch * tree_ll128_bw[cc][i2];
         bus = (float)(bus * f < cap ? bus * f : cap);
     }
-    if (a == T && m->graph[T].pattern == ACC_NCCL_PATTERN_TREE)
+    if (a == NN_T && m->graph[NN_T].pattern == ACC_NCCL_PATTERN_TREE)
         bus *= .85f;
-    if (a == PAT)
+    if (a == NN_PAT)
         bus *= .75f;
-    if (collnet && p != SIMPLE)
+    if (collnet && p != NN_SIMPLE)
         bus = 0;
-    if (a == CD && p == SIMPLE) {
-        if (c != AR) {
+    if (a == NN_CD && p == NN_SIMPLE) {
+        if (c != NN_AR) {
             /* Not on the sheet: CollNetDirect allgather / reduce_scatter depend on the CollNet
              * plugin offering them (and 1:1 GPU:NIC); the sheet gives no formula, so they are
              * taken as unavailable. */
@@ -157,35 +146,35 @@ static float latency(const struct acc_nccl_model *m, int c, int a, int p, float 
 {
     const acc_nccl_graph_t *g = &m->graph[a];
     int nranks = m->nranks, nnodes = m->nnodes, lppn = nranks / nnodes;
-    int nsteps = c == AR ? 2 * (nranks - 1) : nranks - 1;
+    int nsteps = c == NN_AR ? 2 * (nranks - 1) : nranks - 1;
     /* "intraLat uses the NVLINK table if graph.typeIntra == LINK_NVL, else PCI"; "interLat =
      * hwNET[a, or Tree if ppn==1][p] + graph.latencyInter, with +latencyInter added again for
      * Simple (the flush)". */
     float intra = hw[g->type_intra == ACC_NCCL_PATH_NVL ? HW_NVLINK : HW_PCI][a][p];
-    float inter = hw[HW_NET][nranks == nnodes ? T : a][p] + (float)g->latency_inter;
+    float inter = hw[HW_NET][nranks == nnodes ? NN_T : a][p] + (float)g->latency_inter;
     float lat = base_lat[a][p];
-    if (p == SIMPLE)
+    if (p == NN_SIMPLE)
         inter += (float)g->latency_inter;
-    if (a == R) {
+    if (a == NN_R) {
         float over = 0;
-        int ninter = nnodes == 1 ? 0 : c == AR ? 2 * (nnodes - 1) : nnodes - 1;
+        int ninter = nnodes == 1 ? 0 : c == NN_AR ? 2 * (nnodes - 1) : nnodes - 1;
         if (nnodes > 1) /* "x3 for Simple" */
-            over = net_overhead(m) * (p == SIMPLE ? 3 : 1);
+            over = net_overhead(m) * (p == NN_SIMPLE ? 3 : 1);
         intra = intra > over ? intra : over;
         return lat + (float)(nsteps - ninter) * intra + (float)ninter * inter;
     }
-    if (a == T)
-        return c == AR
+    if (a == NN_T)
+        return c == NN_AR
                    ? lat + 2 * ((float)(lppn - 1) * intra + (float)log2i((uint64_t)nnodes) * inter)
                    : lat;
-    if (a == CD) /* "+ 2*(min(1,ppn-1)*intraLat + (ppn-1)*0.4) + interLat" */
+    if (a == NN_CD) /* "+ 2*(min(1,ppn-1)*intraLat + (ppn-1)*0.4) + interLat" */
         return lat + 2 * ((float)(lppn - 1 < 1 ? lppn - 1 : 1) * intra + (float)(lppn - 1) * 0.4f) +
                inter;
-    if (a == CC)
+    if (a == NN_CC)
         return lat + 2 * (float)(lppn - 1) * intra + inter;
-    if (a == NV) /* "the base is overwritten" */
+    if (a == NN_NV) /* "the base is overwritten" */
         return intra + (nnodes > 1 ? inter : 0);
-    if (a == NT)
+    if (a == NN_NT)
         return lat + intra + 2 * (float)log2i((uint64_t)nnodes) * inter;
     /* PAT: "+ log2(nNodes)*interLat/3.5 + 2.8*nRanks" */
     return lat + (float)log2i((uint64_t)nnodes) * (inter / 3.5f) + (float)nranks * 2.8f;
@@ -195,13 +184,13 @@ static float latency(const struct acc_nccl_model *m, int c, int a, int p, float 
  * with 1 GPU per node, sm >= 60 and host networking, and only for AG/RS with Simple". */
 static int modelled(const struct acc_nccl_model *m, int c, int a, int p)
 {
-    if (c == AR && a == PAT)
+    if (c == NN_AR && a == NN_PAT)
         return 0;
-    if (c != AR && a != PAT && a != R && a != NV && a != CD)
+    if (c != NN_AR && a != NN_PAT && a != NN_R && a != NN_NV && a != NN_CD)
         return 0;
-    if ((a == NV || a == NT) && p != SIMPLE)
+    if ((a == NN_NV || a == NN_NT) && p != NN_SIMPLE)
         return 0;
-    if (a == PAT && (p != SIMPLE || m->min_sm < 60 || m->nnodes != m->nranks))
+    if (a == NN_PAT && (p != NN_SIMPLE || m->min_sm < 60 || m->nnodes != m->nranks))
         return 0;
     return 1;
 }
@@ -210,13 +199,13 @@ static int modelled(const struct acc_nccl_model *m, int c, int a, int p)
 static int enabled(const struct acc_nccl_model *m, int a, int p)
 {
     const acc_nccl_graph_t *g = &m->graph[a];
-    if (m->nnodes == 1 && a == NT) /* "NVLSTree is off on 1 node" */
+    if (m->nnodes == 1 && a == NN_NT) /* "NVLSTree is off on 1 node" */
         return 0;
-    if (!m->collnet && (a == CD || a == CC || (a == NV && m->nnodes > 1)))
-        return 0;                     /* "CollNet* and multi-node NVLS need collnet" */
-    if (a == CD && m->nvs_count == 0) /* "CollNetDirect needs an NVSwitch" */
+    if (!m->collnet && (a == NN_CD || a == NN_CC || (a == NN_NV && m->nnodes > 1)))
+        return 0;                        /* "CollNet* and multi-node NVLS need collnet" */
+    if (a == NN_CD && m->nvs_count == 0) /* "CollNetDirect needs an NVSwitch" */
         return 0;
-    if (p == LL128) {
+    if (p == NN_LL128) {
         /* "every GPU has the same sm, typeIntra <= NVB, and typeInter <= PXN (sm >= 90 with
          * NCCL_LL128_C2C=1, its default) or <= PXB (otherwise)".  Not on the sheet: NCCL 2.28
          * also refuses LL128 below sm70. */
@@ -236,26 +225,28 @@ void nn_tune(struct acc_nccl_model *m)
      * Intel, row 1 AMD/mixed)". */
     int i1 = m->nnodes == 1 ? cc : m->cpu_vendor == NN_VENDOR_AMD ? 1 : 0;
     float hw[3][7][3];
-    const acc_nccl_graph_t *ring = &m->graph[R];
+    const acc_nccl_graph_t *ring = &m->graph[NN_R];
 
     memcpy(hw, hw_lat_default, sizeof(hw));
     /* Not on the sheet: on POWER, NCCL gives Tree/Simple the ring's PCI latency. */
     if (m->cpu_arch == NN_ARCH_POWER)
-        hw[HW_PCI][T][SIMPLE] = hw[HW_PCI][R][SIMPLE];
+        hw[HW_PCI][NN_T][NN_SIMPLE] = hw[HW_PCI][NN_R][NN_SIMPLE];
     memset(m->bw, 0, sizeof(m->bw));
     memset(m->lat, 0, sizeof(m->lat));
     for (c = 0; c < NN_COLLS && m->nranks > 1; c++) {
-        int nsteps = c == AR ? 2 * (m->nranks - 1) : m->nranks - 1;
+        int nsteps = c == NN_AR ? 2 * (m->nranks - 1) : m->nranks - 1;
         for (a = 0; a < ACC_NCCL_ALGO_COUNT; a++) {
             for (p = 0; p < ACC_NCCL_PROTO_COUNT; p++) {
                 float bus;
-                if (!modelled(m, c, a, p) || ((a == NV || a == NT) && m->graph[a].nchannels < 2))
+                if (!modelled(m, c, a, p) ||
+                    ((a == NN_NV || a == NN_NT) && m->graph[a].nchannels < 2))
                     continue;
                 bus = bus_bw(m, c, a, p, cc, i2, (float)ll_max_bw[i1][i2]);
                 /* "busBw -> algBw: Ring, NVLS and NVLSTree use x nRanks/nsteps; Tree and
                  * CollNet use x 0.5.  AG/RS with a non-ring algorithm are not converted." */
-                if (!(a != R && c != AR))
-                    bus *= a == R || a == NV || a == NT ? (float)m->nranks / (float)nsteps : .5f;
+                if (!(a != NN_R && c != NN_AR))
+                    bus *= a == NN_R || a == NN_NV || a == NN_NT ? (float)m->nranks / (float)nsteps
+                                                                 : .5f;
                 m->bw[c][a][p] = enabled(m, a, p) ? bus : 0;
                 m->lat[c][a][p] = latency(m, c, a, p, hw);
             }
@@ -264,19 +255,19 @@ void nn_tune(struct acc_nccl_model *m)
     /* sheet §2 "Threads and channels per call": thread maximums and per-thread thresholds.  Not
      * on the sheet: NCCL 2.28 sets no maximum for PAT, which leaves it 0. */
     memset(m->max_threads, 0, sizeof(m->max_threads));
-    m->max_threads[R][SIMPLE] = ring->bw_intra * ring->nchannels <= 12.0 ? 256 : 512;
-    m->max_threads[T][SIMPLE] = 512;
-    m->max_threads[CD][SIMPLE] = m->max_threads[CC][SIMPLE] = 640;
-    m->max_threads[NV][SIMPLE] = m->max_threads[NT][SIMPLE] = 640;
-    m->max_threads[R][LL] = m->max_threads[T][LL] = 512;
-    m->max_threads[R][LL128] = m->max_threads[T][LL128] = 640;
+    m->max_threads[NN_R][NN_SIMPLE] = ring->bw_intra * ring->nchannels <= 12.0 ? 256 : 512;
+    m->max_threads[NN_T][NN_SIMPLE] = 512;
+    m->max_threads[NN_CD][NN_SIMPLE] = m->max_threads[NN_CC][NN_SIMPLE] = 640;
+    m->max_threads[NN_NV][NN_SIMPLE] = m->max_threads[NN_NT][NN_SIMPLE] = 640;
+    m->max_threads[NN_R][NN_LL] = m->max_threads[NN_T][NN_LL] = 512;
+    m->max_threads[NN_R][NN_LL128] = m->max_threads[NN_T][NN_LL128] = 640;
     for (a = 0; a < ACC_NCCL_ALGO_COUNT; a++) {
-        m->thread_threshold[a][LL] = 8;
-        m->thread_threshold[a][LL128] = 8;
-        m->thread_threshold[a][SIMPLE] = 64;
+        m->thread_threshold[a][NN_LL] = 8;
+        m->thread_threshold[a][NN_LL128] = 8;
+        m->thread_threshold[a][NN_SIMPLE] = 64;
     }
-    m->thread_threshold[R][LL] *= m->nranks;
-    m->thread_threshold[CD][SIMPLE] = m->thread_threshold[CC][SIMPLE] = 512;
+    m->thread_threshold[NN_R][NN_LL] *= m->nranks;
+    m->thread_threshold[NN_CD][NN_SIMPLE] = m->thread_threshold[NN_CC][NN_SIMPLE] = 512;
 }
 
 float nn_algo_time(const struct acc_nccl_model *m, int c, int a, int p, uint64_t nbytes)
@@ -285,10 +276,10 @@ float nn_algo_time(const struct acc_nccl_model *m, int c, int a, int p, uint64_t
     int log_size = log2i(nbytes >> 6);
     if (bw == 0)
         return -1.0f;
-    if (a == T && c == AR && log_size >= 0 && log_size < 23)
+    if (a == NN_T && c == NN_AR && log_size >= 0 && log_size < 23)
         bw *= tree_correction[p][log_size];
     /* The ring plateau; NCCL divides by the runtime channel count comm->nChannels. */
-    if (a == R && p == SIMPLE && m->nnodes > 1 && c == AR &&
+    if (a == NN_R && p == NN_SIMPLE && m->nnodes > 1 && c == NN_AR &&
         nbytes / ((uint64_t)m->nchannels * (uint64_t)m->nranks) >= 64)
         lat *= m->min_sm < 80 ? 1.9f : 1.4f;
     /* latCount = numPipeOps = 1 for one operation, Ring or not. */

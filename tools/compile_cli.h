@@ -1,11 +1,11 @@
 /* acc-compile's options and its actions, one file per group of actions. */
-#ifndef ACC_COMPILE_TOOL_H
-#define ACC_COMPILE_TOOL_H
+#ifndef ACC_COMPILE_CLI_H
+#define ACC_COMPILE_CLI_H
 
 #include "acc_compiler.h"
 #include "acc_kernels.h"
 
-enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_OUTPUT = 3 };
+#include "cli.h"
 
 typedef struct {
     const char *topo;
@@ -75,7 +75,6 @@ int compile_make_dir(const char *dir);
  * the cache in DIR" (a module is built from a compiled plan's part and its type's device
  * library, which is compiled once). */
 void compile_cache_text(acc_kcache_t *cache, int cubins, char *out, size_t cap);
-double compile_now_ms(void);
 /* --algo, --verify FILE, --import-msccl: produce, verify and write plans. */
 int compile_plan_actions(const compile_opts_t *o, const acc_topo_t *topo);
 /* --report [--coll C] [--json] [--plot FILE.svg]: the selection sweep, table and plot. */
