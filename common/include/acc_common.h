@@ -58,6 +58,9 @@ extern "C" {
     X(ERR_RANGE, -10, "value out of range")                                                        \
     X(ERR_EXISTS, -11, "already exists")                                                           \
     X(ERR_BUSY, -12, "resource busy")                                                              \
+    X(ERR_TIMEOUT, -13, "timed out waiting for a peer")                                            \
+    X(ERR_ABORTED, -14, "aborted")                                                                 \
+    X(ERR_SYSTEM, -15, "operating system error")                                                   \
     X(ERR_HWLOC, -20, "hwloc error")                                                               \
     X(ERR_YAML, -21, "libyaml error")                                                              \
     X(ERR_XML, -22, "libxml2 error")                                                               \
@@ -152,7 +155,25 @@ typedef enum {
       "Directory of model profiles; empty means the installed default.")                           \
     X(CACHE_DIR, ACC_SETTING_PATH, "",                                                             \
       "Directory of compiled kernels (CUBINs), which must belong to the user; empty means "        \
-      "$XDG_CACHE_HOME/acc, else ~/.cache/acc.")
+      "$XDG_CACHE_HOME/acc, else ~/.cache/acc.")                                                   \
+    X(DB, ACC_SETTING_PATH, "",                                                                    \
+      "The database a training job reads its tuned schedules from; empty means the first of "      \
+      "/etc/acc/acc.db and the install prefix's share/acc/acc.db that exists.")                    \
+    X(TOPO, ACC_SETTING_STRING, "auto",                                                            \
+      "The machine a communicator runs on, as acc-compile --topo takes it (a file, a shipped "     \
+      "platform, a synthetic description); 'auto' discovers it.")                                  \
+    X(TIMEOUT_MS, ACC_SETTING_INT, "60000",                                                        \
+      "Milliseconds a rank waits for a peer inside a collective before the call fails, naming "    \
+      "the peer and the step; 0 waits for ever.")                                                  \
+    X(DISABLE, ACC_SETTING_INT, "0",                                                               \
+      "1: acc runs none of its own schedules; every call goes to NCCL (on the host backend, to "   \
+      "the ring fallback).")                                                                       \
+    X(BACKEND, ACC_SETTING_STRING, "auto",                                                         \
+      "Where a communicator runs plans: 'cuda' (one GPU per process), 'host' (one process per "    \
+      "rank, shared memory and TCP, no GPU), or 'auto' (cuda when a GPU is usable, else host).")   \
+    X(NCCL_LIBRARY, ACC_SETTING_PATH, "",                                                          \
+      "The NCCL library acc opens for its fallback and transport; empty means libnccl.so.2 from "  \
+      "the library path.")
 
 typedef enum {
 #define ACC_SETTING_ENUM(id, type, def, doc) ACC_SETTING_##id,

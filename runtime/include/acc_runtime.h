@@ -1,8 +1,9 @@
 /*
- * acc_runtime.h - running plans: the host executor (every rank a thread, real buffers: the
- * reference the kernels are checked against), the sequential reference and its checks, a
- * minimal CUDA driver layer opened at run time, and the single-GPU executor that runs all ranks
- * of a plan's kernel module on one device.
+ * acc_runtime.h - libacc's runtime: communicators that run acc's schedules across processes
+ * (NCCL's API shape, NCCL as the fallback), and below them the executors: the host executor
+ * (every rank a thread, real buffers: the reference the kernels are checked against), the
+ * sequential reference and its checks, a minimal CUDA driver layer opened at run time, and the
+ * single-GPU executor that runs all ranks of a plan's kernel module on one device.
  *
  * Conventions (errors, ownership, threads) as in acc_common.h, and:
  *
@@ -59,6 +60,17 @@ void acc_host_prepare(const acc_plan_t *plan, acc_dtype_t dt, acc_redop_t op, ac
 uint64_t acc_host_check(const acc_plan_t *plan, acc_dtype_t dt, acc_redop_t op, acc_fill_t mode,
                         uint32_t seed, uint64_t count, void *const *out, int inplace,
                         double *worst);
+
+/* One rank's part of the reference, for programs where every rank is a process of its own
+ * (acc-bench, the communicator tests): fill rank's input of a call of `count` elements (as the
+ * collective API counts them) with the pattern acc_host_prepare uses, and count the wrong
+ * elements of rank's output (for a reduce, only the root has one).  *worst as in
+ * acc_host_check; optional. */
+void acc_host_fill_rank(acc_coll_t coll, int nranks, int rank, acc_dtype_t dt, acc_redop_t op,
+                        acc_fill_t mode, uint32_t seed, uint64_t count, void *in);
+uint64_t acc_host_check_rank(acc_coll_t coll, int nranks, int root, int rank, acc_dtype_t dt,
+                             acc_redop_t op, acc_fill_t mode, uint32_t seed, uint64_t count,
+                             const void *out, double *worst);
 
 /* ---- the CUDA driver, opened at first use ----------------------------------------------- */
 
@@ -143,6 +155,127 @@ acc_status_t acc_gpu_exec_host(acc_gpu_exec_t *x, uint64_t count, void *const *i
 int acc_gpu_exec_copies(const acc_gpu_exec_t *x, uint64_t count);
 int acc_gpu_exec_capacity(const acc_gpu_exec_t *x);
 const acc_kernel_t *acc_gpu_exec_kernel(const acc_gpu_exec_t *x);
+
+/* ---- communicators ---------------------------------------------------------------------- */
+/*
+ * A communicator is a group of ranks, one per process, that run collectives together, in the
+ * shape of NCCL's API: a unique id made by one process and handed to all (the launcher's job),
+ * then acc_comm_init_rank() in every rank; or acc_comm_from_nccl() on a communicator the job
+ * already has.  Calls take NCCL's arguments in NCCL's order.
+ *
+ * Backends.  'cuda' runs the stored CUBINs of acc's plans, one GPU per process, peer memory
+ * between the GPUs of a node through CUDA IPC, NCCL for the steps between nodes and for every
+ * size the tables give NCCL.  'host' runs the same plans on the CPU: one process per rank,
+ * POSIX shared memory as peer memory between the ranks of a node, TCP between nodes; it needs no
+ * GPU, so everything above the kernels (bootstrap, loading, selection, fallback, faults) runs
+ * for real on any machine.  On the host backend "NCCL" means acc's ring plan, reported as the
+ * fallback.  ACC_BACKEND chooses; buffers are device memory on 'cuda', host memory on 'host'.
+ *
+ * Loading.  At creation every rank finds its topology (opts.topo, else ACC_TOPO, else live
+ * discovery), its fingerprint, and the database (opts.db, else ACC_DB, else /etc/acc/acc.db,
+ * else the install prefix's share/acc/acc.db), reads the selection table of each collective for
+ * that fingerprint and verifies every plan a table names.  The ranks then compare what they
+ * loaded: one digest over the tables; any difference, and any problem on any rank (no database,
+ * another topology, a newer schema, a damaged file, a plan failing verification, a topology
+ * whose GPU count is not the rank count), sends every call of the communicator to the fallback,
+ * with exactly one warning line (rank 0's) saying what and why.  Per call, the size (NCCL's
+ * nBytes: the whole buffer for allgather and reduce-scatter) picks the table's range.
+ *
+ * Failures.  acc never takes a job down: what it cannot serve goes to the fallback.  Bad
+ * arguments (a null buffer, a count whose bytes overflow, an unknown type or reduction, a root
+ * out of range) are refused with ACC_ERR_INVALID before any memory is touched.  A peer that does
+ * not answer within ACC_TIMEOUT_MS makes the call fail with ACC_ERR_TIMEOUT naming the rank and
+ * the step it waited for; the communicator is then broken (every later call and
+ * acc_comm_get_async_error give that error) and should be destroyed or aborted.
+ *
+ * Threads.  One thread at a time per communicator, as with NCCL.  Host-backend calls are
+ * synchronous: they return when this rank's part is complete.
+ */
+typedef struct acc_comm acc_comm_t;
+/* A CUDA stream (CUstream); NULL is the default stream.  Ignored by the host backend. */
+typedef acc_cuda_stream_t acc_stream_t;
+
+#define ACC_UNIQUE_ID_BYTES 128
+typedef struct {
+    char internal[ACC_UNIQUE_ID_BYTES];
+} acc_unique_id_t;
+
+/* A new id whose rendezvous this process serves (a thread, until every rank of the
+ * communicator has arrived): call it in one process and hand the bytes to every rank. */
+acc_status_t acc_get_unique_id(acc_unique_id_t *id);
+/* An id naming a rendezvous at "HOST:PORT" that rank 0's process serves itself (the
+ * MASTER_ADDR:MASTER_PORT convention of launchers): every rank builds it from the same text. */
+acc_status_t acc_unique_id_from_string(const char *host_port, acc_unique_id_t *id);
+
+typedef enum { ACC_BACKEND_AUTO = 0, ACC_BACKEND_HOST, ACC_BACKEND_CUDA } acc_backend_t;
+const char *acc_backend_name(acc_backend_t b); /* "auto", "host", "cuda" */
+acc_status_t acc_backend_parse(const char *s, acc_backend_t *out);
+
+typedef struct {
+    acc_backend_t backend; /* AUTO: ACC_BACKEND */
+    const char *topo;      /* NULL: ACC_TOPO */
+    const char *db;        /* NULL: ACC_DB and the search path */
+    int timeout_ms;        /* 0: ACC_TIMEOUT_MS; negative: wait for ever */
+    int device;            /* cuda: the GPU; -1: the rank modulo the GPUs visible */
+    int disable;           /* 1: the fallback for every call (as ACC_DISABLE=1) */
+} acc_comm_opts_t;
+
+void acc_comm_opts_init(acc_comm_opts_t *opts);
+
+/* Join the communicator of id as rank `rank` of nranks; every rank must call it.  opts may be
+ * NULL (defaults).  Failures here are failures of the job's own set-up (an id nobody serves, a
+ * rank out of range, ranks that disagree on nranks), never of acc's data. */
+acc_status_t acc_comm_init_rank(acc_comm_t **out, int nranks, const acc_unique_id_t *id, int rank,
+                                const acc_comm_opts_t *opts);
+/* Build a communicator over an existing NCCL communicator (ncclComm_t, borrowed: it must
+ * outlive this one); bootstrap and the fallback go through it. */
+acc_status_t acc_comm_from_nccl(acc_comm_t **out, void *nccl_comm, const acc_comm_opts_t *opts);
+/* Wait for this rank's calls, free everything.  NULL does nothing. */
+acc_status_t acc_comm_destroy(acc_comm_t *comm);
+/* End in-flight calls (they return ACC_ERR_ABORTED) and free everything without waiting for
+ * peers.  NULL does nothing. */
+acc_status_t acc_comm_abort(acc_comm_t *comm);
+/* The error that broke the communicator, or ACC_OK; its message in acc_error_message(). */
+acc_status_t acc_comm_get_async_error(acc_comm_t *comm, acc_status_t *err);
+int acc_comm_rank(const acc_comm_t *comm);
+int acc_comm_size(const acc_comm_t *comm);
+acc_backend_t acc_comm_backend(const acc_comm_t *comm);
+/* Why the communicator runs everything through the fallback ("" when it does not). */
+const char *acc_comm_fallback_reason(const acc_comm_t *comm);
+
+/* Collectives, NCCL's arguments in NCCL's order.  Counts are elements: allgather's count is each
+ * rank's part (recvbuf holds nranks of them), reduce_scatter's the part each rank receives
+ * (sendbuf holds nranks of them).  sendbuf == recvbuf (allgather: sendbuf at rank's part of
+ * recvbuf; reduce_scatter: recvbuf at rank's part of sendbuf) is in place.  A count of 0 does
+ * nothing and succeeds. */
+acc_status_t acc_allreduce(const void *sendbuf, void *recvbuf, size_t count, acc_dtype_t dt,
+                           acc_redop_t op, acc_comm_t *comm, acc_stream_t stream);
+acc_status_t acc_allgather(const void *sendbuf, void *recvbuf, size_t sendcount, acc_dtype_t dt,
+                           acc_comm_t *comm, acc_stream_t stream);
+acc_status_t acc_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                acc_dtype_t dt, acc_redop_t op, acc_comm_t *comm,
+                                acc_stream_t stream);
+acc_status_t acc_broadcast(const void *sendbuf, void *recvbuf, size_t count, acc_dtype_t dt,
+                           int root, acc_comm_t *comm, acc_stream_t stream);
+acc_status_t acc_reduce(const void *sendbuf, void *recvbuf, size_t count, acc_dtype_t dt,
+                        acc_redop_t op, int root, acc_comm_t *comm, acc_stream_t stream);
+/* Calls between acc_group_start() and acc_group_end() (per thread, nestable) are queued and
+ * run at the outermost end, in order; their arguments are checked when they are made. */
+acc_status_t acc_group_start(void);
+acc_status_t acc_group_end(void);
+
+/* What ran, per collective and size range of the tables (and one row per fallback reason):
+ * calls and bytes since creation. */
+typedef struct {
+    acc_coll_t coll;
+    uint64_t min_bytes, max_bytes; /* the range (inclusive) */
+    int fallback;                  /* 1: the fallback ran */
+    char ran[96];                  /* "ring lanes=2 chunks=4 proto=Simple" or "fallback: ring" */
+    uint64_t calls, bytes;
+} acc_comm_stat_t;
+
+/* Rows with at least one call, by collective then range; *out taken (acc_free). */
+acc_status_t acc_comm_stats(const acc_comm_t *comm, acc_comm_stat_t **out, size_t *n);
 
 #ifdef __cplusplus
 }

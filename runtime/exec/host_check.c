@@ -83,9 +83,9 @@ long double acc_host_value(acc_dtype_t dt, acc_redop_t op, acc_fill_t mode, uint
 }
 
 /* Collectives that only move data see one pattern whatever the reduction asked for. */
-static acc_redop_t pattern_op(const acc_plan_t *plan, acc_redop_t op)
+static acc_redop_t pattern_op(acc_coll_t coll, acc_redop_t op)
 {
-    return acc_coll_reduces(plan->coll) ? op : ACC_RED_SUM;
+    return acc_coll_reduces(coll) ? op : ACC_RED_SUM;
 }
 
 static void fill(acc_dtype_t dt, acc_redop_t op, acc_fill_t mode, uint32_t seed, int rank,
@@ -104,7 +104,7 @@ void acc_host_prepare(const acc_plan_t *plan, acc_dtype_t dt, acc_redop_t op, ac
     uint64_t eout = acc_plan_buf_elems(plan, ACC_BUF_OUT, count);
     int r;
 
-    op = pattern_op(plan, op);
+    op = pattern_op(plan->coll, op);
     for (r = 0; r < plan->nranks; r++) {
         unsigned char *o = out ? out[r] : NULL;
         if (inplace) {
@@ -202,62 +202,86 @@ static const unsigned char *out_base(const acc_plan_t *plan, void *const *out, i
     return o;
 }
 
-uint64_t acc_host_check(const acc_plan_t *plan, acc_dtype_t dt, acc_redop_t op, acc_fill_t mode,
-                        uint32_t seed, uint64_t count, void *const *out, int inplace, double *worst)
-{
-    static const long double eps[ACC_DT_COUNT] = {0x1p-23L, 0x1p-10L, 0x1p-7L, 0x1p-52L, 0};
-    static const long double tiny[ACC_DT_COUNT] = {0x1p-149L, 0x1p-24L, 0x1p-133L, 0x1p-1074L, 0};
-    ctx_t c = {dt, pattern_op(plan, op), mode, seed, plan->nranks, eps[dt], tiny[dt]};
-    size_t es = acc_dtype_size(dt);
-    uint64_t wrong = 0, e, s, n = (uint64_t)plan->nranks;
-    long double want, bound = 0;
-    double w = 0;
-    int r;
+static const long double eps_of[ACC_DT_COUNT] = {0x1p-23L, 0x1p-10L, 0x1p-7L, 0x1p-52L, 0};
+static const long double tiny_of[ACC_DT_COUNT] = {0x1p-149L, 0x1p-24L, 0x1p-133L, 0x1p-1074L, 0};
 
-    for (r = 0; r < plan->nranks; r++)
-        if (!out[r] && count && (plan->coll != ACC_COLL_REDUCE || r == plan->root))
-            return count * n; /* a missing output: every element is wrong */
-    switch (plan->coll) {
+/* Wrong elements of rank r's output o (count as the API counts it). */
+static uint64_t check_one(const ctx_t *c, acc_coll_t coll, int root, int r, uint64_t count,
+                          const void *o, double *w)
+{
+    uint64_t wrong = 0, e, s;
+    long double want, bound = 0;
+
+    if (coll == ACC_COLL_REDUCE && r != root)
+        return 0;
+    if (!o)
+        return count * (coll == ACC_COLL_ALLGATHER ? (uint64_t)c->n : 1); /* all missing */
+    switch (coll) {
     case ACC_COLL_ALLREDUCE:
-        for (e = 0; e < count; e++) {
-            want = expect_reduce(&c, e, &bound);
-            for (r = 0; r < plan->nranks; r++)
-                wrong += (uint64_t)compare(&c, out_base(plan, out, r, count, es, inplace), e, want,
-                                           bound, &w);
-        }
-        break;
     case ACC_COLL_REDUCE:
         for (e = 0; e < count; e++) {
-            want = expect_reduce(&c, e, &bound);
-            wrong += (uint64_t)compare(&c, out[plan->root], e, want, bound, &w);
+            want = expect_reduce(c, e, &bound);
+            wrong += (uint64_t)compare(c, o, e, want, bound, w);
         }
         break;
     case ACC_COLL_REDUCE_SCATTER:
-        for (r = 0; r < plan->nranks; r++)
-            for (e = 0; e < count; e++) {
-                want = expect_reduce(&c, (uint64_t)r * count + e, &bound);
-                wrong += (uint64_t)compare(&c, out_base(plan, out, r, count, es, inplace), e, want,
-                                           bound, &w);
-            }
+        for (e = 0; e < count; e++) {
+            want = expect_reduce(c, (uint64_t)r * count + e, &bound);
+            wrong += (uint64_t)compare(c, o, e, want, bound, w);
+        }
         break;
     case ACC_COLL_ALLGATHER:
     case ACC_COLL_ALLTOALL:
-        for (r = 0; r < plan->nranks; r++)
-            for (s = 0; s < n; s++)
-                for (e = 0; e < count; e++) {
-                    uint64_t src = plan->coll == ACC_COLL_ALLGATHER ? e : (uint64_t)r * count + e;
-                    want = acc_host_value(dt, c.op, mode, seed, (int)s, src);
-                    wrong += (uint64_t)compare(&c, out[r], s * count + e, want, 0, &w);
-                }
+        for (s = 0; s < (uint64_t)c->n; s++)
+            for (e = 0; e < count; e++) {
+                uint64_t src = coll == ACC_COLL_ALLGATHER ? e : (uint64_t)r * count + e;
+                want = acc_host_value(c->dt, c->op, c->mode, c->seed, (int)s, src);
+                wrong += (uint64_t)compare(c, o, s * count + e, want, 0, w);
+            }
         break;
     default: /* broadcast */
         for (e = 0; e < count; e++) {
-            want = acc_host_value(dt, c.op, mode, seed, plan->root, e);
-            for (r = 0; r < plan->nranks; r++)
-                wrong += (uint64_t)compare(&c, out[r], e, want, 0, &w);
+            want = acc_host_value(c->dt, c->op, c->mode, c->seed, root, e);
+            wrong += (uint64_t)compare(c, o, e, want, 0, w);
         }
         break;
     }
+    return wrong;
+}
+
+uint64_t acc_host_check(const acc_plan_t *plan, acc_dtype_t dt, acc_redop_t op, acc_fill_t mode,
+                        uint32_t seed, uint64_t count, void *const *out, int inplace, double *worst)
+{
+    ctx_t c = {dt, pattern_op(plan->coll, op), mode, seed, plan->nranks, eps_of[dt], tiny_of[dt]};
+    size_t es = acc_dtype_size(dt);
+    uint64_t wrong = 0;
+    double w = 0;
+
+    for (int r = 0; r < plan->nranks; r++)
+        wrong += check_one(&c, plan->coll, plan->root, r, count,
+                           out_base(plan, out, r, count, es, inplace), &w);
+    if (worst)
+        *worst = w;
+    return wrong;
+}
+
+void acc_host_fill_rank(acc_coll_t coll, int nranks, int rank, acc_dtype_t dt, acc_redop_t op,
+                        acc_fill_t mode, uint32_t seed, uint64_t count, void *in)
+{
+    uint64_t elems = count * (coll == ACC_COLL_REDUCE_SCATTER || coll == ACC_COLL_ALLTOALL
+                                  ? (uint64_t)nranks
+                                  : 1);
+    if (in)
+        fill(dt, pattern_op(coll, op), mode, seed, rank, in, elems);
+}
+
+uint64_t acc_host_check_rank(acc_coll_t coll, int nranks, int root, int rank, acc_dtype_t dt,
+                             acc_redop_t op, acc_fill_t mode, uint32_t seed, uint64_t count,
+                             const void *out, double *worst)
+{
+    ctx_t c = {dt, pattern_op(coll, op), mode, seed, nranks, eps_of[dt], tiny_of[dt]};
+    double w = 0;
+    uint64_t wrong = check_one(&c, coll, root, rank, count, out, &w);
     if (worst)
         *worst = w;
     return wrong;

@@ -1,0 +1,255 @@
+/*
+ * The collectives: arguments checked before any memory is touched, the table's range looked
+ * up, acc's plan or the fallback handed to the backend, what ran counted; groups queue calls
+ * and run them at their end.
+ */
+#include "rt_internal.h"
+
+#include <string.h>
+
+/* ---- checking a call -------------------------------------------------------------------- */
+
+static acc_status_t check_call(acc_comm_t *c, rt_call_t *k)
+{
+    const char *name = acc_coll_name(k->coll);
+    size_t es;
+    uint64_t mult = 1, bytes;
+    int me, has_send, has_recv;
+
+    if (!c)
+        return acc_error_set(ACC_ERR_INVALID, "acc_%s: the communicator is NULL", name);
+    if (k->dt < 0 || k->dt >= ACC_DT_COUNT)
+        return acc_error_set(ACC_ERR_INVALID, "acc_%s: unknown data type %d", name, (int)k->dt);
+    if (acc_coll_reduces(k->coll) && (k->op < 0 || k->op >= ACC_RED_COUNT))
+        return acc_error_set(ACC_ERR_INVALID, "acc_%s: unknown reduction %d", name, (int)k->op);
+    if ((k->coll == ACC_COLL_BROADCAST || k->coll == ACC_COLL_REDUCE) &&
+        (k->root < 0 || k->root >= c->nranks))
+        return acc_error_set(ACC_ERR_INVALID, "acc_%s: root %d is not a rank (0 to %d)", name,
+                             k->root, c->nranks - 1);
+    es = acc_dtype_size(k->dt);
+    if (k->coll == ACC_COLL_ALLGATHER || k->coll == ACC_COLL_REDUCE_SCATTER)
+        mult = (uint64_t)c->nranks;
+    if (k->count > UINT64_MAX / es / mult || k->count * es * mult > (uint64_t)PTRDIFF_MAX)
+        return acc_error_set(ACC_ERR_INVALID,
+                             "acc_%s: %llu elements of %zu bytes (times %llu ranks) overflow",
+                             name, (unsigned long long)k->count, es, (unsigned long long)mult);
+    bytes = k->count * es;
+    k->nbytes = bytes * mult;
+    me = c->rank;
+    has_send = k->coll != ACC_COLL_BROADCAST || me == k->root;
+    has_recv = k->coll != ACC_COLL_REDUCE || me == k->root;
+    if (k->count && ((has_send && !k->send) || (has_recv && !k->recv)))
+        return acc_error_set(ACC_ERR_INVALID, "acc_%s: rank %d: %s is NULL for %llu elements",
+                             name, me, has_send && !k->send ? "sendbuf" : "recvbuf",
+                             (unsigned long long)k->count);
+    /* NCCL's in place: the input where the output keeps it. */
+    if (k->coll == ACC_COLL_ALLGATHER)
+        k->inplace = k->recv && k->send == (const char *)k->recv + (uint64_t)me * bytes;
+    else if (k->coll == ACC_COLL_REDUCE_SCATTER)
+        k->inplace = k->send && (const char *)k->recv == (const char *)k->send + (uint64_t)me * bytes;
+    else
+        k->inplace = k->send == k->recv;
+    if (c->error != ACC_OK)
+        return acc_error_set(c->error, "acc_%s: the communicator is broken (%s)", name,
+                             c->error_msg);
+    return ACC_OK;
+}
+
+/* ---- running a call --------------------------------------------------------------------- */
+
+/* acc's plan for this call, or NULL for the fallback; *entry receives the table row. */
+static acc_plan_t *table_plan(acc_comm_t *c, const rt_call_t *k, size_t *entry)
+{
+    rt_table_t *t = &c->tables[k->coll];
+    const acc_select_entry_t *e;
+    acc_plan_t *p;
+
+    if (!c->use_tables || !t->table || !(e = acc_select_lookup(t->table, k->nbytes)))
+        return NULL;
+    *entry = (size_t)(e - t->table->entries);
+    p = t->plans[*entry];
+    if (p && (k->coll == ACC_COLL_BROADCAST || k->coll == ACC_COLL_REDUCE) && p->root != k->root)
+        return NULL; /* the table's plan is for another root: the fallback serves this one */
+    return p;
+}
+
+static acc_status_t run_call(acc_comm_t *c, const rt_call_t *k)
+{
+    size_t entry = SIZE_MAX;
+    acc_plan_t *plan = table_plan(c, k, &entry);
+    rt_fallback_t *fb = NULL;
+    acc_status_t st = ACC_ERR_UNSUPPORTED;
+    int broken = 0;
+
+    if (plan && c->be->supports(c, plan) == ACC_OK)
+        st = c->be->run(c, c->be_state, plan, k, &broken);
+    if (st == ACC_OK) {
+        c->tables[k->coll].calls[entry]++;
+        c->tables[k->coll].bytes[entry] += k->nbytes;
+        return ACC_OK;
+    }
+    if (broken)
+        return comm_break(c, st);
+    /* The tables give this size to NCCL, have no range for it, or acc's plan cannot run here
+     * (the backend agreed on that on every rank): the fallback serves it. */
+    if (!(plan = comm_fallback_plan(c, k->coll, k->root, &fb)))
+        return comm_break(c, ACC_ERR_INTERNAL);
+    if ((st = c->be->run(c, c->be_state, plan, k, &broken)) != ACC_OK)
+        return broken ? comm_break(c, st) : st;
+    if (entry != SIZE_MAX && c->tables[k->coll].plans[entry]) {
+        fb->forced++;
+        fb->forced_bytes += k->nbytes;
+    } else {
+        fb->calls++;
+        fb->bytes += k->nbytes;
+    }
+    return ACC_OK;
+}
+
+/* ---- groups ---------------------------------------------------------------------------- */
+
+typedef struct {
+    acc_comm_t *comm;
+    rt_call_t call;
+} queued_t;
+
+static _Thread_local int group_depth;
+static _Thread_local queued_t *group_calls;
+static _Thread_local size_t group_n, group_cap;
+
+acc_status_t acc_group_start(void)
+{
+    group_depth++;
+    return ACC_OK;
+}
+
+acc_status_t acc_group_end(void)
+{
+    acc_status_t st = ACC_OK, one;
+    size_t i;
+
+    if (group_depth == 0)
+        return acc_error_set(ACC_ERR_INVALID, "acc_group_end without acc_group_start");
+    if (--group_depth > 0)
+        return ACC_OK;
+    for (i = 0; i < group_n; i++) {
+        acc_comm_t *c = group_calls[i].comm;
+        __atomic_add_fetch(&c->inflight, 1, __ATOMIC_ACQ_REL);
+        one = c->error != ACC_OK ? c->error : run_call(c, &group_calls[i].call);
+        __atomic_sub_fetch(&c->inflight, 1, __ATOMIC_ACQ_REL);
+        if (one != ACC_OK && st == ACC_OK)
+            st = one; /* the message of the first failure stays */
+    }
+    group_n = 0;
+    acc_free(group_calls);
+    group_calls = NULL;
+    group_cap = 0;
+    return st;
+}
+
+static acc_status_t submit(acc_comm_t *c, rt_call_t *k)
+{
+    acc_status_t st = check_call(c, k);
+    if (st != ACC_OK || k->count == 0)
+        return st;
+    if (group_depth > 0) {
+        if (acc_array_reserve((void **)&group_calls, &group_cap, group_n + 1, sizeof(queued_t)) !=
+            ACC_OK)
+            return acc_error_set(ACC_ERR_NOMEM, "out of memory for a group");
+        group_calls[group_n].comm = c;
+        group_calls[group_n++].call = *k;
+        return ACC_OK;
+    }
+    __atomic_add_fetch(&c->inflight, 1, __ATOMIC_ACQ_REL);
+    st = run_call(c, k);
+    __atomic_sub_fetch(&c->inflight, 1, __ATOMIC_ACQ_REL);
+    return st;
+}
+
+acc_status_t acc_allreduce(const void *sendbuf, void *recvbuf, size_t count, acc_dtype_t dt,
+                           acc_redop_t op, acc_comm_t *comm, acc_stream_t stream)
+{
+    rt_call_t k = {.coll = ACC_COLL_ALLREDUCE, .send = sendbuf, .recv = recvbuf, .count = count,
+                   .dt = dt, .op = op, .stream = stream};
+    return submit(comm, &k);
+}
+
+acc_status_t acc_allgather(const void *sendbuf, void *recvbuf, size_t sendcount, acc_dtype_t dt,
+                           acc_comm_t *comm, acc_stream_t stream)
+{
+    rt_call_t k = {.coll = ACC_COLL_ALLGATHER, .send = sendbuf, .recv = recvbuf,
+                   .count = sendcount, .dt = dt, .op = ACC_RED_SUM, .stream = stream};
+    return submit(comm, &k);
+}
+
+acc_status_t acc_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                acc_dtype_t dt, acc_redop_t op, acc_comm_t *comm,
+                                acc_stream_t stream)
+{
+    rt_call_t k = {.coll = ACC_COLL_REDUCE_SCATTER, .send = sendbuf, .recv = recvbuf,
+                   .count = recvcount, .dt = dt, .op = op, .stream = stream};
+    return submit(comm, &k);
+}
+
+acc_status_t acc_broadcast(const void *sendbuf, void *recvbuf, size_t count, acc_dtype_t dt,
+                           int root, acc_comm_t *comm, acc_stream_t stream)
+{
+    rt_call_t k = {.coll = ACC_COLL_BROADCAST, .send = sendbuf, .recv = recvbuf, .count = count,
+                   .dt = dt, .op = ACC_RED_SUM, .root = root, .stream = stream};
+    return submit(comm, &k);
+}
+
+acc_status_t acc_reduce(const void *sendbuf, void *recvbuf, size_t count, acc_dtype_t dt,
+                        acc_redop_t op, int root, acc_comm_t *comm, acc_stream_t stream)
+{
+    rt_call_t k = {.coll = ACC_COLL_REDUCE, .send = sendbuf, .recv = recvbuf, .count = count,
+                   .dt = dt, .op = op, .root = root, .stream = stream};
+    return submit(comm, &k);
+}
+
+/* ---- statistics ---------------------------------------------------------------------- */
+
+acc_status_t acc_comm_stats(const acc_comm_t *c, acc_comm_stat_t **out, size_t *n)
+{
+    acc_comm_stat_t *rows = NULL;
+    size_t cap = 0, count = 0;
+
+    if (!c || !out || !n)
+        return acc_error_set(ACC_ERR_INVALID, "acc_comm_stats: NULL argument");
+    for (int coll = 0; coll < ACC_COLL_COUNT; coll++) {
+        const rt_table_t *t = &c->tables[coll];
+        for (size_t i = 0; t->table && i < t->table->n; i++) {
+            const acc_select_entry_t *e = &t->table->entries[i];
+            if (!t->calls[i])
+                continue;
+            if (acc_array_reserve((void **)&rows, &cap, count + 1, sizeof(*rows)) != ACC_OK)
+                goto nomem;
+            rows[count] = (acc_comm_stat_t){.coll = (acc_coll_t)coll, .min_bytes = e->min_bytes,
+                                            .max_bytes = e->max_bytes, .calls = t->calls[i],
+                                            .bytes = t->bytes[i]};
+            snprintf(rows[count++].ran, sizeof(rows->ran), "%.31s %.63s", e->algo, e->params);
+        }
+        for (size_t i = 0; i < c->nfallbacks; i++) {
+            const rt_fallback_t *f = &c->fallbacks[i];
+            for (int forced = 0; (int)f->coll == coll && forced < 2; forced++) {
+                uint64_t calls = forced ? f->forced : f->calls;
+                if (!calls)
+                    continue;
+                if (acc_array_reserve((void **)&rows, &cap, count + 1, sizeof(*rows)) != ACC_OK)
+                    goto nomem;
+                rows[count] = (acc_comm_stat_t){.coll = (acc_coll_t)coll, .max_bytes = UINT64_MAX,
+                                                .fallback = 1, .calls = calls,
+                                                .bytes = forced ? f->forced_bytes : f->bytes};
+                snprintf(rows[count++].ran, sizeof(rows->ran), "fallback: %s%s%s", f->plan->algo,
+                         forced ? " (acc's plan could not run here)" : "",
+                         c->use_tables ? "" : " (no tables)");
+            }
+        }
+    }
+    *out = rows;
+    *n = count;
+    return ACC_OK;
+nomem:
+    acc_free(rows);
+    return acc_error_set(ACC_ERR_NOMEM, "out of memory for statistics");
+}

@@ -1,0 +1,325 @@
+/*
+ * Loading a communicator's tuned schedules: the machine it runs on, the database, the
+ * selection tables of that machine's fingerprint and the plans they name, verified; then the
+ * ranks agree, so that every rank makes the same choice for every call.  Nothing here fails a
+ * communicator: what cannot be used becomes the reason every call goes to the fallback, said
+ * once, by rank 0.
+ */
+#include "rt_internal.h"
+
+#include "acc_compiler.h"
+
+#include <stdarg.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+/* What every rank tells the others about its loading. */
+typedef struct {
+    int32_t status;                 /* ACC_OK: tables loaded */
+    int32_t quiet;                  /* the reason is a choice (ACC_DISABLE), not a problem */
+    uint8_t digest[ACC_SHA256_LEN]; /* of the tables and plans loaded */
+    char reason[248];
+} load_report_t;
+
+/* Where a job finds its database when neither the options nor ACC_DB name one. */
+static const char *const db_search[] = {"/etc/acc/acc.db", ACC_INSTALL_DB_PATH};
+
+static int set_reason(acc_comm_t *c, const char *fmt, ...) ACC_PRINTF(2, 3);
+
+static int set_reason(acc_comm_t *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->fallback_reason, sizeof(c->fallback_reason), fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* The database to read: the option, ACC_DB, or the first of the search path that exists. */
+static const char *db_path(const acc_comm_opts_t *opts)
+{
+    const char *p = opts && opts->db ? opts->db : acc_setting_str(ACC_SETTING_DB);
+    if (p && p[0])
+        return p;
+    for (size_t i = 0; i < sizeof(db_search) / sizeof(db_search[0]); i++)
+        if (access(db_search[i], R_OK) == 0)
+            return db_search[i];
+    return NULL;
+}
+
+static int load_topology(acc_comm_t *c, const acc_comm_opts_t *opts)
+{
+    const char *spec = opts && opts->topo ? opts->topo : acc_setting_str(ACC_SETTING_TOPO);
+    if (acc_topo_load(spec, &c->topo) != ACC_OK)
+        return set_reason(c, "topology '%s' (ACC_TOPO): %s", spec, acc_error_message());
+    if (acc_topo_ranks(c->topo) != c->nranks)
+        return set_reason(c, "topology '%s' has %d GPUs, the communicator %d ranks", spec,
+                          acc_topo_ranks(c->topo), c->nranks);
+    if (acc_topo_fingerprint(c->topo, c->fingerprint) != ACC_OK)
+        return set_reason(c, "topology '%s': %s", spec, acc_error_message());
+    return 0;
+}
+
+/* One collective's table and its plans. */
+static int load_table(acc_comm_t *c, acc_db_t *db, acc_coll_t coll, acc_sha256_t *h)
+{
+    rt_table_t *t = &c->tables[coll];
+    acc_status_t st = acc_db_get_selection(db, c->fingerprint, coll, &t->table);
+    size_t i;
+
+    if (st == ACC_ERR_NOT_FOUND)
+        return 0; /* no table: every size of this collective goes to the fallback */
+    if (st != ACC_OK)
+        return set_reason(c, "%s table in %s: %s", acc_coll_name(coll), acc_db_path(db),
+                          acc_error_message());
+    t->plans = acc_calloc(t->table->n + 1, sizeof(acc_plan_t *));
+    t->calls = acc_calloc(t->table->n + 1, sizeof(uint64_t));
+    t->bytes = acc_calloc(t->table->n + 1, sizeof(uint64_t));
+    if (!t->plans || !t->calls || !t->bytes)
+        return set_reason(c, "out of memory for the %s table", acc_coll_name(coll));
+    for (i = 0; i < t->table->n; i++) {
+        const acc_select_entry_t *e = &t->table->entries[i];
+        char line[ACC_PLAN_NAME_MAX + ACC_PLAN_PARAMS_MAX + ACC_SHA256_HEX_LEN + 96];
+        int n = snprintf(line, sizeof(line), "%d %llu %llu %d %s %s %s\n", (int)coll,
+                         (unsigned long long)e->min_bytes, (unsigned long long)e->max_bytes,
+                         e->use_nccl, e->algo, e->params, e->plan_hash);
+        acc_sha256_update(h, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+        if (e->use_nccl)
+            continue;
+        if (acc_db_get_plan(db, e->plan_hash, &t->plans[i]) != ACC_OK)
+            return set_reason(c, "%s plan %s (%s) in %s: %s", acc_coll_name(coll), e->algo,
+                              e->plan_hash, acc_db_path(db), acc_error_message());
+        if (t->plans[i]->nranks != c->nranks)
+            return set_reason(c, "%s plan %s in %s has %d ranks, the communicator %d",
+                              acc_coll_name(coll), e->algo, acc_db_path(db), t->plans[i]->nranks,
+                              c->nranks);
+    }
+    return 0;
+}
+
+static int load_tables(acc_comm_t *c, const acc_comm_opts_t *opts, uint8_t digest[])
+{
+    const char *path = db_path(opts);
+    acc_db_t *db = NULL;
+    acc_sha256_t *h = NULL;
+    int rc = 0, found = 0;
+
+    if (!path)
+        return set_reason(c, "no database: ACC_DB is not set and neither /etc/acc/acc.db nor %s "
+                             "exists (acc-compile --topo ... --db FILE builds one)",
+                          ACC_INSTALL_DB_PATH);
+    if (acc_db_open(path, ACC_DB_READONLY, &db) != ACC_OK)
+        return set_reason(c, "database %s: %s", path, acc_error_message());
+    if (acc_sha256_create(&h) != ACC_OK) {
+        rc = set_reason(c, "%s", acc_error_message());
+        goto out;
+    }
+    acc_sha256_update(h, c->fingerprint, strlen(c->fingerprint));
+    for (int coll = 0; coll < ACC_COLL_COUNT && rc == 0; coll++) {
+        rc = load_table(c, db, (acc_coll_t)coll, h);
+        found += c->tables[coll].table != NULL;
+    }
+    if (rc == 0 && !found)
+        rc = set_reason(c, "database %s has no tables for this machine (fingerprint %.16s...; "
+                           "acc-info --db %s lists what it holds)",
+                        path, c->fingerprint, path);
+    if (rc == 0 && acc_sha256_final(h, digest) != ACC_OK)
+        rc = set_reason(c, "%s", acc_error_message());
+out:
+    acc_sha256_destroy(h);
+    acc_db_close(db);
+    return rc;
+}
+
+/* The settings a communicator reads; an invalid value is a reason, naming the variable. */
+static int settings_disable(acc_comm_t *c, const acc_comm_opts_t *opts, int *quiet)
+{
+    int64_t v;
+    if (acc_setting_int(ACC_SETTING_DISABLE, &v) != ACC_OK || (v != 0 && v != 1))
+        return set_reason(c, "ACC_DISABLE='%s' is neither 0 nor 1",
+                          acc_setting_str(ACC_SETTING_DISABLE));
+    if (v || (opts && opts->disable)) {
+        *quiet = 1;
+        return set_reason(c, "%s", v ? "ACC_DISABLE=1" : "disabled by the caller's options");
+    }
+    return 0;
+}
+
+/* Ranks share memory when they are on one host and, where the topology has several nodes, in
+ * one of its nodes: so a single machine can stand in for a cluster (TCP between its "nodes"). */
+typedef struct {
+    char host[64];
+} host_info_t;
+
+static acc_status_t place_ranks(acc_comm_t *c)
+{
+    host_info_t mine, *all = acc_calloc((size_t)c->nranks, sizeof(host_info_t));
+    int per_node = c->topo && c->use_tables ? acc_topo_gpus_per_node(c->topo) : c->nranks;
+    acc_status_t st;
+
+    if (!all || !(c->node_of = acc_calloc((size_t)c->nranks, sizeof(int))))
+        return acc_free(all), acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    memset(&mine, 0, sizeof(mine));
+    gethostname(mine.host, sizeof(mine.host) - 1);
+    if ((st = boot_allgather(c->boot, &mine, sizeof(mine), all)) == ACC_OK) {
+        c->nnodes = 0;
+        for (int r = 0; r < c->nranks; r++) {
+            int q;
+            for (q = 0; q < r; q++)
+                if (strcmp(all[q].host, all[r].host) == 0 && q / per_node == r / per_node)
+                    break;
+            c->node_of[r] = q < r ? c->node_of[q] : c->nnodes++;
+        }
+    }
+    acc_free(all);
+    return st;
+}
+
+/* Rank 0 draws the tag that names this communicator's shared memory. */
+static acc_status_t draw_tag(acc_comm_t *c)
+{
+    uint8_t bytes[8] = {0};
+    if (c->rank == 0 && getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
+        return acc_error_set(ACC_ERR_SYSTEM, "getrandom failed");
+    if (boot_bcast(c->boot, bytes, sizeof(bytes), 0) != ACC_OK)
+        return ACC_ERR_TIMEOUT;
+    for (int i = 0; i < 8; i++)
+        snprintf(c->shm_tag + 2 * i, 3, "%02x", bytes[i]);
+    return ACC_OK;
+}
+
+/* Compare what the ranks loaded: tables only when every rank loaded the same ones. */
+static void agree(acc_comm_t *c, const load_report_t *mine)
+{
+    load_report_t *all = acc_calloc((size_t)c->nranks, sizeof(load_report_t));
+    const load_report_t *first_bad = NULL;
+    int r, differs = -1;
+
+    if (!all || boot_allgather(c->boot, mine, sizeof(*mine), all) != ACC_OK) {
+        set_reason(c, "the ranks could not compare their tables: %s", acc_error_message());
+        c->use_tables = 0;
+        acc_free(all);
+        return;
+    }
+    for (r = 0; r < c->nranks && !first_bad; r++)
+        if (all[r].status != ACC_OK)
+            first_bad = &all[r];
+    for (r = 1; r < c->nranks && !first_bad && differs < 0; r++)
+        if (memcmp(all[r].digest, all[0].digest, ACC_SHA256_LEN) != 0)
+            differs = r;
+    c->use_tables = !first_bad && differs < 0;
+    if (first_bad && first_bad != &all[c->rank])
+        set_reason(c, "rank %d: %s", (int)(first_bad - all), first_bad->reason);
+    else if (differs >= 0)
+        set_reason(c, "rank %d loaded other tables than rank 0 (another database or topology?)",
+                   differs);
+    /* One line per communicator: rank 0's, with the reason of the first rank that had one. */
+    if (!c->use_tables && c->rank == 0) {
+        if (first_bad && first_bad->quiet)
+            ACC_INFO(RUNTIME, "communicator of %d ranks: acc's schedules are off (%s)", c->nranks,
+                     c->fallback_reason);
+        else
+            ACC_WARN(RUNTIME, "communicator of %d ranks runs every call through %s: %s",
+                     c->nranks, c->be == &rt_host_backend ? "the ring fallback" : "NCCL",
+                     c->fallback_reason);
+    }
+    acc_free(all);
+}
+
+void comm_load(acc_comm_t *c, const acc_comm_opts_t *opts)
+{
+    load_report_t mine;
+    int quiet = 0;
+
+    memset(&mine, 0, sizeof(mine));
+    if (settings_disable(c, opts, &quiet) == 0 && load_topology(c, opts) == 0)
+        load_tables(c, opts, mine.digest);
+    mine.status = c->fallback_reason[0] ? ACC_NO_DATA : ACC_OK;
+    mine.quiet = quiet;
+    snprintf(mine.reason, sizeof(mine.reason), "%.247s", c->fallback_reason);
+    agree(c, &mine);
+    if (!c->use_tables)
+        comm_unload(c);
+    else if (c->rank == 0)
+        ACC_INFO(RUNTIME, "communicator of %d ranks uses the tables of %s (fingerprint %.16s...)",
+                 c->nranks, acc_topo_name(c->topo)[0] ? acc_topo_name(c->topo) : "its topology",
+                 c->fingerprint);
+}
+
+void comm_unload(acc_comm_t *c)
+{
+    for (int coll = 0; coll < ACC_COLL_COUNT; coll++) {
+        rt_table_t *t = &c->tables[coll];
+        for (size_t i = 0; t->plans && t->table && i < t->table->n; i++)
+            acc_plan_destroy(t->plans[i]);
+        acc_free(t->plans);
+        acc_free(t->calls);
+        acc_free(t->bytes);
+        acc_select_destroy(t->table);
+        memset(t, 0, sizeof(*t));
+    }
+}
+
+/* A synthetic machine of n GPUs for the fallback's plans when no topology fits: one node of
+ * them, or as few nodes as the synthetic grammar's 64 GPUs per node allow. */
+static void synthetic_spec(int n, char *buf, size_t len)
+{
+    int g = n <= 64 ? n : 64;
+    while (n % g)
+        g--;
+    snprintf(buf, len, "nodes=%d gpus=%d", n / g, g);
+}
+
+acc_plan_t *comm_fallback_plan(acc_comm_t *c, acc_coll_t coll, int root, rt_fallback_t **fb)
+{
+    const acc_algo_t *ring = acc_algo_find(coll, "ring");
+    acc_algo_args_t args;
+    acc_topo_t *synth = NULL;
+    rt_fallback_t *f;
+    size_t i;
+
+    for (i = 0; i < c->nfallbacks; i++)
+        if (c->fallbacks[i].coll == coll && c->fallbacks[i].root == root) {
+            *fb = &c->fallbacks[i];
+            return c->fallbacks[i].plan;
+        }
+    if (!ring)
+        return NULL;
+    if (acc_array_reserve((void **)&c->fallbacks, &c->fallbacks_cap, c->nfallbacks + 1,
+                          sizeof(rt_fallback_t)) != ACC_OK) {
+        acc_error_set(ACC_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (!c->topo || acc_topo_ranks(c->topo) != c->nranks) {
+        char spec[64];
+        synthetic_spec(c->nranks, spec, sizeof(spec));
+        if (acc_topo_load(spec, &synth) != ACC_OK)
+            return NULL;
+    }
+    memset(&args, 0, sizeof(args));
+    args.root = root;
+    f = &c->fallbacks[c->nfallbacks];
+    memset(f, 0, sizeof(*f));
+    f->coll = coll;
+    f->root = root;
+    if (acc_algo_generate(ring, synth ? synth : c->topo, &args, &f->plan) != ACC_OK) {
+        acc_error_prefix(ACC_ERR_INTERNAL, "the %s fallback of %d ranks: ", acc_coll_name(coll),
+                         c->nranks);
+        acc_topo_destroy(synth);
+        return NULL;
+    }
+    acc_topo_destroy(synth);
+    c->nfallbacks++;
+    *fb = f;
+    return f->plan;
+}
+
+acc_status_t comm_prepare(acc_comm_t *c, const acc_comm_opts_t *opts)
+{
+    acc_status_t st = draw_tag(c);
+    if (st != ACC_OK)
+        return st;
+    comm_load(c, opts);
+    return place_ranks(c);
+}

@@ -1,0 +1,230 @@
+/*
+ * TCP sockets for the bootstrap and for the host backend's steps between nodes: listening,
+ * connecting until a deadline, and whole-buffer sends and receives that give up at a deadline
+ * or when the communicator is aborted.  Every failure names the peer and what was being done.
+ */
+#include "rt_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* A poll slice: how often a blocked socket call looks at the abort flag. */
+#define SLICE_MS 100
+
+void net_addr_text(const net_addr_t *a, char *buf, size_t n)
+{
+    char host[NI_MAXHOST], serv[NI_MAXSERV];
+    if (getnameinfo((const struct sockaddr *)&a->ss, a->len, host, sizeof(host), serv, sizeof(serv),
+                    NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+        snprintf(buf, n, "(unprintable address)");
+        return;
+    }
+    snprintf(buf, n, a->ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, serv);
+}
+
+acc_status_t net_resolve(const char *host, const char *port, net_addr_t *out)
+{
+    struct addrinfo hints, *res = NULL;
+    int rc;
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    rc = getaddrinfo(host, port, &hints, &res);
+    if (rc != 0 || !res)
+        return acc_error_set(ACC_ERR_INVALID, "cannot resolve '%s' (port %s): %s", host, port,
+                             gai_strerror(rc));
+    memset(out, 0, sizeof(*out));
+    memcpy(&out->ss, res->ai_addr, res->ai_addrlen);
+    out->len = (socklen_t)res->ai_addrlen;
+    freeaddrinfo(res);
+    return ACC_OK;
+}
+
+static void tune_socket(int fd)
+{
+    int one = 1;
+    /* Messages are whole steps of a collective: sending them at once matters more than
+     * coalescing small ones. */
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+acc_status_t net_listen(const net_addr_t *bind_to, int *fd_out, net_addr_t *bound)
+{
+    int fd, one = 1;
+    net_addr_t a = *bind_to;
+
+    fd = socket(a.ss.ss_family, SOCK_STREAM, 0);
+    if (fd < 0)
+        return acc_error_set(ACC_ERR_SYSTEM, "socket: %s", strerror(errno));
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&a.ss, a.len) != 0 || listen(fd, 1024) != 0) {
+        char text[96];
+        int e = errno;
+        net_addr_text(&a, text, sizeof(text));
+        close(fd);
+        return acc_error_set(ACC_ERR_SYSTEM, "cannot listen on %s: %s", text, strerror(e));
+    }
+    a.len = sizeof(a.ss);
+    getsockname(fd, (struct sockaddr *)&a.ss, &a.len);
+    tune_socket(fd);
+    *fd_out = fd;
+    if (bound)
+        *bound = a;
+    return ACC_OK;
+}
+
+/* Milliseconds left until deadline (seconds on acc_now_s's clock; <= 0: no deadline). */
+static int left_ms(double deadline)
+{
+    double left;
+    if (deadline <= 0)
+        return SLICE_MS;
+    left = (deadline - acc_now_s()) * 1e3;
+    if (left <= 0)
+        return 0;
+    return left < SLICE_MS ? (int)left + 1 : SLICE_MS;
+}
+
+static int aborted(const volatile int *abort_flag)
+{
+    return abort_flag && __atomic_load_n(abort_flag, __ATOMIC_ACQUIRE);
+}
+
+acc_status_t net_connect(const net_addr_t *to, double deadline, const volatile int *abort_flag,
+                         int *fd_out)
+{
+    char text[96];
+    int fd, e = 0;
+
+    net_addr_text(to, text, sizeof(text));
+    for (;;) {
+        fd = socket(to->ss.ss_family, SOCK_STREAM, 0);
+        if (fd < 0)
+            return acc_error_set(ACC_ERR_SYSTEM, "socket: %s", strerror(errno));
+        if (connect(fd, (const struct sockaddr *)&to->ss, to->len) == 0) {
+            tune_socket(fd);
+            *fd_out = fd;
+            return ACC_OK;
+        }
+        e = errno;
+        close(fd);
+        /* The peer may not listen yet (ranks start in any order): retry until the deadline. */
+        if (e != ECONNREFUSED && e != ETIMEDOUT && e != ENETUNREACH && e != EAGAIN &&
+            e != EINTR)
+            break;
+        if (aborted(abort_flag))
+            return acc_error_set(ACC_ERR_ABORTED, "connecting to %s: aborted", text);
+        if (left_ms(deadline) == 0)
+            return acc_error_set(ACC_ERR_TIMEOUT, "nobody accepted a connection at %s in time",
+                                 text);
+        usleep(20000);
+    }
+    return acc_error_set(ACC_ERR_SYSTEM, "cannot connect to %s: %s", text, strerror(e));
+}
+
+acc_status_t net_accept(int listen_fd, double deadline, const volatile int *abort_flag,
+                        int *fd_out)
+{
+    struct pollfd p = {.fd = listen_fd, .events = POLLIN};
+    for (;;) {
+        int ms = left_ms(deadline), fd;
+        if (aborted(abort_flag))
+            return acc_error_set(ACC_ERR_ABORTED, "waiting for a connection: aborted");
+        if (ms == 0)
+            return acc_error_set(ACC_ERR_TIMEOUT, "no peer connected in time");
+        if (poll(&p, 1, ms) <= 0)
+            continue;
+        fd = accept(listen_fd, NULL, NULL);
+        if (fd >= 0) {
+            tune_socket(fd);
+            *fd_out = fd;
+            return ACC_OK;
+        }
+        if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
+            return acc_error_set(ACC_ERR_SYSTEM, "accept: %s", strerror(errno));
+    }
+}
+
+acc_status_t net_send(int fd, const void *data, size_t len, double deadline,
+                      const volatile int *abort_flag)
+{
+    const char *p = data;
+    struct pollfd pf = {.fd = fd, .events = POLLOUT};
+    while (len > 0) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return acc_error_set(errno == EPIPE || errno == ECONNRESET ? ACC_ERR_TIMEOUT
+                                                                       : ACC_ERR_SYSTEM,
+                                 "the peer closed the connection (%s)", strerror(errno));
+        if (aborted(abort_flag))
+            return acc_error_set(ACC_ERR_ABORTED, "sending: aborted");
+        if (left_ms(deadline) == 0)
+            return acc_error_set(ACC_ERR_TIMEOUT, "the peer took no data in time");
+        poll(&pf, 1, left_ms(deadline));
+    }
+    return ACC_OK;
+}
+
+acc_status_t net_recv(int fd, void *data, size_t len, double deadline,
+                      const volatile int *abort_flag)
+{
+    char *p = data;
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    while (len > 0) {
+        ssize_t n = recv(fd, p, len, MSG_DONTWAIT);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n == 0)
+            return acc_error_set(ACC_ERR_TIMEOUT, "the peer closed the connection (it may have "
+                                                  "exited or died)");
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return acc_error_set(ACC_ERR_SYSTEM, "receiving: %s", strerror(errno));
+        if (aborted(abort_flag))
+            return acc_error_set(ACC_ERR_ABORTED, "receiving: aborted");
+        if (left_ms(deadline) == 0)
+            return acc_error_set(ACC_ERR_TIMEOUT, "the peer sent nothing in time");
+        poll(&pf, 1, left_ms(deadline));
+    }
+    return ACC_OK;
+}
+
+acc_status_t net_local_addr(int fd, net_addr_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->len = sizeof(out->ss);
+    if (getsockname(fd, (struct sockaddr *)&out->ss, &out->len) != 0)
+        return acc_error_set(ACC_ERR_SYSTEM, "getsockname: %s", strerror(errno));
+    return ACC_OK;
+}
+
+void net_set_port(net_addr_t *a, unsigned port)
+{
+    if (a->ss.ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)&a->ss)->sin6_port = htons((uint16_t)port);
+    else
+        ((struct sockaddr_in *)&a->ss)->sin_port = htons((uint16_t)port);
+}
+
+void net_close(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}

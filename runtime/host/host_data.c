@@ -1,0 +1,387 @@
+/*
+ * What each operation of a plan does on the host backend: chunks of this rank's buffers and of
+ * the mapped buffers of its node's peers, messages through rings in shared memory or sockets,
+ * signal counters.  The arithmetic and its rounding are the host executor's (host_reduce.h), so
+ * both backends give the same bits.
+ */
+#include "host_internal.h"
+
+#include "exec/host_reduce.h"
+
+#include <string.h>
+
+/* Rank r's buffer b as this process sees it; NULL when it cannot (another node, or a buffer
+ * the caller did not give because the collective does not use it there). */
+static unsigned char *base_of(const hb_call_t *call, int r, uint8_t b)
+{
+    const hb_inst_t *in = call->in;
+    const hb_layout_t *l = &in->layouts[r];
+    if (r == in->rank)
+        return call->base[b];
+    if (!in->seg[r])
+        return NULL;
+    if (b == ACC_BUF_SCRATCH)
+        return in->seg[r] + l->scratch;
+    if (!in->staged)
+        return NULL;
+    return in->seg[r] + (b == ACC_BUF_IN ? l->in : l->out);
+}
+
+static int64_t *scratch_len(const hb_inst_t *in, int r)
+{
+    return (int64_t *)(in->seg[r] + in->layouts[r].scratch_len);
+}
+
+static uint32_t nchunks_of(const acc_plan_t *p, uint8_t b)
+{
+    return b == ACC_BUF_IN ? p->in_chunks : b == ACC_BUF_OUT ? p->out_chunks : p->scratch_chunks;
+}
+
+/* Chunk t of ref at rank r: its first element and how many it holds (-1: scratch never
+ * written).  NULL, with the failure recorded, when rank r's buffer is out of reach. */
+static unsigned char *chunk(hb_lane_t *lc, int r, acc_ref_t ref, uint32_t t, int64_t *n)
+{
+    hb_call_t *call = lc->call;
+    hb_inst_t *in = call->in;
+    unsigned char *base = base_of(call, r, ref.buf);
+    uint32_t c = ref.off + t;
+    uint64_t first, cnt;
+
+    if (!base) {
+        hb_fail(lc, ACC_ERR_UNSUPPORTED, "%s buffer of rank %d is out of reach of rank %d",
+                acc_buf_name((acc_bufid_t)ref.buf), r, in->rank);
+        return NULL;
+    }
+    if (ref.buf == ACC_BUF_SCRATCH) {
+        *n = scratch_len(in, r)[c];
+        return base + (uint64_t)c * in->scratch_cap * in->es;
+    }
+    acc_chunk_range(call->elems[ref.buf], nchunks_of(in->plan, ref.buf), c, &first, &cnt);
+    *n = (int64_t)cnt;
+    return base + first * in->es;
+}
+
+static const unsigned char *src_chunk(hb_lane_t *lc, int r, acc_ref_t ref, uint32_t t,
+                                      uint64_t *n)
+{
+    int64_t len;
+    const unsigned char *p = chunk(lc, r, ref, t, &len);
+    if (p && len < 0) {
+        hb_fail(lc, ACC_ERR_INVALID, "reads scratch chunk %u of rank %d before anything was "
+                                     "written to it",
+                ref.off + t, r);
+        return NULL;
+    }
+    *n = (uint64_t)len;
+    return p;
+}
+
+/* Chunk t of ref at rank r, about to receive n elements: a scratch chunk takes the length, an
+ * input or output chunk must have it already. */
+static unsigned char *dst_chunk(hb_lane_t *lc, int r, acc_ref_t ref, uint32_t t, uint64_t n)
+{
+    hb_inst_t *in = lc->call->in;
+    int64_t len;
+    unsigned char *p = chunk(lc, r, ref, t, &len);
+    if (!p)
+        return NULL;
+    if (ref.buf == ACC_BUF_SCRATCH) {
+        if (n > in->scratch_cap) {
+            hb_fail(lc, ACC_ERR_INVALID,
+                    "writes %llu elements into scratch chunk %u of rank %d, which holds %llu",
+                    (unsigned long long)n, ref.off + t, r, (unsigned long long)in->scratch_cap);
+            return NULL;
+        }
+        scratch_len(in, r)[ref.off + t] = (int64_t)n;
+        return p;
+    }
+    if ((uint64_t)len != n) {
+        hb_fail(lc, ACC_ERR_INVALID,
+                "writes %llu elements into %s chunk %u of rank %d, which has %lld",
+                (unsigned long long)n, acc_buf_name((acc_bufid_t)ref.buf), ref.off + t, r,
+                (long long)len);
+        return NULL;
+    }
+    return p;
+}
+
+/* ---- connections ------------------------------------------------------------------------ */
+
+static unsigned char *slot_data(const hb_conn_t *cn, hb_slot_t *s)
+{
+    return (unsigned char *)s + hb_slot_header(cn->maxcnt);
+}
+
+/* The next free slot of an outgoing connection in shared memory, once there is one. */
+static hb_slot_t *reserve(hb_lane_t *lc, hb_conn_t *cn)
+{
+    hb_inst_t *in = lc->call->in;
+    uint32_t slots = (uint32_t)in->plan->slots;
+    if (cn->count >= slots &&
+        hb_wait(lc, &hb_ring(in, cn)->taken, cn->count - slots + 1, cn->to,
+                "room on the connection to rank %d (lane %d): rank %d has not taken message %u",
+                cn->to, cn->lane, cn->to, cn->count - slots) != 0)
+        return NULL;
+    return hb_slot(in, cn, cn->count);
+}
+
+/* Hand the filled slot to the receiver: through the ring, or down the socket. */
+static int commit(hb_lane_t *lc, hb_conn_t *cn, hb_slot_t *s, uint64_t bytes)
+{
+    if (cn->remote) {
+        if (hb_net_send(lc, cn, s, bytes) != 0)
+            return -1;
+        cn->count++;
+        return 0;
+    }
+    cn->count++;
+    hb_raise(&hb_ring(lc->call->in, cn)->sent);
+    return 0;
+}
+
+/* Where a message is built: the ring's slot, or for a remote connection this lane's own
+ * staging slot (the receiver's ring is on another machine). */
+static hb_slot_t *outgoing(hb_lane_t *lc, hb_conn_t *cn)
+{
+    if (cn->remote)
+        return (hb_slot_t *)cn->stage;
+    return reserve(lc, cn);
+}
+
+static hb_slot_t *acquire(hb_lane_t *lc, hb_conn_t *cn)
+{
+    hb_inst_t *in = lc->call->in;
+    if (hb_wait(lc, &hb_ring(in, cn)->sent, cn->count + 1, cn->from,
+                "message %u from rank %d on lane %d", cn->count, cn->from, cn->lane) != 0)
+        return NULL;
+    return hb_slot(in, cn, cn->count);
+}
+
+static void release(hb_lane_t *lc, hb_conn_t *cn)
+{
+    cn->count++;
+    hb_raise(&hb_ring(lc->call->in, cn)->taken);
+}
+
+/* Fill a slot with chunks ref of this rank's buffers; the data's bytes in *bytes. */
+static int fill(hb_lane_t *lc, hb_conn_t *cn, hb_slot_t *s, acc_ref_t ref, uint64_t *bytes)
+{
+    hb_inst_t *in = lc->call->in;
+    unsigned char *d = slot_data(cn, s);
+    uint64_t n, off = 0, room = cn->slot_bytes - hb_slot_header(cn->maxcnt);
+    uint32_t t;
+
+    if (ref.cnt > cn->maxcnt)
+        return hb_fail(lc, ACC_ERR_INTERNAL, "sends %u chunks on a connection laid out for %u",
+                       ref.cnt, cn->maxcnt);
+    s->nchunks = ref.cnt;
+    for (t = 0; t < ref.cnt; t++) {
+        const unsigned char *src = src_chunk(lc, in->rank, ref, t, &n);
+        if (!src)
+            return -1;
+        if (off + n * in->es > room)
+            return hb_fail(lc, ACC_ERR_INTERNAL, "a message outgrows its slot of %llu bytes",
+                           (unsigned long long)room);
+        memcpy(d + off, src, (size_t)(n * in->es));
+        s->lens[t] = n;
+        off += n * in->es;
+    }
+    *bytes = off;
+    return 0;
+}
+
+static int send_ref(hb_lane_t *lc, uint32_t ci, acc_ref_t ref)
+{
+    hb_conn_t *cn = &lc->call->in->conns[ci];
+    hb_slot_t *s = outgoing(lc, cn);
+    uint64_t bytes = 0;
+    if (!s || fill(lc, cn, s, ref, &bytes) != 0)
+        return -1;
+    return commit(lc, cn, s, bytes);
+}
+
+/* dst = message, or dst = src (+) message. */
+static int land(hb_lane_t *lc, hb_conn_t *cn, hb_slot_t *s, int with_src)
+{
+    hb_call_t *call = lc->call;
+    hb_inst_t *in = call->in;
+    const acc_op_t *op = lc->op;
+    const unsigned char *m = slot_data(cn, s);
+    uint64_t off = 0, n, ns;
+    uint32_t t;
+
+    if (s->nchunks != op->dst.cnt)
+        return hb_fail(lc, ACC_ERR_INVALID, "receives %u chunks but the matching send carried %u",
+                       op->dst.cnt, s->nchunks);
+    for (t = 0; t < s->nchunks; t++) {
+        const unsigned char *src = NULL;
+        unsigned char *d;
+        n = s->lens[t];
+        if (with_src) {
+            if (!(src = src_chunk(lc, in->rank, op->src, t, &ns)))
+                return -1;
+            if (ns != n)
+                return hb_fail(lc, ACC_ERR_INVALID,
+                               "reduces a received chunk of %llu elements with %s chunk %u of %llu",
+                               (unsigned long long)n, acc_buf_name((acc_bufid_t)op->src.buf),
+                               op->src.off + t, (unsigned long long)ns);
+        }
+        if (!(d = dst_chunk(lc, in->rank, op->dst, t, n)))
+            return -1;
+        if (with_src)
+            hx_reduce2(call->dt, call->op, d, src, m + off, (size_t)n);
+        else
+            memcpy(d, m + off, (size_t)(n * in->es));
+        off += n * in->es;
+    }
+    return 0;
+}
+
+/* RECV_REDUCE_SEND: the message (+) src straight into the outgoing slot. */
+static int recv_reduce_send(hb_lane_t *lc, uint32_t k)
+{
+    hb_call_t *call = lc->call;
+    hb_inst_t *in = call->in;
+    const acc_op_t *op = lc->op;
+    hb_conn_t *ci = &in->conns[in->in_conn[k]], *co = &in->conns[in->out_conn[k]];
+    hb_slot_t *s = acquire(lc, ci), *o;
+    uint64_t off = 0, n, ns;
+    uint32_t t;
+
+    if (!s)
+        return -1;
+    if (s->nchunks != op->src.cnt || s->nchunks > co->maxcnt)
+        return hb_fail(lc, ACC_ERR_INVALID, "receives %u chunks to reduce with %u", s->nchunks,
+                       op->src.cnt);
+    if (!(o = outgoing(lc, co)))
+        return -1;
+    o->nchunks = s->nchunks;
+    for (t = 0; t < s->nchunks; t++) {
+        const unsigned char *src = src_chunk(lc, in->rank, op->src, t, &ns);
+        n = s->lens[t];
+        if (!src)
+            return -1;
+        if (ns != n)
+            return hb_fail(lc, ACC_ERR_INVALID,
+                           "reduces a received chunk of %llu elements with %s chunk %u of %llu",
+                           (unsigned long long)n, acc_buf_name((acc_bufid_t)op->src.buf),
+                           op->src.off + t, (unsigned long long)ns);
+        hx_reduce2(call->dt, call->op, slot_data(co, o) + off, src, slot_data(ci, s) + off,
+                   (size_t)n);
+        o->lens[t] = n;
+        off += n * in->es;
+    }
+    release(lc, ci);
+    return commit(lc, co, o, off);
+}
+
+/* ---- local and peer memory -------------------------------------------------------------- */
+
+/* dst at rank rd = src at rank rs (COPY, PUT, GET). */
+static int move(hb_lane_t *lc, int rs, acc_ref_t src, int rd, acc_ref_t dst)
+{
+    size_t es = lc->call->in->es;
+    uint64_t n;
+    uint32_t t;
+    if (src.cnt != dst.cnt)
+        return hb_fail(lc, ACC_ERR_INVALID, "copies %u chunks into %u", src.cnt, dst.cnt);
+    for (t = 0; t < src.cnt; t++) {
+        const unsigned char *s = src_chunk(lc, rs, src, t, &n);
+        unsigned char *d = s ? dst_chunk(lc, rd, dst, t, n) : NULL;
+        if (!d)
+            return -1;
+        memmove(d, s, (size_t)(n * es)); /* in place a chunk may be copied onto itself */
+    }
+    return 0;
+}
+
+/* dst = dst (+) src (REDUCE), or dst = (+) of src at every rank of the peer list. */
+static int reduce_many(hb_lane_t *lc)
+{
+    hb_call_t *call = lc->call;
+    const acc_op_t *op = lc->op;
+    const acc_plan_t *p = call->in->plan;
+    int me = call->in->rank;
+    uint32_t t, j, nsrc = op->code == ACC_OP_REDUCE ? 2 : op->npeers;
+    uint64_t n = 0, nj;
+
+    if (op->src.cnt != op->dst.cnt)
+        return hb_fail(lc, ACC_ERR_INVALID, "reduces %u chunks into %u", op->src.cnt, op->dst.cnt);
+    for (t = 0; t < op->src.cnt; t++) {
+        unsigned char *d;
+        for (j = 0; j < nsrc; j++) {
+            int r = op->code == ACC_OP_REDUCE ? me : (int)p->peer_pool[op->peers_off + j];
+            acc_ref_t ref = (op->code == ACC_OP_REDUCE && j == 0) ? op->dst : op->src;
+            if (!(lc->ptrs[j] = src_chunk(lc, r, ref, t, &nj)))
+                return -1;
+            if (j == 0)
+                n = nj;
+            else if (nj != n)
+                return hb_fail(lc, ACC_ERR_INVALID,
+                               "reduces chunks of %llu and %llu elements (%s chunk %u at rank %d)",
+                               (unsigned long long)n, (unsigned long long)nj,
+                               acc_buf_name((acc_bufid_t)ref.buf), ref.off + t, r);
+        }
+        if (!(d = dst_chunk(lc, me, op->dst, t, n)))
+            return -1;
+        hx_reduce_many(call->dt, call->op, d, lc->ptrs, nsrc, (size_t)n);
+    }
+    return 0;
+}
+
+static hb_word_t *counter(const hb_inst_t *in, uint32_t ci)
+{
+    const hb_ctr_t *ct = &in->ctrs[ci];
+    return (hb_word_t *)(in->seg[ct->to] + ct->off);
+}
+
+int hb_run_op(hb_lane_t *lc)
+{
+    hb_call_t *call = lc->call;
+    hb_inst_t *in = call->in;
+    const acc_op_t *op = lc->op;
+    uint32_t k = in->lane_first[lc->lane] + lc->k;
+    hb_conn_t *cn;
+    hb_slot_t *s;
+
+    switch (op->code) {
+    case ACC_OP_SEND:
+        return send_ref(lc, in->out_conn[k], op->src);
+    case ACC_OP_RECV:
+    case ACC_OP_RECV_COPY_SEND:
+    case ACC_OP_RECV_REDUCE_COPY:
+    case ACC_OP_RECV_REDUCE_COPY_SEND:
+        cn = &in->conns[in->in_conn[k]];
+        if (!(s = acquire(lc, cn)) ||
+            land(lc, cn, s,
+                 op->code == ACC_OP_RECV_REDUCE_COPY || op->code == ACC_OP_RECV_REDUCE_COPY_SEND) !=
+                0)
+            return -1;
+        release(lc, cn);
+        if (op->code == ACC_OP_RECV_COPY_SEND || op->code == ACC_OP_RECV_REDUCE_COPY_SEND)
+            return send_ref(lc, in->out_conn[k], op->dst);
+        return 0;
+    case ACC_OP_RECV_REDUCE_SEND:
+        return recv_reduce_send(lc, k);
+    case ACC_OP_COPY:
+        return move(lc, in->rank, op->src, in->rank, op->dst);
+    case ACC_OP_PUT:
+        return move(lc, in->rank, op->src, op->peer, op->dst);
+    case ACC_OP_GET:
+        return move(lc, op->peer, op->src, in->rank, op->dst);
+    case ACC_OP_REDUCE:
+    case ACC_OP_REDUCE_PEERS:
+        return reduce_many(lc);
+    case ACC_OP_SIGNAL:
+        hb_raise(counter(in, in->ctr[k]));
+        return 0;
+    case ACC_OP_WAIT: {
+        const hb_ctr_t *ct = &in->ctrs[in->ctr[k]];
+        uint32_t target = (uint32_t)(in->calls * ct->per_call + op->value);
+        return hb_wait(lc, counter(in, in->ctr[k]), target, op->peer,
+                       "signal %u of rank %d on slot %u", op->value, op->peer, op->slot);
+    }
+    default:
+        return 0; /* NOP: it only carried its dependency */
+    }
+}

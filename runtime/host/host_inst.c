@@ -1,0 +1,403 @@
+/*
+ * Instances of the host backend: what a plan's connections and counters are, where they live
+ * in each rank's segment (every rank computes every layout from the plan), and the collective
+ * set-up that creates, maps and connects them (host_internal.h explains the design).
+ */
+#include "host_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PAGE 4096u
+#define SEG_MAGIC 0x61636373u /* "accs" */
+
+static uint64_t align(uint64_t v, uint64_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+static int peer_op(uint8_t code)
+{
+    return code == ACC_OP_PUT || code == ACC_OP_GET || code == ACC_OP_REDUCE_PEERS;
+}
+
+/* The rank an operation sends to (-1: none) and receives from. */
+static int send_peer(const acc_op_t *op)
+{
+    switch (op->code) {
+    case ACC_OP_SEND:
+        return op->peer;
+    case ACC_OP_RECV_COPY_SEND:
+    case ACC_OP_RECV_REDUCE_SEND:
+    case ACC_OP_RECV_REDUCE_COPY_SEND:
+        return op->peer2;
+    default:
+        return -1;
+    }
+}
+
+static int recv_peer(const acc_op_t *op)
+{
+    switch (op->code) {
+    case ACC_OP_RECV:
+    case ACC_OP_RECV_REDUCE_COPY:
+    case ACC_OP_RECV_COPY_SEND:
+    case ACC_OP_RECV_REDUCE_SEND:
+    case ACC_OP_RECV_REDUCE_COPY_SEND:
+        return op->peer;
+    default:
+        return -1;
+    }
+}
+
+/* Chunks of the message an operation sends. */
+static uint32_t send_chunks(const acc_op_t *op)
+{
+    return op->code == ACC_OP_SEND || op->code == ACC_OP_RECV_REDUCE_SEND ? op->src.cnt
+                                                                           : op->dst.cnt;
+}
+
+acc_status_t hb_plan_fits(const acc_comm_t *c, const acc_plan_t *p)
+{
+    for (int r = 0; r < p->nranks; r++)
+        for (int l = 0; l < p->nlanes; l++) {
+            const acc_lane_prog_t *prog = acc_plan_prog(p, r, l);
+            for (uint32_t k = 0; k < prog->nops; k++) {
+                const acc_op_t *op = &prog->ops[k];
+                int peers[2] = {-1, -1};
+                if (peer_op(op->code) || op->code == ACC_OP_SIGNAL || op->code == ACC_OP_WAIT)
+                    peers[0] = op->code == ACC_OP_REDUCE_PEERS ? -1 : op->peer;
+                for (uint32_t j = 0; op->code == ACC_OP_REDUCE_PEERS && j < op->npeers; j++)
+                    if (c->node_of[p->peer_pool[op->peers_off + j]] != c->node_of[r])
+                        peers[1] = (int)p->peer_pool[op->peers_off + j];
+                for (int i = 0; i < 2; i++)
+                    if (peers[i] >= 0 && c->node_of[peers[i]] != c->node_of[r])
+                        return acc_error_set(ACC_ERR_UNSUPPORTED,
+                                             "%s %s: rank %d lane %d operation %u (%s) touches "
+                                             "the memory of rank %d on another node, which the "
+                                             "host backend cannot reach",
+                                             acc_coll_name(p->coll), p->algo, r, l, k,
+                                             acc_op_name((acc_opcode_t)op->code), peers[i]);
+            }
+        }
+    return ACC_OK;
+}
+
+/* ---- the plan's connections and counters ----------------------------------------------- */
+
+static uint32_t find_conn(const hb_inst_t *in, int from, int to, int lane)
+{
+    for (uint32_t i = 0; i < in->nconns; i++)
+        if (in->conns[i].from == from && in->conns[i].to == to && in->conns[i].lane == lane)
+            return i;
+    return UINT32_MAX;
+}
+
+static uint32_t find_ctr(const hb_inst_t *in, int from, int to, uint32_t slot)
+{
+    for (uint32_t i = 0; i < in->nctrs; i++)
+        if (in->ctrs[i].from == from && in->ctrs[i].to == to && in->ctrs[i].slot == slot)
+            return i;
+    return UINT32_MAX;
+}
+
+/* Every connection (sender, receiver, lane) and counter (from, to, slot) of the plan, in the
+ * order of the senders' operations, which is the same on every rank. */
+static acc_status_t collect(hb_inst_t *in)
+{
+    const acc_plan_t *p = in->plan;
+    size_t ccap = 0, tcap = 0;
+
+    for (int r = 0; r < p->nranks; r++)
+        for (int l = 0; l < p->nlanes; l++) {
+            const acc_lane_prog_t *prog = acc_plan_prog(p, r, l);
+            for (uint32_t k = 0; k < prog->nops; k++) {
+                const acc_op_t *op = &prog->ops[k];
+                int to = send_peer(op);
+                if (to >= 0) {
+                    uint32_t i = find_conn(in, r, to, l);
+                    if (i == UINT32_MAX) {
+                        if (acc_array_reserve((void **)&in->conns, &ccap, in->nconns + 1,
+                                              sizeof(hb_conn_t)) != ACC_OK)
+                            return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+                        i = in->nconns++;
+                        memset(&in->conns[i], 0, sizeof(hb_conn_t));
+                        in->conns[i] = (hb_conn_t){.from = r, .to = to, .lane = l, .fd = -1};
+                    }
+                    in->conns[i].per_call++;
+                    if (send_chunks(op) > in->conns[i].maxcnt)
+                        in->conns[i].maxcnt = send_chunks(op);
+                }
+                if (op->code == ACC_OP_SIGNAL) {
+                    uint32_t i = find_ctr(in, r, op->peer, op->slot);
+                    if (i == UINT32_MAX) {
+                        if (acc_array_reserve((void **)&in->ctrs, &tcap, in->nctrs + 1,
+                                              sizeof(hb_ctr_t)) != ACC_OK)
+                            return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+                        i = in->nctrs++;
+                        in->ctrs[i] = (hb_ctr_t){.from = r, .to = op->peer, .slot = op->slot};
+                    }
+                    in->ctrs[i].per_call++;
+                }
+                if (peer_op(op->code))
+                    in->staged = 1;
+            }
+        }
+    return ACC_OK;
+}
+
+/* For each operation of this rank: the connections and counter it uses. */
+static acc_status_t index_ops(hb_inst_t *in)
+{
+    const acc_plan_t *p = in->plan;
+    uint32_t total = 0, k;
+    int l;
+
+    if (!(in->lane_first = acc_calloc((size_t)p->nlanes + 1, sizeof(uint32_t))))
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    for (l = 0; l < p->nlanes; l++) {
+        in->lane_first[l] = total;
+        total += acc_plan_prog(p, in->rank, l)->nops;
+    }
+    in->lane_first[p->nlanes] = total;
+    in->in_conn = acc_calloc(total + 1, sizeof(uint32_t));
+    in->out_conn = acc_calloc(total + 1, sizeof(uint32_t));
+    in->ctr = acc_calloc(total + 1, sizeof(uint32_t));
+    if (!in->in_conn || !in->out_conn || !in->ctr)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    for (l = 0; l < p->nlanes; l++) {
+        const acc_lane_prog_t *prog = acc_plan_prog(p, in->rank, l);
+        for (k = 0; k < prog->nops; k++) {
+            const acc_op_t *op = &prog->ops[k];
+            uint32_t i = in->lane_first[l] + k;
+            int from = recv_peer(op), to = send_peer(op);
+            in->in_conn[i] = from >= 0 ? find_conn(in, from, in->rank, l) : UINT32_MAX;
+            in->out_conn[i] = to >= 0 ? find_conn(in, in->rank, to, l) : UINT32_MAX;
+            in->ctr[i] = op->code == ACC_OP_SIGNAL ? find_ctr(in, in->rank, op->peer, op->slot)
+                         : op->code == ACC_OP_WAIT ? find_ctr(in, op->peer, in->rank, op->slot)
+                                                   : UINT32_MAX;
+            if ((from >= 0 && in->in_conn[i] == UINT32_MAX) ||
+                (op->code == ACC_OP_WAIT && in->ctr[i] == UINT32_MAX))
+                return acc_error_set(ACC_ERR_INVALID,
+                                     "%s %s: rank %d lane %d operation %u (%s) waits for what "
+                                     "nobody sends (was the plan verified?)",
+                                     acc_coll_name(p->coll), p->algo, in->rank, l, k,
+                                     acc_op_name((acc_opcode_t)op->code));
+        }
+    }
+    return ACC_OK;
+}
+
+/* Every rank's segment layout, at capacity in->cap. */
+static acc_status_t lay_out(acc_comm_t *c, hb_inst_t *in)
+{
+    const acc_plan_t *p = in->plan;
+    uint64_t ein = acc_plan_buf_elems(p, ACC_BUF_IN, in->cap);
+    uint64_t eout = acc_plan_buf_elems(p, ACC_BUF_OUT, in->cap);
+    uint64_t cin = p->in_chunks ? (ein + p->in_chunks - 1) / p->in_chunks : 0;
+    uint64_t cout = p->out_chunks ? (eout + p->out_chunks - 1) / p->out_chunks : 0;
+
+    in->scratch_cap = cin > cout ? cin : cout;
+    if (!(in->layouts = acc_calloc((size_t)p->nranks, sizeof(hb_layout_t))))
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < in->nconns; i++) {
+        hb_conn_t *cn = &in->conns[i];
+        cn->slot_bytes = align(hb_slot_header(cn->maxcnt) +
+                                   (uint64_t)cn->maxcnt * in->scratch_cap * in->es,
+                               64);
+        cn->remote = c->node_of[cn->from] != c->node_of[cn->to];
+    }
+    for (int r = 0; r < p->nranks; r++) {
+        hb_layout_t *l = &in->layouts[r];
+        uint64_t off = PAGE; /* the first page: the segment's header */
+        for (uint32_t i = 0; i < in->nctrs; i++)
+            if (in->ctrs[i].to == r) {
+                in->ctrs[i].off = off;
+                off += sizeof(hb_word_t);
+            }
+        for (uint32_t i = 0; i < in->nconns; i++)
+            if (in->conns[i].to == r) {
+                in->conns[i].off = off;
+                off += sizeof(hb_ring_t) + (uint64_t)p->slots * in->conns[i].slot_bytes;
+            }
+        l->scratch_len = align(off, 64);
+        off = l->scratch_len + ((uint64_t)p->scratch_chunks + 1) * sizeof(int64_t);
+        l->scratch = align(off, PAGE);
+        off = l->scratch + (uint64_t)p->scratch_chunks * in->scratch_cap * in->es;
+        if (in->staged) {
+            l->in = align(off, PAGE);
+            l->out = align(l->in + ein * in->es, PAGE);
+            off = l->out + eout * in->es;
+        }
+        l->bytes = align(off, PAGE);
+    }
+    return ACC_OK;
+}
+
+/* ---- segments ----------------------------------------------------------------------------- */
+
+static void seg_name(const acc_comm_t *c, const hb_inst_t *in, int r, char *buf, size_t n)
+{
+    snprintf(buf, n, "/acc-%s-%d-%d", c->shm_tag, r, in->id);
+}
+
+static acc_status_t seg_map(const acc_comm_t *c, hb_inst_t *in, int r, int create)
+{
+    char name[96];
+    uint64_t bytes = in->layouts[r].bytes;
+    struct stat sb;
+    void *m;
+    int fd;
+
+    seg_name(c, in, r, name, sizeof(name));
+    fd = shm_open(name, create ? O_RDWR | O_CREAT | O_EXCL : O_RDWR, 0600);
+    if (fd < 0)
+        return acc_error_set(ACC_ERR_SYSTEM, "shared memory %s of rank %d: %s%s", name, r,
+                             strerror(errno),
+                             errno == EEXIST ? " (left over from a crashed job? remove it from "
+                                               "/dev/shm)"
+                                             : "");
+    if ((create && ftruncate(fd, (off_t)bytes) != 0) || fstat(fd, &sb) != 0 ||
+        (uint64_t)sb.st_size != bytes) {
+        int e = errno;
+        close(fd);
+        if (create)
+            shm_unlink(name);
+        return acc_error_set(ACC_ERR_SYSTEM,
+                             "shared memory %s of rank %d: cannot make it %llu bytes: %s "
+                             "(is /dev/shm large enough?)",
+                             name, r, (unsigned long long)bytes, strerror(e));
+    }
+    m = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        if (create)
+            shm_unlink(name);
+        return acc_error_set(ACC_ERR_SYSTEM, "mapping shared memory %s of rank %d: %s", name, r,
+                             strerror(errno));
+    }
+    in->seg[r] = m;
+    in->seg_bytes[r] = bytes;
+    if (create)
+        *(uint32_t *)m = SEG_MAGIC;
+    else if (*(uint32_t *)m != SEG_MAGIC)
+        return acc_error_set(ACC_ERR_INTERNAL, "shared memory %s of rank %d is not acc's", name,
+                             r);
+    return ACC_OK;
+}
+
+/* Every rank learns whether every rank got this far; the first failure's message for all. */
+typedef struct {
+    int32_t status;
+    char text[252];
+} verdict_t;
+
+static acc_status_t agree(acc_comm_t *c, acc_status_t mine, const char *step)
+{
+    verdict_t v, *all = acc_calloc((size_t)c->nranks, sizeof(verdict_t));
+    acc_status_t st;
+
+    if (!all)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    memset(&v, 0, sizeof(v));
+    v.status = mine;
+    if (mine != ACC_OK)
+        snprintf(v.text, sizeof(v.text), "%s", acc_error_message());
+    if ((st = boot_allgather(c->boot, &v, sizeof(v), all)) == ACC_OK)
+        for (int r = 0; r < c->nranks; r++)
+            if (all[r].status != ACC_OK) {
+                st = acc_error_set((acc_status_t)all[r].status, "%s, at rank %d: %s", step, r,
+                                   all[r].text);
+                break;
+            }
+    acc_free(all);
+    return st;
+}
+
+static acc_status_t prepare(acc_comm_t *c, hb_inst_t *in)
+{
+    acc_status_t st;
+    const acc_plan_t *p = in->plan;
+    if ((st = collect(in)) != ACC_OK || (st = index_ops(in)) != ACC_OK ||
+        (st = lay_out(c, in)) != ACC_OK)
+        return st;
+    in->seg = acc_calloc((size_t)p->nranks, sizeof(unsigned char *));
+    in->seg_bytes = acc_calloc((size_t)p->nranks, sizeof(uint64_t));
+    in->progress = acc_calloc((size_t)p->nlanes, sizeof(hb_word_t));
+    if (!in->seg || !in->seg_bytes || !in->progress)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < in->nconns; i++) {
+        hb_conn_t *cn = &in->conns[i];
+        if (cn->remote && cn->from == in->rank &&
+            !(cn->stage = acc_malloc((size_t)cn->slot_bytes)))
+            return acc_error_set(ACC_ERR_NOMEM, "out of memory for a message of %llu bytes",
+                                 (unsigned long long)cn->slot_bytes);
+    }
+    return seg_map(c, in, in->rank, 1);
+}
+
+acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_t es,
+                            uint64_t cap, hb_inst_t **out)
+{
+    hb_inst_t *in = acc_calloc(1, sizeof(*in));
+    char name[96];
+    acc_status_t st;
+
+    *out = NULL;
+    if (!in)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    in->plan = plan;
+    in->rank = c->rank;
+    in->id = id;
+    in->es = es;
+    in->cap = cap ? cap : 1;
+    /* Each step ends with every rank knowing whether every rank managed it, so that all give
+     * up together instead of waiting for a peer that already has. */
+    st = agree(c, prepare(c, in), "setting up the shared memory of a plan");
+    if (st == ACC_OK) {
+        for (int r = 0; r < plan->nranks && st == ACC_OK; r++)
+            if (r != c->rank && c->node_of[r] == c->node_of[c->rank])
+                st = seg_map(c, in, r, 0);
+        st = agree(c, st, "mapping the peers' shared memory");
+    }
+    if (st == ACC_OK)
+        st = agree(c, hb_net_connect(c, in), "connecting to the ranks of other nodes");
+    /* Once every rank has mapped it, the name has done its work: unlinked, the memory goes
+     * away with the last mapping even if a process dies. */
+    seg_name(c, in, c->rank, name, sizeof(name));
+    shm_unlink(name);
+    if (st != ACC_OK) {
+        hb_inst_destroy(c, in);
+        return acc_error_prefix(st, "host backend, %s %s: ", acc_coll_name(plan->coll), plan->algo);
+    }
+    *out = in;
+    return ACC_OK;
+}
+
+void hb_inst_destroy(acc_comm_t *c, hb_inst_t *in)
+{
+    if (!in)
+        return;
+    hb_net_stop(in);
+    for (int r = 0; in->seg && r < in->plan->nranks; r++)
+        if (in->seg[r])
+            munmap(in->seg[r], (size_t)in->seg_bytes[r]);
+    for (uint32_t i = 0; i < in->nconns; i++)
+        acc_free(in->conns[i].stage);
+    acc_free(in->seg);
+    acc_free(in->seg_bytes);
+    acc_free(in->conns);
+    acc_free(in->ctrs);
+    acc_free(in->layouts);
+    acc_free(in->lane_first);
+    acc_free(in->in_conn);
+    acc_free(in->out_conn);
+    acc_free(in->ctr);
+    acc_free(in->progress);
+    acc_free(in);
+    (void)c;
+}

@@ -1,0 +1,152 @@
+/*
+ * The host backend between nodes: a TCP connection per remote (sender, receiver, lane), a
+ * thread per receiving end that moves messages from the socket into the ring as slots free up.
+ * On the wire a message is its chunk count (32 bits, then 32 of padding), its chunk lengths
+ * (64 bits each) and its data.
+ */
+#include "host_internal.h"
+
+#include <string.h>
+
+#define CONN_MAGIC 0x61636372u /* "accr" */
+
+/* What a sender says first on a new connection. */
+typedef struct {
+    uint32_t magic;
+    int32_t inst;
+    uint32_t conn;
+    uint32_t pad;
+    char tag[20];
+} conn_hello_t;
+
+typedef struct {
+    hb_inst_t *in;
+    hb_conn_t *cn;
+} receiver_arg_t;
+
+static void *receiver_main(void *arg)
+{
+    receiver_arg_t a = *(receiver_arg_t *)arg;
+    hb_inst_t *in = a.in;
+    hb_conn_t *cn = a.cn;
+    hb_ring_t *ring = hb_ring(in, cn);
+    uint32_t slots = (uint32_t)in->plan->slots, n = 0;
+
+    acc_free(arg);
+    for (;; n++) {
+        hb_slot_t *s;
+        uint64_t bytes = 0;
+        uint32_t head[2], t;
+
+        if (n >= slots && hb_wait_until(&ring->taken, n - slots + 1, &in->stop) != 0)
+            break;
+        s = hb_slot(in, cn, n);
+        if (net_recv(cn->fd, head, sizeof(head), 0, &in->stop) != ACC_OK)
+            break; /* stopped, or the sender went away: its receiver's wait reports that */
+        if (head[0] > cn->maxcnt ||
+            net_recv(cn->fd, s->lens, (size_t)head[0] * sizeof(uint64_t), 0, &in->stop) != ACC_OK)
+            break;
+        for (t = 0; t < head[0]; t++)
+            bytes += s->lens[t] * in->es;
+        if (bytes > cn->slot_bytes - hb_slot_header(cn->maxcnt)) {
+            ACC_ERROR(RUNTIME, "host backend: rank %d sent a message of %llu bytes on lane %d, "
+                               "more than its slot holds; the connection is closed",
+                      cn->from, (unsigned long long)bytes, cn->lane);
+            break;
+        }
+        s->nchunks = head[0];
+        if (net_recv(cn->fd, (unsigned char *)s + hb_slot_header(cn->maxcnt), (size_t)bytes, 0,
+                     &in->stop) != ACC_OK)
+            break;
+        hb_raise(&ring->sent);
+    }
+    return NULL;
+}
+
+int hb_net_send(hb_lane_t *lc, hb_conn_t *cn, const hb_slot_t *slot, uint64_t bytes)
+{
+    hb_call_t *call = lc->call;
+    uint32_t head[2] = {slot->nchunks, 0};
+    acc_status_t st = net_send(cn->fd, head, sizeof(head), call->deadline, call->abort_flag);
+    if (st == ACC_OK)
+        st = net_send(cn->fd, slot->lens, (size_t)slot->nchunks * sizeof(uint64_t), call->deadline,
+                      call->abort_flag);
+    if (st == ACC_OK)
+        st = net_send(cn->fd, (const unsigned char *)slot + hb_slot_header(cn->maxcnt),
+                      (size_t)bytes, call->deadline, call->abort_flag);
+    if (st != ACC_OK)
+        return hb_fail(lc, st, "sending message %u to rank %d on another node: %s", cn->count,
+                       cn->to, acc_error_message());
+    return 0;
+}
+
+static acc_status_t start_receiver(hb_inst_t *in, hb_conn_t *cn)
+{
+    receiver_arg_t *a = acc_malloc(sizeof(*a));
+    if (!a)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    a->in = in;
+    a->cn = cn;
+    if (pthread_create(&in->net_threads[in->nnet], NULL, receiver_main, a) != 0) {
+        acc_free(a);
+        return acc_error_set(ACC_ERR_SYSTEM, "cannot start a receiving thread");
+    }
+    in->nnet++;
+    return ACC_OK;
+}
+
+acc_status_t hb_net_connect(acc_comm_t *c, hb_inst_t *in)
+{
+    double deadline = c->timeout_ms > 0 ? acc_now_s() + c->timeout_ms / 1e3 : 0;
+    uint32_t i, expect = 0;
+    acc_status_t st;
+
+    for (i = 0; i < in->nconns; i++)
+        if (in->conns[i].remote && in->conns[i].to == in->rank)
+            expect++;
+    if (expect && !(in->net_threads = acc_calloc(expect, sizeof(pthread_t))))
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    /* Connects complete in the peers' listening backlog, so every rank connects first and
+     * accepts afterwards without waiting for one another. */
+    for (i = 0; i < in->nconns; i++) {
+        hb_conn_t *cn = &in->conns[i];
+        conn_hello_t h = {CONN_MAGIC, in->id, i, 0, {0}};
+        if (!cn->remote || cn->from != in->rank)
+            continue;
+        memcpy(h.tag, c->shm_tag, sizeof(h.tag));
+        if ((st = net_connect(boot_peer_addr(c->boot, cn->to), deadline, &c->abort, &cn->fd)) !=
+                ACC_OK ||
+            (st = net_send(cn->fd, &h, sizeof(h), deadline, &c->abort)) != ACC_OK)
+            return acc_error_prefix(st, "connecting to rank %d (lane %d): ", cn->to, cn->lane);
+    }
+    while (expect > 0) {
+        conn_hello_t h;
+        int fd = -1;
+        if ((st = net_accept(boot_listen_fd(c->boot), deadline, &c->abort, &fd)) != ACC_OK)
+            return acc_error_prefix(st, "waiting for %u connections from other nodes: ", expect);
+        if (net_recv(fd, &h, sizeof(h), deadline, &c->abort) != ACC_OK || h.magic != CONN_MAGIC ||
+            h.inst != in->id || memcmp(h.tag, c->shm_tag, sizeof(h.tag)) != 0 ||
+            h.conn >= in->nconns || in->conns[h.conn].to != in->rank ||
+            !in->conns[h.conn].remote || in->conns[h.conn].fd >= 0) {
+            net_close(&fd); /* not one we expect */
+            continue;
+        }
+        in->conns[h.conn].fd = fd;
+        if ((st = start_receiver(in, &in->conns[h.conn])) != ACC_OK)
+            return st;
+        expect--;
+    }
+    return ACC_OK;
+}
+
+void hb_net_stop(hb_inst_t *in)
+{
+    __atomic_store_n(&in->stop, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < in->nnet; i++)
+        pthread_join(in->net_threads[i], NULL);
+    in->nnet = 0;
+    acc_free(in->net_threads);
+    in->net_threads = NULL;
+    for (uint32_t i = 0; i < in->nconns; i++)
+        net_close(&in->conns[i].fd);
+}

@@ -1,0 +1,155 @@
+/*
+ * rt_internal.h - what the runtime's folders share: sockets and the bootstrap (comm/), the
+ * communicator itself, and the backend interface the host backend (host/) implements.
+ * Internal to runtime/.
+ *
+ * A communicator's life: the bootstrap joins the ranks (comm/bootstrap.c) and gives them a
+ * star of TCP connections through rank 0 for small collectives of their own; loading
+ * (comm/comm_load.c) finds the topology, the database and the selection tables and has the
+ * ranks agree on them; each call (comm/comm_coll.c) is checked, looked up in the table and
+ * handed to the backend with the plan to run, acc's or the fallback's.
+ */
+#ifndef ACC_RT_INTERNAL_H
+#define ACC_RT_INTERNAL_H
+
+#include "acc_db.h"
+#include "acc_runtime.h"
+#include "acc_select.h"
+#include "acc_topo.h"
+
+#include <pthread.h>
+#include <sys/socket.h>
+
+/* ---- sockets (comm/net.c) ------------------------------------------------------------------ */
+/* Deadlines are seconds on acc_now_s()'s clock, 0 for none; abort_flag (optional) is polled
+ * every 100 ms and ends the wait with ACC_ERR_ABORTED. */
+typedef struct {
+    struct sockaddr_storage ss;
+    socklen_t len;
+} net_addr_t;
+
+void net_addr_text(const net_addr_t *a, char *buf, size_t n);
+acc_status_t net_resolve(const char *host, const char *port, net_addr_t *out);
+acc_status_t net_listen(const net_addr_t *bind_to, int *fd_out, net_addr_t *bound);
+acc_status_t net_connect(const net_addr_t *to, double deadline, const volatile int *abort_flag,
+                         int *fd_out);
+acc_status_t net_accept(int listen_fd, double deadline, const volatile int *abort_flag,
+                        int *fd_out);
+acc_status_t net_send(int fd, const void *data, size_t len, double deadline,
+                      const volatile int *abort_flag);
+acc_status_t net_recv(int fd, void *data, size_t len, double deadline,
+                      const volatile int *abort_flag);
+acc_status_t net_local_addr(int fd, net_addr_t *out);
+void net_set_port(net_addr_t *a, unsigned port);
+void net_close(int *fd);
+
+/* ---- the bootstrap (comm/bootstrap.c) -------------------------------------------------------- */
+typedef struct rt_boot rt_boot_t;
+
+#define BOOT_NONCE_BYTES 16
+
+acc_status_t boot_root_start(acc_unique_id_t *id);
+acc_status_t boot_id_from_string(const char *host_port, acc_unique_id_t *id);
+/* Join the ranks of id; every rank calls it with the same nranks. */
+acc_status_t boot_create(const acc_unique_id_t *id, int rank, int nranks, int timeout_ms,
+                         const volatile int *abort_flag, rt_boot_t **out);
+void boot_destroy(rt_boot_t *b);
+/* Small collectives over the star through rank 0, in the same order on every rank. */
+acc_status_t boot_allgather(rt_boot_t *b, const void *mine, size_t bytes, void *all);
+acc_status_t boot_bcast(rt_boot_t *b, void *buf, size_t bytes, int root);
+acc_status_t boot_barrier(rt_boot_t *b);
+/* Where each rank listens for the host backend's connections between nodes; the listening
+ * socket of this rank; the id's nonce, equal on every rank of the communicator. */
+const net_addr_t *boot_peer_addr(const rt_boot_t *b, int rank);
+int boot_listen_fd(const rt_boot_t *b);
+const uint8_t *boot_nonce(const rt_boot_t *b);
+int boot_timeout_ms(const rt_boot_t *b);
+
+/* ---- the communicator ----------------------------------------------------------------------- */
+
+/* One call, as the API received it. */
+typedef struct {
+    acc_coll_t coll;
+    const void *send;
+    void *recv;
+    uint64_t count; /* the API's count: allgather's per-rank part, reduce_scatter's result */
+    acc_dtype_t dt;
+    acc_redop_t op;
+    int root;
+    acc_stream_t stream;
+    int inplace;
+    uint64_t nbytes; /* NCCL's nBytes: what the tables are keyed by */
+} rt_call_t;
+
+typedef struct rt_backend rt_backend_t;
+
+/* A collective's loaded table: the plan of each entry (NULL for NCCL's ranges) and what ran. */
+typedef struct {
+    acc_select_table_t *table;
+    acc_plan_t **plans;
+    uint64_t *calls, *bytes;
+} rt_table_t;
+
+/* Fallback plans are generated on first use per (collective, root). */
+typedef struct {
+    acc_coll_t coll;
+    int root;
+    acc_plan_t *plan;
+    uint64_t calls, bytes;      /* calls of ranges the tables give NCCL, and of no range */
+    uint64_t forced, forced_bytes; /* calls acc's plan could not serve */
+} rt_fallback_t;
+
+struct acc_comm {
+    int rank, nranks;
+    acc_backend_t backend_kind;
+    int timeout_ms;      /* < 0: none */
+    volatile int abort;  /* set by acc_comm_abort: every wait gives up */
+    int inflight;        /* calls running (__atomic): abort waits for them to give up */
+    acc_status_t error;  /* sticky: the failure that broke the communicator */
+    char error_msg[512];
+    rt_boot_t *boot;
+    char shm_tag[20]; /* random, from rank 0: names this communicator's shared memory */
+    /* the machine: node of each rank (same-node ranks share memory), and the topology */
+    int *node_of;
+    int nnodes;
+    acc_topo_t *topo;
+    char fingerprint[ACC_SHA256_HEX_LEN + 1];
+    /* loading: tables in use, or why everything goes to the fallback */
+    int use_tables;
+    char fallback_reason[512];
+    rt_table_t tables[ACC_COLL_COUNT];
+    rt_fallback_t *fallbacks;
+    size_t nfallbacks, fallbacks_cap;
+    /* the backend */
+    const rt_backend_t *be;
+    void *be_state;
+};
+
+struct rt_backend {
+    const char *name;
+    acc_status_t (*create)(acc_comm_t *c, void **state);
+    /* abort: do not wait for peers */
+    void (*destroy)(acc_comm_t *c, void *state, int abort);
+    /* Run a verified plan for this rank.  Errors set the message; a failure that leaves the
+     * communicator unusable also sets *broken. */
+    acc_status_t (*run)(acc_comm_t *c, void *state, const acc_plan_t *plan, const rt_call_t *call,
+                        int *broken);
+    /* Can this backend run plan on this communicator?  ACC_ERR_UNSUPPORTED saying why not. */
+    acc_status_t (*supports)(const acc_comm_t *c, const acc_plan_t *plan);
+};
+
+extern const rt_backend_t rt_host_backend;
+
+/* comm/comm_load.c: the communicator's shared-memory tag, its tables and where its ranks are.
+ * Loading (the topology, the database, the tables, the agreement) never fails: what cannot be
+ * used becomes c->fallback_reason; only the bootstrap's failures fail this. */
+acc_status_t comm_prepare(acc_comm_t *c, const acc_comm_opts_t *opts);
+void comm_load(acc_comm_t *c, const acc_comm_opts_t *opts);
+void comm_unload(acc_comm_t *c);
+/* The fallback plan of (coll, root), generated on first use; NULL with the message set. */
+acc_plan_t *comm_fallback_plan(acc_comm_t *c, acc_coll_t coll, int root, rt_fallback_t **fb);
+
+/* Break the communicator with the current error message (the first failure wins). */
+acc_status_t comm_break(acc_comm_t *c, acc_status_t st);
+
+#endif

@@ -1,0 +1,97 @@
+/*
+ * ranks.h - run a test body as N processes, one rank each, as a launcher would: the parent
+ * makes the unique id (serving its rendezvous), forks the ranks, and waits for all of them
+ * with a deadline, killing the rest when it passes.  A rank's body returns 0 for success; a
+ * failed CHECK inside it ends that process with status 1.  Header-only, for tests/runtime.
+ */
+#ifndef RANKS_H
+#define RANKS_H
+
+#include "acc_runtime.h"
+#include "acc_test.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RANKS_MAX 16
+
+typedef int (*rank_fn_t)(int rank, int nranks, const acc_unique_id_t *id, void *arg);
+
+typedef struct {
+    pid_t pid[RANKS_MAX];
+    int status[RANKS_MAX]; /* exit status, 128 + signal, or -1 when it had to be killed */
+    int nranks;
+} ranks_t;
+
+/* Fork the ranks; each runs fn and exits with its result. */
+static inline void ranks_start(ranks_t *rs, int nranks, rank_fn_t fn, void *arg)
+{
+    acc_unique_id_t id;
+    CHECK(nranks >= 1 && nranks <= RANKS_MAX);
+    CHECK_OK(acc_get_unique_id(&id));
+    rs->nranks = nranks;
+    fflush(stdout);
+    fflush(stderr);
+    for (int r = 0; r < nranks; r++) {
+        pid_t pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0) {
+            int rc = fn(r, nranks, &id, arg);
+            fflush(stdout);
+            fflush(stderr);
+            _exit(rc);
+        }
+        rs->pid[r] = pid;
+        rs->status[r] = -2;
+    }
+}
+
+/* Wait up to secs for every rank; those still running are killed and get status -1.  Returns
+ * how many ranks did not exit with 0. */
+static inline int ranks_wait(ranks_t *rs, double secs)
+{
+    struct timespec t0, t;
+    int left = rs->nranks, bad = 0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (left > 0) {
+        int st;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid > 0) {
+            for (int r = 0; r < rs->nranks; r++)
+                if (rs->pid[r] == pid) {
+                    rs->status[r] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+                    left--;
+                }
+            continue;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) * 1e-9 > secs)
+            break;
+        usleep(2000);
+    }
+    for (int r = 0; r < rs->nranks; r++) {
+        if (rs->status[r] == -2) {
+            kill(rs->pid[r], SIGKILL);
+            waitpid(rs->pid[r], NULL, 0);
+            rs->status[r] = -1;
+        }
+        if (rs->status[r] != 0) {
+            fprintf(stderr, "rank %d: %s %d\n", r, rs->status[r] < 0 ? "killed at the deadline, status" : "exit status",
+                    rs->status[r]);
+            bad++;
+        }
+    }
+    return bad;
+}
+
+/* Start, wait, and fail the case unless every rank succeeded. */
+static inline void ranks_run(int nranks, rank_fn_t fn, void *arg, double secs)
+{
+    ranks_t rs;
+    ranks_start(&rs, nranks, fn, arg);
+    CHECK_MSG(ranks_wait(&rs, secs) == 0, "%d ranks: not every rank succeeded", nranks);
+}
+
+#endif
