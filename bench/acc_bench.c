@@ -1,11 +1,9 @@
 /*
- * acc-bench: run a plan over a range of sizes and print the table of nccl-tests, so that acc's
- * schedules are measured and compared with the tools people already use for NCCL.  A thin
- * layer of argument parsing around the library; see --help.
- *
- * Only the host backend exists in this build: it runs every rank as threads on the CPU
- * (acc_host_exec), which checks a plan's results and shows how its cost grows with size, not
- * what a GPU would reach.
+ * acc-bench: run collectives over a range of sizes and print the table of nccl-tests, so that
+ * acc's schedules are measured and compared with the tools people already use for NCCL.  Two
+ * modes: --backend host runs one plan with every rank a thread (acc_host_exec); --runtime runs
+ * the communicator a training job would get, one process per rank, with its own choice per
+ * size.  A thin layer of argument parsing around the library; see --help.
  */
 #include "acc_bench.h"
 #include "acc_compiler.h"
@@ -16,9 +14,19 @@
 #include <string.h>
 
 static const char usage_text[] =
-    "usage: acc-bench --backend host PLAN [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-d TYPE]\n"
-    "                 [-o OP] [-n ITERS] [-w WARMUP] [-c 0|1]\n"
+    "usage: acc-bench --backend host PLAN [SWEEP]\n"
+    "       acc-bench --runtime host|cuda --nranks N [--topo T] [--db F] [--coll C] [SWEEP]\n"
+    "                 [--rank R --bootstrap HOST:PORT]\n"
     "       acc-bench --help\n"
+    "where SWEEP is [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-d TYPE] [-o OP] [-n ITERS]\n"
+    "[-w WARMUP] [-c 0|1].\n"
+    "\n"
+    "--runtime measures a communicator as a training job gets it: acc-bench starts N rank\n"
+    "processes (or, with --rank and --bootstrap, is one rank of a job a launcher started; rank\n"
+    "0 serves the rendezvous at HOST:PORT), each loads the tables of T (else ACC_TOPO) from F\n"
+    "(else ACC_DB and the search path), and the last column names what ran per size: acc's\n"
+    "plan or the fallback.  C is allreduce (default), allgather, reduce_scatter, broadcast or\n"
+    "reduce; -r picks the root.\n"
     "\n"
     "PLAN is one of\n"
     "  --plan FILE.yaml     a plan in acc's YAML form (verified before it runs)\n"
@@ -51,6 +59,7 @@ typedef struct {
     const char *backend, *plan, *msccl, *topo, *coll, *algo;
     int lanes, chunks, root;
     bench_sweep_t sweep;
+    bench_comm_t comm; /* --runtime */
 } options_t;
 
 static int usage_error(const char *what, const char *arg)
@@ -109,12 +118,46 @@ static int parse_size(const char *arg, const char *what, uint64_t *out)
     return 0;
 }
 
-static int check_args(const options_t *o)
+/* --runtime's options; the collective defaults to allreduce. */
+static int check_runtime(options_t *o)
+{
+    bench_comm_t *b = &o->comm;
+    if (o->backend || o->plan || o->msccl || o->algo || o->lanes || o->chunks)
+        return usage_error("--runtime runs the communicator's own choices: it takes no "
+                           "--backend, --plan, --msccl, --algo, --lanes or --chunks",
+                           NULL);
+    if (strcmp(b->runtime, "host") != 0 && strcmp(b->runtime, "cuda") != 0)
+        return usage_error("--runtime takes host or cuda, not", b->runtime);
+    if (b->nranks < 1)
+        return usage_error("--runtime needs --nranks N", NULL);
+    if ((b->rank >= 0) != !!b->bootstrap)
+        return usage_error("--rank and --bootstrap go together", NULL);
+    if (b->rank >= b->nranks)
+        return usage_error("--rank is not below --nranks", NULL);
+    b->topo = o->topo;
+    b->coll = ACC_COLL_ALLREDUCE;
+    if (o->coll && acc_coll_parse(o->coll, &b->coll) != ACC_OK)
+        return usage_error("--coll takes allreduce, allgather, reduce_scatter, broadcast or "
+                           "reduce, not",
+                           o->coll);
+    b->root = o->root > 0 ? o->root : 0;
+    if (b->root >= b->nranks)
+        return usage_error("-r is not a rank below --nranks", NULL);
+    if (o->sweep.min_bytes > o->sweep.max_bytes)
+        return usage_error("-b is larger than -e", NULL);
+    return 0;
+}
+
+static int check_args(options_t *o)
 {
     int sources = !!o->plan + !!o->msccl + !!(o->topo || o->coll || o->algo);
     const bench_sweep_t *s = &o->sweep;
+    if (o->comm.runtime)
+        return check_runtime(o);
+    if (o->comm.nranks || o->comm.db || o->comm.bootstrap || o->comm.rank >= 0)
+        return usage_error("--nranks, --db, --rank and --bootstrap go with --runtime", NULL);
     if (!o->backend)
-        return usage_error("--backend host is required", NULL);
+        return usage_error("--backend host or --runtime host|cuda is required", NULL);
     if (strcmp(o->backend, "host") != 0)
         return usage_error("this build has only the host backend; not", o->backend);
     if (sources != 1)
@@ -138,7 +181,12 @@ static int parse_args(int argc, char **argv, options_t *o)
         OPT_COLL,
         OPT_ALGO,
         OPT_LANES,
-        OPT_CHUNKS
+        OPT_CHUNKS,
+        OPT_RUNTIME,
+        OPT_NRANKS,
+        OPT_RANK,
+        OPT_BOOTSTRAP,
+        OPT_DB
     };
     static const struct option longopts[] = {
         {"backend", required_argument, NULL, OPT_BACKEND},
@@ -149,6 +197,11 @@ static int parse_args(int argc, char **argv, options_t *o)
         {"algo", required_argument, NULL, OPT_ALGO},
         {"lanes", required_argument, NULL, OPT_LANES},
         {"chunks", required_argument, NULL, OPT_CHUNKS},
+        {"runtime", required_argument, NULL, OPT_RUNTIME},
+        {"nranks", required_argument, NULL, OPT_NRANKS},
+        {"rank", required_argument, NULL, OPT_RANK},
+        {"bootstrap", required_argument, NULL, OPT_BOOTSTRAP},
+        {"db", required_argument, NULL, OPT_DB},
         {"minbytes", required_argument, NULL, 'b'},
         {"maxbytes", required_argument, NULL, 'e'},
         {"stepfactor", required_argument, NULL, 'f'},
@@ -168,6 +221,7 @@ static int parse_args(int argc, char **argv, options_t *o)
 
     memset(o, 0, sizeof(*o));
     o->root = -1;
+    o->comm.rank = -1;
     s->min_bytes = s->max_bytes = 32ull << 20;
     s->factor = 1; /* nccl-tests' defaults: one size, or steps of 1M */
     s->step_bytes = 1u << 20;
@@ -205,6 +259,21 @@ static int parse_args(int argc, char **argv, options_t *o)
             break;
         case OPT_CHUNKS:
             rc = parse_count(optarg, "--chunks", 1, &o->chunks);
+            break;
+        case OPT_RUNTIME:
+            o->comm.runtime = optarg;
+            break;
+        case OPT_NRANKS:
+            rc = parse_count(optarg, "--nranks", 1, &o->comm.nranks);
+            break;
+        case OPT_RANK:
+            rc = parse_count(optarg, "--rank", 0, &o->comm.rank);
+            break;
+        case OPT_BOOTSTRAP:
+            o->comm.bootstrap = optarg;
+            break;
+        case OPT_DB:
+            o->comm.db = optarg;
             break;
         case 'b':
             rc = parse_size(optarg, "-b takes a size such as 8, 64K or 128M, not", &s->min_bytes);
@@ -315,6 +384,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "acc-bench: %s\n", acc_error_message());
         return EXIT_USAGE;
     }
+    if (o.comm.runtime)
+        return bench_comm(&o.comm, &o.sweep, stdout);
     if (get_plan(&o, &plan) != ACC_OK) {
         fprintf(stderr, "acc-bench: %s\n", acc_error_message());
         return EXIT_INPUT;

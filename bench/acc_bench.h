@@ -27,4 +27,27 @@ typedef struct {
  * an element was wrong or the executor failed. */
 int bench_sweep(const acc_plan_t *plan, const bench_sweep_t *s, FILE *out);
 
+/* The runtime's sweep (acc_bench_comm.c): nranks processes, each a rank of a communicator. */
+typedef struct {
+    const char *runtime;   /* "host" or "cuda" */
+    int nranks;
+    int rank;              /* >= 0: run as this one rank (an external launcher started us) */
+    const char *bootstrap; /* with rank: the rendezvous HOST:PORT rank 0 serves */
+    const char *topo, *db; /* NULL: ACC_TOPO, ACC_DB */
+    acc_coll_t coll;
+    int root;
+} bench_comm_t;
+
+/* Start the ranks (or be one), run the sweep through the communicator's own choices, and have
+ * rank 0 print the table with the #wrong column and what ran; the exit status as above. */
+int bench_comm(const bench_comm_t *b, const bench_sweep_t *s, FILE *out);
+
+/* Elements per byte of the size column, and nccl-tests' bus bandwidth factor. */
+uint64_t bench_size_mult(acc_coll_t coll, int nranks);
+double bench_bus_factor(acc_coll_t coll, int nranks);
+/* The next size of the sweep; 0 when the sweep is over. */
+int bench_advance(const bench_sweep_t *s, uint64_t *size);
+/* A time in nccl-tests' precision: fewer decimals as it grows. */
+void bench_time_text(double usec, char *buf, size_t n);
+
 #endif

@@ -15,7 +15,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 typedef struct {
@@ -29,24 +28,19 @@ typedef struct {
     int failed;
 } sweep_t;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Elements per byte of the size column: the larger of a rank's two buffers. */
-static uint64_t size_mult(const acc_plan_t *p)
+uint64_t bench_size_mult(acc_coll_t coll, int nranks)
 {
-    uint64_t a = acc_plan_buf_elems(p, ACC_BUF_IN, 1), b = acc_plan_buf_elems(p, ACC_BUF_OUT, 1);
-    return a > b ? a : b;
+    return coll == ACC_COLL_ALLGATHER || coll == ACC_COLL_REDUCE_SCATTER ||
+                   coll == ACC_COLL_ALLTOALL
+               ? (uint64_t)nranks
+               : 1;
 }
 
-static double bus_factor(const acc_plan_t *p)
+double bench_bus_factor(acc_coll_t coll, int nranks)
 {
-    double n = p->nranks;
-    switch (p->coll) {
+    double n = nranks;
+    switch (coll) {
     case ACC_COLL_ALLREDUCE:
         return 2 * (n - 1) / n;
     case ACC_COLL_ALLGATHER:
@@ -56,6 +50,15 @@ static double bus_factor(const acc_plan_t *p)
     default:
         return 1;
     }
+}
+
+void bench_time_text(double usec, char *buf, size_t n)
+{
+    snprintf(buf, n,
+             usec >= 10000.0 ? "%7.0f"
+             : usec >= 100.0 ? "%7.1f"
+                             : "%7.2f",
+             usec);
 }
 
 static void header(const sweep_t *w)
@@ -102,7 +105,7 @@ static void measure(sweep_t *w, acc_dtype_t dt, acc_redop_t op, uint64_t count, 
 {
     const acc_plan_t *p = w->plan;
     void **in = inplace ? NULL : w->in, **out = inplace ? w->out_ip : w->out_oop;
-    double t0 = now(), usec, algbw, busbw;
+    double t0 = acc_now_s(), usec, algbw, busbw;
     char tstr[32], wstr[32];
     uint64_t wrong = 0;
     int i;
@@ -114,13 +117,13 @@ static void measure(sweep_t *w, acc_dtype_t dt, acc_redop_t op, uint64_t count, 
     acc_host_prepare(p, dt, op, ACC_FILL_RANDOM, 1, count, in, out, inplace);
     for (i = 0; i < w->s->warmup + w->s->iters; i++) {
         if (i == w->s->warmup)
-            t0 = now();
+            t0 = acc_now_s();
         if (acc_host_exec(p, dt, op, count, in, out, inplace) != ACC_OK)
             goto failed;
     }
     if (w->s->iters == 0)
-        t0 = now();
-    usec = (now() - t0) * 1e6 / (w->s->iters > 0 ? w->s->iters : 1);
+        t0 = acc_now_s();
+    usec = (acc_now_s() - t0) * 1e6 / (w->s->iters > 0 ? w->s->iters : 1);
     if (w->s->check) {
         acc_host_prepare(p, dt, op, ACC_FILL_RANDOM, 2, count, in, out, inplace);
         if (acc_host_exec(p, dt, op, count, in, out, inplace) != ACC_OK)
@@ -131,14 +134,9 @@ static void measure(sweep_t *w, acc_dtype_t dt, acc_redop_t op, uint64_t count, 
     } else {
         snprintf(wstr, sizeof(wstr), "%5s", "N/A");
     }
-    /* nccl-tests' precision: fewer decimals as the time grows */
-    snprintf(tstr, sizeof(tstr),
-             usec >= 10000.0 ? "%7.0f"
-             : usec >= 100.0 ? "%7.1f"
-                             : "%7.2f",
-             usec);
+    bench_time_text(usec, tstr, sizeof(tstr));
     algbw = usec > 0 ? (double)bytes / usec / 1e3 : 0;
-    busbw = algbw * bus_factor(p);
+    busbw = algbw * bench_bus_factor(p->coll, p->nranks);
     w->bw_sum += busbw;
     w->bw_count++;
     fprintf(w->out, "  %7s  %6.2f  %6.2f  %s", tstr, algbw, busbw, wstr);
@@ -196,10 +194,9 @@ static int alloc_buffers(sweep_t *w, uint64_t max_count, size_t es)
     return ok;
 }
 
-/* The next size of the sweep; 0 when the sweep is over (past -e, or past 2^64). */
 /* The next size of the sweep, as nccl-tests steps: times the factor when it is above 1, else
  * plus the step in bytes; 0 when the sweep is over (past -e, or past 2^64). */
-static int advance(const bench_sweep_t *s, uint64_t *size)
+int bench_advance(const bench_sweep_t *s, uint64_t *size)
 {
     uint64_t next;
     if (s->factor > 1) {
@@ -229,7 +226,7 @@ int bench_sweep(const acc_plan_t *plan, const bench_sweep_t *s, FILE *out)
     for (t = 0; t < s->ndtypes && !w.failed; t++) {
         acc_dtype_t dt = s->dtypes[t];
         size_t es = acc_dtype_size(dt);
-        uint64_t mult = size_mult(plan) * es;
+        uint64_t mult = bench_size_mult(plan->coll, plan->nranks) * es;
         if (!alloc_buffers(&w, s->max_bytes / mult, es))
             return EXIT_INPUT;
         for (o = 0; o < s->nops && !w.failed; o++) {
@@ -237,7 +234,7 @@ int bench_sweep(const acc_plan_t *plan, const bench_sweep_t *s, FILE *out)
             /* collectives that only move data run once per type and say "none" */
             if (!acc_coll_reduces(plan->coll) && o > 0)
                 break;
-            for (size = s->min_bytes, more = 1; more && !w.failed; more = advance(s, &size)) {
+            for (size = s->min_bytes, more = 1; more && !w.failed; more = bench_advance(s, &size)) {
                 uint64_t count = size / mult;
                 fprintf(out, "%12llu  %12llu  %8s  %6s  %6d", (unsigned long long)(count * mult),
                         (unsigned long long)count, acc_dtype_name(dt),

@@ -33,6 +33,15 @@ static void futex_wake_all(_Atomic uint32_t *addr)
     syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 static int reached(uint32_t value, uint32_t target)
 {
     return (int32_t)(value - target) >= 0;
@@ -82,7 +91,7 @@ int hb_wait(hb_lane_t *lc, hb_word_t *w, uint32_t target, int peer, const char *
     for (i = 0; i < SPINS; i++) {
         if (reached(atomic_load_explicit(&w->value, memory_order_acquire), target))
             return 0;
-        sched_yield();
+        cpu_relax();
     }
     for (;;) {
         atomic_fetch_add_explicit(&w->sleepers, 1, memory_order_seq_cst);
