@@ -54,9 +54,9 @@ static void header(run_t *w)
     fprintf(w->out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s  %s\n",
             "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
             "algbw", "busbw", "#wrong", "ran");
-    fprintf(w->out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n",
-            "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
-            "(GB/s)", "");
+    fprintf(w->out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)",
+            "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
+            "");
 }
 
 static acc_status_t call(run_t *w, acc_dtype_t dt, acc_redop_t op, uint64_t count, int inplace)
@@ -200,7 +200,8 @@ static int sweep(run_t *w)
             acc_redop_t op = s->ops[o];
             if (!acc_coll_reduces(w->b->coll) && o > 0)
                 break;
-            for (size = s->min_bytes, more = 1; more && !w->failed; more = bench_advance(s, &size)) {
+            for (size = s->min_bytes, more = 1; more && !w->failed;
+                 more = bench_advance(s, &size)) {
                 uint64_t count = size / mult;
                 acc_comm_stat_t *before = NULL;
                 size_t nbefore = 0;
@@ -210,8 +211,7 @@ static int sweep(run_t *w)
                     fprintf(w->out, "%12llu  %12llu  %8s  %6s  %6d",
                             (unsigned long long)(count * mult), (unsigned long long)count,
                             acc_dtype_name(dt),
-                            acc_coll_reduces(w->b->coll) ? acc_redop_name(op) : "none",
-                            w->b->root);
+                            acc_coll_reduces(w->b->coll) ? acc_redop_name(op) : "none", w->b->root);
                 measure(w, dt, op, count, count * mult, 0);
                 what_ran(w, before, nbefore, ran, sizeof(ran));
                 if (!w->failed)

@@ -54,11 +54,7 @@ double bench_bus_factor(acc_coll_t coll, int nranks)
 
 void bench_time_text(double usec, char *buf, size_t n)
 {
-    snprintf(buf, n,
-             usec >= 10000.0 ? "%7.0f"
-             : usec >= 100.0 ? "%7.1f"
-                             : "%7.2f",
-             usec);
+    snprintf(buf, n, usec >= 10000.0 ? "%7.0f" : usec >= 100.0 ? "%7.1f" : "%7.2f", usec);
 }
 
 static void header(const sweep_t *w)

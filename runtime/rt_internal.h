@@ -95,17 +95,17 @@ typedef struct {
     acc_coll_t coll;
     int root;
     acc_plan_t *plan;
-    uint64_t calls, bytes;      /* calls of ranges the tables give NCCL, and of no range */
+    uint64_t calls, bytes;         /* calls of ranges the tables give NCCL, and of no range */
     uint64_t forced, forced_bytes; /* calls acc's plan could not serve */
 } rt_fallback_t;
 
 struct acc_comm {
     int rank, nranks;
     acc_backend_t backend_kind;
-    int timeout_ms;      /* < 0: none */
-    volatile int abort;  /* set by acc_comm_abort: every wait gives up */
-    int inflight;        /* calls running (__atomic): abort waits for them to give up */
-    acc_status_t error;  /* sticky: the failure that broke the communicator */
+    int timeout_ms;     /* < 0: none */
+    volatile int abort; /* set by acc_comm_abort: every wait gives up */
+    int inflight;       /* calls running (__atomic): abort waits for them to give up */
+    acc_status_t error; /* sticky: the failure that broke the communicator */
     char error_msg[512];
     rt_boot_t *boot;
     char shm_tag[20]; /* random, from rank 0: names this communicator's shared memory */

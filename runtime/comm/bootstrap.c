@@ -24,7 +24,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#define ID_MAGIC "accid01"
+#define ID_MAGIC    "accid01"
 #define HELLO_MAGIC 0x61636368u /* "acch" */
 enum { MODE_THREAD = 1, MODE_RANK0 = 2 };
 
@@ -114,9 +114,9 @@ static acc_status_t text_nonce(const char *text, uint8_t nonce[BOOT_NONCE_BYTES]
 
 typedef struct {
     int listen_fd;
-    int nranks;        /* 0 until the first hello */
+    int nranks; /* 0 until the first hello */
     uint8_t nonce[BOOT_NONCE_BYTES];
-    int *fds;          /* per rank, -1 until it arrives */
+    int *fds; /* per rank, -1 until it arrives */
     hello_t *hellos;
     double deadline;
     const volatile int *abort_flag;
@@ -179,8 +179,8 @@ static acc_status_t rendezvous_run(rendezvous_t *rv, int arrived)
     while (!rv->nranks || arrived < rv->nranks) {
         int fd, got;
         if ((st = net_accept(rv->listen_fd, rv->deadline, rv->abort_flag, &fd)) != ACC_OK)
-            return acc_error_prefix(st, "bootstrap rendezvous (%d of %d ranks arrived): ",
-                                    arrived, rv->nranks);
+            return acc_error_prefix(st, "bootstrap rendezvous (%d of %d ranks arrived): ", arrived,
+                                    rv->nranks);
         if ((got = take_hello(rv, fd)) < 0)
             return ACC_ERR_NOMEM;
         arrived += got;
@@ -190,7 +190,8 @@ static acc_status_t rendezvous_run(rendezvous_t *rv, int arrived)
         if (rv->fds[r] < 0)
             continue; /* the serving rank 0 itself */
         memset(&ans, 0, sizeof(ans));
-        if ((st = net_send(rv->fds[r], &ans, sizeof(ans), rv->deadline, rv->abort_flag)) != ACC_OK ||
+        if ((st = net_send(rv->fds[r], &ans, sizeof(ans), rv->deadline, rv->abort_flag)) !=
+                ACC_OK ||
             (st = net_send(rv->fds[r], rv->hellos, (size_t)rv->nranks * sizeof(hello_t),
                            rv->deadline, rv->abort_flag)) != ACC_OK)
             return acc_error_prefix(st, "bootstrap rendezvous, answering rank %d: ", r);
@@ -239,7 +240,8 @@ acc_status_t boot_root_start(acc_unique_id_t *out)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for the rendezvous");
     rv->listen_fd = -1;
     host_addr(&a);
-    if ((st = new_nonce(rv->nonce)) != ACC_OK || (st = net_listen(&a, &rv->listen_fd, &bound)) != ACC_OK)
+    if ((st = new_nonce(rv->nonce)) != ACC_OK ||
+        (st = net_listen(&a, &rv->listen_fd, &bound)) != ACC_OK)
         goto out;
     rv->deadline = acc_now_s() + 3600;
     memset(&id, 0, sizeof(id));
@@ -274,8 +276,7 @@ acc_status_t boot_id_from_string(const char *host_port, acc_unique_id_t *out)
     colon = host_port ? strrchr(host_port, ':') : NULL;
     if (!colon || colon == host_port || (size_t)(colon - host_port) >= sizeof(host) ||
         acc_parse_int64(colon + 1, &port) != ACC_OK || port < 1 || port > 65535)
-        return acc_error_set(ACC_ERR_INVALID,
-                             "'%s' is not HOST:PORT with a port from 1 to 65535",
+        return acc_error_set(ACC_ERR_INVALID, "'%s' is not HOST:PORT with a port from 1 to 65535",
                              host_port ? host_port : "(null)");
     memcpy(host, host_port, (size_t)(colon - host_port));
     host[colon - host_port] = '\0';
@@ -397,7 +398,8 @@ static acc_status_t join_client(rt_boot_t *b, const id_t_ *id, double deadline)
         goto out;
     net_set_port(&b->addrs[b->rank], 0);
     if ((st = net_listen(&b->addrs[b->rank], &b->listen_fd, &b->addrs[b->rank])) != ACC_OK ||
-        (st = send_hello(b, fd, deadline)) != ACC_OK || (st = read_table(b, fd, deadline)) != ACC_OK)
+        (st = send_hello(b, fd, deadline)) != ACC_OK ||
+        (st = read_table(b, fd, deadline)) != ACC_OK)
         goto out;
     if (id->mode == MODE_RANK0) {
         b->fds[0] = fd; /* rank 0 served: this is the star's connection already */

@@ -113,8 +113,7 @@ acc_status_t acc_comm_init_rank(acc_comm_t **out, int nranks, const acc_unique_i
     if ((st = read_timeout(opts, &c->timeout_ms)) != ACC_OK ||
         (st = choose_backend(c, opts)) != ACC_OK ||
         (st = boot_create(id, rank, nranks, c->timeout_ms, &c->abort, &c->boot)) != ACC_OK ||
-        (st = comm_prepare(c, opts)) != ACC_OK ||
-        (st = c->be->create(c, &c->be_state)) != ACC_OK)
+        (st = comm_prepare(c, opts)) != ACC_OK || (st = c->be->create(c, &c->be_state)) != ACC_OK)
         goto out;
     *out = c;
     return ACC_OK;

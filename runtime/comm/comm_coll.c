@@ -31,22 +31,23 @@ static acc_status_t check_call(acc_comm_t *c, rt_call_t *k)
         mult = (uint64_t)c->nranks;
     if (k->count > UINT64_MAX / es / mult || k->count * es * mult > (uint64_t)PTRDIFF_MAX)
         return acc_error_set(ACC_ERR_INVALID,
-                             "acc_%s: %llu elements of %zu bytes (times %llu ranks) overflow",
-                             name, (unsigned long long)k->count, es, (unsigned long long)mult);
+                             "acc_%s: %llu elements of %zu bytes (times %llu ranks) overflow", name,
+                             (unsigned long long)k->count, es, (unsigned long long)mult);
     bytes = k->count * es;
     k->nbytes = bytes * mult;
     me = c->rank;
     has_send = k->coll != ACC_COLL_BROADCAST || me == k->root;
     has_recv = k->coll != ACC_COLL_REDUCE || me == k->root;
     if (k->count && ((has_send && !k->send) || (has_recv && !k->recv)))
-        return acc_error_set(ACC_ERR_INVALID, "acc_%s: rank %d: %s is NULL for %llu elements",
-                             name, me, has_send && !k->send ? "sendbuf" : "recvbuf",
+        return acc_error_set(ACC_ERR_INVALID, "acc_%s: rank %d: %s is NULL for %llu elements", name,
+                             me, has_send && !k->send ? "sendbuf" : "recvbuf",
                              (unsigned long long)k->count);
     /* NCCL's in place: the input where the output keeps it. */
     if (k->coll == ACC_COLL_ALLGATHER)
         k->inplace = k->recv && k->send == (const char *)k->recv + (uint64_t)me * bytes;
     else if (k->coll == ACC_COLL_REDUCE_SCATTER)
-        k->inplace = k->send && (const char *)k->recv == (const char *)k->send + (uint64_t)me * bytes;
+        k->inplace =
+            k->send && (const char *)k->recv == (const char *)k->send + (uint64_t)me * bytes;
     else
         k->inplace = k->send == k->recv;
     if (c->error != ACC_OK)
@@ -169,16 +170,26 @@ static acc_status_t submit(acc_comm_t *c, rt_call_t *k)
 acc_status_t acc_allreduce(const void *sendbuf, void *recvbuf, size_t count, acc_dtype_t dt,
                            acc_redop_t op, acc_comm_t *comm, acc_stream_t stream)
 {
-    rt_call_t k = {.coll = ACC_COLL_ALLREDUCE, .send = sendbuf, .recv = recvbuf, .count = count,
-                   .dt = dt, .op = op, .stream = stream};
+    rt_call_t k = {.coll = ACC_COLL_ALLREDUCE,
+                   .send = sendbuf,
+                   .recv = recvbuf,
+                   .count = count,
+                   .dt = dt,
+                   .op = op,
+                   .stream = stream};
     return submit(comm, &k);
 }
 
 acc_status_t acc_allgather(const void *sendbuf, void *recvbuf, size_t sendcount, acc_dtype_t dt,
                            acc_comm_t *comm, acc_stream_t stream)
 {
-    rt_call_t k = {.coll = ACC_COLL_ALLGATHER, .send = sendbuf, .recv = recvbuf,
-                   .count = sendcount, .dt = dt, .op = ACC_RED_SUM, .stream = stream};
+    rt_call_t k = {.coll = ACC_COLL_ALLGATHER,
+                   .send = sendbuf,
+                   .recv = recvbuf,
+                   .count = sendcount,
+                   .dt = dt,
+                   .op = ACC_RED_SUM,
+                   .stream = stream};
     return submit(comm, &k);
 }
 
@@ -186,24 +197,41 @@ acc_status_t acc_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvc
                                 acc_dtype_t dt, acc_redop_t op, acc_comm_t *comm,
                                 acc_stream_t stream)
 {
-    rt_call_t k = {.coll = ACC_COLL_REDUCE_SCATTER, .send = sendbuf, .recv = recvbuf,
-                   .count = recvcount, .dt = dt, .op = op, .stream = stream};
+    rt_call_t k = {.coll = ACC_COLL_REDUCE_SCATTER,
+                   .send = sendbuf,
+                   .recv = recvbuf,
+                   .count = recvcount,
+                   .dt = dt,
+                   .op = op,
+                   .stream = stream};
     return submit(comm, &k);
 }
 
 acc_status_t acc_broadcast(const void *sendbuf, void *recvbuf, size_t count, acc_dtype_t dt,
                            int root, acc_comm_t *comm, acc_stream_t stream)
 {
-    rt_call_t k = {.coll = ACC_COLL_BROADCAST, .send = sendbuf, .recv = recvbuf, .count = count,
-                   .dt = dt, .op = ACC_RED_SUM, .root = root, .stream = stream};
+    rt_call_t k = {.coll = ACC_COLL_BROADCAST,
+                   .send = sendbuf,
+                   .recv = recvbuf,
+                   .count = count,
+                   .dt = dt,
+                   .op = ACC_RED_SUM,
+                   .root = root,
+                   .stream = stream};
     return submit(comm, &k);
 }
 
 acc_status_t acc_reduce(const void *sendbuf, void *recvbuf, size_t count, acc_dtype_t dt,
                         acc_redop_t op, int root, acc_comm_t *comm, acc_stream_t stream)
 {
-    rt_call_t k = {.coll = ACC_COLL_REDUCE, .send = sendbuf, .recv = recvbuf, .count = count,
-                   .dt = dt, .op = op, .root = root, .stream = stream};
+    rt_call_t k = {.coll = ACC_COLL_REDUCE,
+                   .send = sendbuf,
+                   .recv = recvbuf,
+                   .count = count,
+                   .dt = dt,
+                   .op = op,
+                   .root = root,
+                   .stream = stream};
     return submit(comm, &k);
 }
 
@@ -224,8 +252,10 @@ acc_status_t acc_comm_stats(const acc_comm_t *c, acc_comm_stat_t **out, size_t *
                 continue;
             if (acc_array_reserve((void **)&rows, &cap, count + 1, sizeof(*rows)) != ACC_OK)
                 goto nomem;
-            rows[count] = (acc_comm_stat_t){.coll = (acc_coll_t)coll, .min_bytes = e->min_bytes,
-                                            .max_bytes = e->max_bytes, .calls = t->calls[i],
+            rows[count] = (acc_comm_stat_t){.coll = (acc_coll_t)coll,
+                                            .min_bytes = e->min_bytes,
+                                            .max_bytes = e->max_bytes,
+                                            .calls = t->calls[i],
                                             .bytes = t->bytes[i]};
             snprintf(rows[count++].ran, sizeof(rows->ran), "%.31s %.63s", e->algo, e->params);
         }
@@ -237,8 +267,10 @@ acc_status_t acc_comm_stats(const acc_comm_t *c, acc_comm_stat_t **out, size_t *
                     continue;
                 if (acc_array_reserve((void **)&rows, &cap, count + 1, sizeof(*rows)) != ACC_OK)
                     goto nomem;
-                rows[count] = (acc_comm_stat_t){.coll = (acc_coll_t)coll, .max_bytes = UINT64_MAX,
-                                                .fallback = 1, .calls = calls,
+                rows[count] = (acc_comm_stat_t){.coll = (acc_coll_t)coll,
+                                                .max_bytes = UINT64_MAX,
+                                                .fallback = 1,
+                                                .calls = calls,
                                                 .bytes = forced ? f->forced_bytes : f->bytes};
                 snprintf(rows[count++].ran, sizeof(rows->ran), "fallback: %s%s%s", f->plan->algo,
                          forced ? " (acc's plan could not run here)" : "",

@@ -106,8 +106,9 @@ static int load_tables(acc_comm_t *c, const acc_comm_opts_t *opts, uint8_t diges
     int rc = 0, found = 0;
 
     if (!path)
-        return set_reason(c, "no database: ACC_DB is not set and neither /etc/acc/acc.db nor %s "
-                             "exists (acc-compile --topo ... --db FILE builds one)",
+        return set_reason(c,
+                          "no database: ACC_DB is not set and neither /etc/acc/acc.db nor %s "
+                          "exists (acc-compile --topo ... --db FILE builds one)",
                           ACC_INSTALL_DB_PATH);
     if (acc_db_open(path, ACC_DB_READONLY, &db) != ACC_OK)
         return set_reason(c, "database %s: %s", path, acc_error_message());
@@ -121,8 +122,9 @@ static int load_tables(acc_comm_t *c, const acc_comm_opts_t *opts, uint8_t diges
         found += c->tables[coll].table != NULL;
     }
     if (rc == 0 && !found)
-        rc = set_reason(c, "database %s has no tables for this machine (fingerprint %.16s...; "
-                           "acc-info --db %s lists what it holds)",
+        rc = set_reason(c,
+                        "database %s has no tables for this machine (fingerprint %.16s...; "
+                        "acc-info --db %s lists what it holds)",
                         path, c->fingerprint, path);
     if (rc == 0 && acc_sha256_final(h, digest) != ACC_OK)
         rc = set_reason(c, "%s", acc_error_message());
@@ -220,9 +222,8 @@ static void agree(acc_comm_t *c, const load_report_t *mine)
             ACC_INFO(RUNTIME, "communicator of %d ranks: acc's schedules are off (%s)", c->nranks,
                      c->fallback_reason);
         else
-            ACC_WARN(RUNTIME, "communicator of %d ranks runs every call through %s: %s",
-                     c->nranks, c->be == &rt_host_backend ? "the ring fallback" : "NCCL",
-                     c->fallback_reason);
+            ACC_WARN(RUNTIME, "communicator of %d ranks runs every call through %s: %s", c->nranks,
+                     c->be == &rt_host_backend ? "the ring fallback" : "NCCL", c->fallback_reason);
     }
     acc_free(all);
 }

@@ -118,8 +118,7 @@ acc_status_t net_connect(const net_addr_t *to, double deadline, const volatile i
         e = errno;
         close(fd);
         /* The peer may not listen yet (ranks start in any order): retry until the deadline. */
-        if (e != ECONNREFUSED && e != ETIMEDOUT && e != ENETUNREACH && e != EAGAIN &&
-            e != EINTR)
+        if (e != ECONNREFUSED && e != ETIMEDOUT && e != ENETUNREACH && e != EAGAIN && e != EINTR)
             break;
         if (aborted(abort_flag))
             return acc_error_set(ACC_ERR_ABORTED, "connecting to %s: aborted", text);
@@ -131,8 +130,7 @@ acc_status_t net_connect(const net_addr_t *to, double deadline, const volatile i
     return acc_error_set(ACC_ERR_SYSTEM, "cannot connect to %s: %s", text, strerror(e));
 }
 
-acc_status_t net_accept(int listen_fd, double deadline, const volatile int *abort_flag,
-                        int *fd_out)
+acc_status_t net_accept(int listen_fd, double deadline, const volatile int *abort_flag, int *fd_out)
 {
     struct pollfd p = {.fd = listen_fd, .events = POLLIN};
     for (;;) {

@@ -406,7 +406,7 @@ acc_status_t rt_cuda_occupancy(void *fn, int threads, int *blocks_per_sm)
 }
 
 acc_status_t rt_cuda_launch(void *fn, unsigned gx, unsigned gy, unsigned threads, void **args,
-                             acc_cuda_stream_t s)
+                            acc_cuda_stream_t s)
 {
     CALL(cu.cuLaunchKernel((CUfunction)fn, gx, gy, 1, threads, 1, 1, 0, (CUstream)s, args, NULL),
          "cuLaunchKernel");

@@ -338,8 +338,7 @@ acc_status_t acc_gpu_exec_create(const acc_plan_t *plan, acc_dtype_t dt, acc_red
 }
 
 acc_status_t gx_create_host(const acc_plan_t *plan, acc_dtype_t dt, acc_redop_t op,
-                                      uint64_t max_count, const acc_gpu_opts_t *opts,
-                                      acc_gpu_exec_t **out)
+                            uint64_t max_count, const acc_gpu_opts_t *opts, acc_gpu_exec_t **out)
 {
     acc_gpu_opts_t o;
     acc_gpu_exec_t *x;
@@ -401,7 +400,7 @@ const acc_kernel_t *acc_gpu_exec_kernel(const acc_gpu_exec_t *x)
 }
 
 acc_status_t gx_args(acc_gpu_exec_t *x, uint64_t count, void *const *in, void *const *out,
-                               int inplace, acc_kargs_t *a, unsigned *gx, unsigned *gy)
+                     int inplace, acc_kargs_t *a, unsigned *gx, unsigned *gy)
 {
     const acc_plan_t *p = x->plan;
     uint64_t shift = count * x->es;
@@ -473,7 +472,7 @@ acc_status_t acc_gpu_exec_launch(acc_gpu_exec_t *x, uint64_t count, void *const 
         return st;
     blocks = (a.elems_out + ACC_KTHREADS - 1) / ACC_KTHREADS;
     return rt_cuda_launch(x->fn_avg, (unsigned)(blocks > 1024 ? 1024 : blocks), gy, ACC_KTHREADS,
-                           params, s);
+                          params, s);
 }
 
 /* A failure the kernel recorded, in words. */

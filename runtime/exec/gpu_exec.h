@@ -13,15 +13,14 @@
  * module compiled as host C++ with a test shim (ACC_HOST_SHIM), each block a thread.  The
  * tests use it to run the very code and layout of the GPU path on machines without one. */
 acc_status_t gx_create_host(const acc_plan_t *plan, acc_dtype_t dt, acc_redop_t op,
-                                      uint64_t max_count, const acc_gpu_opts_t *opts,
-                                      acc_gpu_exec_t **out);
+                            uint64_t max_count, const acc_gpu_opts_t *opts, acc_gpu_exec_t **out);
 /* The error a launch's status words describe (acc_kargs_t.status, nonzero first word), with
  * the executor's counters reset so that it can be used again. */
 acc_status_t gx_failure(acc_gpu_exec_t *x, const uint32_t *status);
 /* The arguments of one launch of acc_kernel (and of acc_avg, for AVG), and its grid:
  * *gx = lanes x copies blocks by *gy = ranks.  Buffers as in acc_gpu_exec_launch. */
 acc_status_t gx_args(acc_gpu_exec_t *x, uint64_t count, void *const *in, void *const *out,
-                               int inplace, acc_kargs_t *a, unsigned *gx, unsigned *gy);
+                     int inplace, acc_kargs_t *a, unsigned *gx, unsigned *gy);
 
 /* ---- the driver, for the executor (cuda_driver.c) --------------------------------------- */
 
@@ -31,6 +30,6 @@ acc_status_t rt_cuda_module_function(void *module, const char *name, void **fn);
 acc_status_t rt_cuda_occupancy(void *fn, int threads, int *blocks_per_sm);
 /* A grid of gx x gy blocks of `threads` threads; args as cuLaunchKernel's kernelParams. */
 acc_status_t rt_cuda_launch(void *fn, unsigned gx, unsigned gy, unsigned threads, void **args,
-                             acc_cuda_stream_t s);
+                            acc_cuda_stream_t s);
 
 #endif

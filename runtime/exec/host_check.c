@@ -268,9 +268,9 @@ uint64_t acc_host_check(const acc_plan_t *plan, acc_dtype_t dt, acc_redop_t op, 
 void acc_host_fill_rank(acc_coll_t coll, int nranks, int rank, acc_dtype_t dt, acc_redop_t op,
                         acc_fill_t mode, uint32_t seed, uint64_t count, void *in)
 {
-    uint64_t elems = count * (coll == ACC_COLL_REDUCE_SCATTER || coll == ACC_COLL_ALLTOALL
-                                  ? (uint64_t)nranks
-                                  : 1);
+    uint64_t elems =
+        count *
+        (coll == ACC_COLL_REDUCE_SCATTER || coll == ACC_COLL_ALLTOALL ? (uint64_t)nranks : 1);
     if (in)
         fill(dt, pattern_op(coll, op), mode, seed, rank, in, elems);
 }

@@ -530,8 +530,8 @@ static void divide_outputs(exec_t *x)
         return;
     for (r = 0; r < p->nranks; r++)
         if (p->coll != ACC_COLL_REDUCE || r == p->root)
-            hx_divide(x->dt, x->mem[r].base[ACC_BUF_OUT],
-                            (size_t)x->mem[r].elems[ACC_BUF_OUT], p->nranks);
+            hx_divide(x->dt, x->mem[r].base[ACC_BUF_OUT], (size_t)x->mem[r].elems[ACC_BUF_OUT],
+                      p->nranks);
 }
 
 /* Start the threads, watch them, and wait for the end. */

@@ -215,8 +215,7 @@ static void narrow(acc_dtype_t dt, uint16_t *h, const float *f, size_t n)
             h[i] = hx_float_to_bf16(f[i]);
 }
 
-void hx_reduce2(acc_dtype_t dt, acc_redop_t op, void *dst, const void *a, const void *b,
-                      size_t n)
+void hx_reduce2(acc_dtype_t dt, acc_redop_t op, void *dst, const void *a, const void *b, size_t n)
 {
     float fa[BLOCK], fb[BLOCK];
     size_t i, m;
@@ -243,8 +242,8 @@ void hx_reduce2(acc_dtype_t dt, acc_redop_t op, void *dst, const void *a, const 
     }
 }
 
-void hx_reduce_many(acc_dtype_t dt, acc_redop_t op, void *dst, const void *const *srcs,
-                          size_t nsrc, size_t n)
+void hx_reduce_many(acc_dtype_t dt, acc_redop_t op, void *dst, const void *const *srcs, size_t nsrc,
+                    size_t n)
 {
     /* One block of every source is read before the block of dst is written, so dst may be one
      * of the sources. */

@@ -23,12 +23,11 @@ long double hx_load(acc_dtype_t dt, const void *buf, size_t i);
 void hx_store(acc_dtype_t dt, void *buf, size_t i, long double v);
 
 /* dst[i] = a[i] (op) b[i] for i < n; dst may alias a or b.  AVG combines as SUM. */
-void hx_reduce2(acc_dtype_t dt, acc_redop_t op, void *dst, const void *a, const void *b,
-                      size_t n);
+void hx_reduce2(acc_dtype_t dt, acc_redop_t op, void *dst, const void *a, const void *b, size_t n);
 /* dst[i] = (op) over k of srcs[k][i], accumulated in fp32 for the half types and rounded once;
  * dst may alias any source.  nsrc >= 1. */
-void hx_reduce_many(acc_dtype_t dt, acc_redop_t op, void *dst, const void *const *srcs,
-                          size_t nsrc, size_t n);
+void hx_reduce_many(acc_dtype_t dt, acc_redop_t op, void *dst, const void *const *srcs, size_t nsrc,
+                    size_t n);
 /* The AVG epilogue: buf[i] /= nranks (fp32 for the half types; integers truncate toward 0). */
 void hx_divide(acc_dtype_t dt, void *buf, size_t n, int nranks);
 

@@ -61,14 +61,14 @@ static unsigned char *chunk(hb_lane_t *lc, int r, acc_ref_t ref, uint32_t t, int
     return base + first * in->es;
 }
 
-static const unsigned char *src_chunk(hb_lane_t *lc, int r, acc_ref_t ref, uint32_t t,
-                                      uint64_t *n)
+static const unsigned char *src_chunk(hb_lane_t *lc, int r, acc_ref_t ref, uint32_t t, uint64_t *n)
 {
     int64_t len;
     const unsigned char *p = chunk(lc, r, ref, t, &len);
     if (p && len < 0) {
-        hb_fail(lc, ACC_ERR_INVALID, "reads scratch chunk %u of rank %d before anything was "
-                                     "written to it",
+        hb_fail(lc, ACC_ERR_INVALID,
+                "reads scratch chunk %u of rank %d before anything was "
+                "written to it",
                 ref.off + t, r);
         return NULL;
     }
@@ -352,10 +352,9 @@ int hb_run_op(hb_lane_t *lc)
     case ACC_OP_RECV_REDUCE_COPY:
     case ACC_OP_RECV_REDUCE_COPY_SEND:
         cn = &in->conns[in->in_conn[k]];
-        if (!(s = acquire(lc, cn)) ||
-            land(lc, cn, s,
-                 op->code == ACC_OP_RECV_REDUCE_COPY || op->code == ACC_OP_RECV_REDUCE_COPY_SEND) !=
-                0)
+        if (!(s = acquire(lc, cn)) || land(lc, cn, s,
+                                           op->code == ACC_OP_RECV_REDUCE_COPY ||
+                                               op->code == ACC_OP_RECV_REDUCE_COPY_SEND) != 0)
             return -1;
         release(lc, cn);
         if (op->code == ACC_OP_RECV_COPY_SEND || op->code == ACC_OP_RECV_REDUCE_COPY_SEND)

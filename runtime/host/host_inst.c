@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define PAGE 4096u
+#define PAGE      4096u
 #define SEG_MAGIC 0x61636373u /* "accs" */
 
 static uint64_t align(uint64_t v, uint64_t a)
@@ -58,7 +58,7 @@ static int recv_peer(const acc_op_t *op)
 static uint32_t send_chunks(const acc_op_t *op)
 {
     return op->code == ACC_OP_SEND || op->code == ACC_OP_RECV_REDUCE_SEND ? op->src.cnt
-                                                                           : op->dst.cnt;
+                                                                          : op->dst.cnt;
 }
 
 acc_status_t hb_plan_fits(const acc_comm_t *c, const acc_plan_t *p)
@@ -206,9 +206,8 @@ static acc_status_t lay_out(acc_comm_t *c, hb_inst_t *in)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     for (uint32_t i = 0; i < in->nconns; i++) {
         hb_conn_t *cn = &in->conns[i];
-        cn->slot_bytes = align(hb_slot_header(cn->maxcnt) +
-                                   (uint64_t)cn->maxcnt * in->scratch_cap * in->es,
-                               64);
+        cn->slot_bytes =
+            align(hb_slot_header(cn->maxcnt) + (uint64_t)cn->maxcnt * in->scratch_cap * in->es, 64);
         cn->remote = c->node_of[cn->from] != c->node_of[cn->to];
     }
     for (int r = 0; r < p->nranks; r++) {
@@ -285,8 +284,7 @@ static acc_status_t seg_map(const acc_comm_t *c, hb_inst_t *in, int r, int creat
     if (create)
         *(uint32_t *)m = SEG_MAGIC;
     else if (*(uint32_t *)m != SEG_MAGIC)
-        return acc_error_set(ACC_ERR_INTERNAL, "shared memory %s of rank %d is not acc's", name,
-                             r);
+        return acc_error_set(ACC_ERR_INTERNAL, "shared memory %s of rank %d is not acc's", name, r);
     return ACC_OK;
 }
 
@@ -332,16 +330,15 @@ static acc_status_t prepare(acc_comm_t *c, hb_inst_t *in)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     for (uint32_t i = 0; i < in->nconns; i++) {
         hb_conn_t *cn = &in->conns[i];
-        if (cn->remote && cn->from == in->rank &&
-            !(cn->stage = acc_malloc((size_t)cn->slot_bytes)))
+        if (cn->remote && cn->from == in->rank && !(cn->stage = acc_malloc((size_t)cn->slot_bytes)))
             return acc_error_set(ACC_ERR_NOMEM, "out of memory for a message of %llu bytes",
                                  (unsigned long long)cn->slot_bytes);
     }
     return seg_map(c, in, in->rank, 1);
 }
 
-acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_t es,
-                            uint64_t cap, hb_inst_t **out)
+acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_t es, uint64_t cap,
+                            hb_inst_t **out)
 {
     hb_inst_t *in = acc_calloc(1, sizeof(*in));
     char name[96];

@@ -81,9 +81,9 @@ typedef struct {
 
 /* Where things are in one rank's segment. */
 typedef struct {
-    uint64_t in, out;      /* staged plans only */
-    uint64_t scratch;      /* scratch chunks, scratch_cap elements apart */
-    uint64_t scratch_len;  /* int64 per scratch chunk: elements it holds, -1 unwritten */
+    uint64_t in, out;     /* staged plans only */
+    uint64_t scratch;     /* scratch chunks, scratch_cap elements apart */
+    uint64_t scratch_len; /* int64 per scratch chunk: elements it holds, -1 unwritten */
     uint64_t bytes;
 } hb_layout_t;
 
@@ -95,9 +95,9 @@ typedef struct {
     acc_dtype_t dt;
     acc_redop_t op;
     uint64_t count;
-    uint64_t elems[ACC_BUF_COUNT];  /* in, out: for this count; scratch: its capacity */
+    uint64_t elems[ACC_BUF_COUNT];      /* in, out: for this count; scratch: its capacity */
     unsigned char *base[ACC_BUF_COUNT]; /* this rank's buffers */
-    double deadline;                /* 0: none */
+    double deadline;                    /* 0: none */
     int timeout_ms;
     const volatile int *abort_flag;
     /* the first failure of a lane */
@@ -108,10 +108,10 @@ typedef struct {
 
 struct hb_inst {
     const acc_plan_t *plan;
-    int rank;        /* this process's */
-    int id;          /* per communicator, in creation order (equal on every rank) */
+    int rank; /* this process's */
+    int id;   /* per communicator, in creation order (equal on every rank) */
     size_t es;
-    uint64_t cap;    /* elements of count it holds */
+    uint64_t cap; /* elements of count it holds */
     uint64_t scratch_cap;
     int staged;
     hb_conn_t *conns;
@@ -125,14 +125,14 @@ struct hb_inst {
      * counter it raises or waits on; lane_first[l] + k indexes them */
     uint32_t *lane_first;
     uint32_t *in_conn, *out_conn, *ctr;
-    uint8_t *publish;     /* another lane depends on this operation */
-    hb_word_t *progress;  /* per lane: operations completed, over all calls */
-    uint64_t calls;       /* calls completed */
+    uint8_t *publish;    /* another lane depends on this operation */
+    hb_word_t *progress; /* per lane: operations completed, over all calls */
+    uint64_t calls;      /* calls completed */
     /* the receiving threads of remote connections */
     pthread_t *net_threads;
     int nnet;
     volatile int stop; /* the receiving threads end (read and written with __atomic) */
-    hb_call_t *call;      /* the call in flight */
+    hb_call_t *call;   /* the call in flight */
 };
 
 /* A lane at work: the call, which lane, which operation (for messages). */
@@ -165,8 +165,8 @@ typedef struct {
 
 /* ---- instances (host_inst.c) ---- */
 /* Collective: every rank calls it for the same plan at the same call. */
-acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_t es,
-                            uint64_t cap, hb_inst_t **out);
+acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_t es, uint64_t cap,
+                            hb_inst_t **out);
 void hb_inst_destroy(acc_comm_t *c, hb_inst_t *in);
 /* Can plan run on this communicator's nodes?  Peer memory only within a node. */
 acc_status_t hb_plan_fits(const acc_comm_t *c, const acc_plan_t *plan);

@@ -71,12 +71,11 @@ int hb_fail(hb_lane_t *lc, acc_status_t st, const char *fmt, ...)
         call->status = st;
         if (lc->op)
             snprintf(call->msg, sizeof(call->msg), "%s %s: rank %d lane %d operation %u (%s): %s",
-                     acc_coll_name(p->coll), p->algo, call->in->rank, lc->lane,
-                     lc->k, acc_op_name((acc_opcode_t)lc->op->code), what);
+                     acc_coll_name(p->coll), p->algo, call->in->rank, lc->lane, lc->k,
+                     acc_op_name((acc_opcode_t)lc->op->code), what);
         else
             snprintf(call->msg, sizeof(call->msg), "%s %s: rank %d lane %d: %s",
-                     acc_coll_name(p->coll), p->algo, call->in->rank, lc->lane,
-                     what);
+                     acc_coll_name(p->coll), p->algo, call->in->rank, lc->lane, what);
     }
     pthread_mutex_unlock(&call->lock);
     return -1;
@@ -174,7 +173,8 @@ static void run_lane(hb_call_t *call, int lane)
         acc_free((void *)lc.ptrs);
 }
 
-/* ---- the threads ------------------------------------------------------------------------------ */
+/* ---- the threads ------------------------------------------------------------------------------
+ */
 
 typedef struct {
     hb_state_t *s;
@@ -227,8 +227,8 @@ acc_status_t hb_pool_grow(hb_state_t *s, int nlanes)
         a->gen = atomic_load(&s->go.value);
         if (pthread_create(&s->threads[s->nthreads], NULL, worker_main, a) != 0) {
             acc_free(a);
-            return acc_error_set(ACC_ERR_SYSTEM, "cannot start lane thread %d: %s",
-                                 s->nthreads + 1, strerror(errno));
+            return acc_error_set(ACC_ERR_SYSTEM, "cannot start lane thread %d: %s", s->nthreads + 1,
+                                 strerror(errno));
         }
         s->nthreads++;
     }

@@ -49,8 +49,9 @@ static void *receiver_main(void *arg)
         for (t = 0; t < head[0]; t++)
             bytes += s->lens[t] * in->es;
         if (bytes > cn->slot_bytes - hb_slot_header(cn->maxcnt)) {
-            ACC_ERROR(RUNTIME, "host backend: rank %d sent a message of %llu bytes on lane %d, "
-                               "more than its slot holds; the connection is closed",
+            ACC_ERROR(RUNTIME,
+                      "host backend: rank %d sent a message of %llu bytes on lane %d, "
+                      "more than its slot holds; the connection is closed",
                       cn->from, (unsigned long long)bytes, cn->lane);
             break;
         }
@@ -126,8 +127,8 @@ acc_status_t hb_net_connect(acc_comm_t *c, hb_inst_t *in)
             return acc_error_prefix(st, "waiting for %u connections from other nodes: ", expect);
         if (net_recv(fd, &h, sizeof(h), deadline, &c->abort) != ACC_OK || h.magic != CONN_MAGIC ||
             h.inst != in->id || memcmp(h.tag, c->shm_tag, sizeof(h.tag)) != 0 ||
-            h.conn >= in->nconns || in->conns[h.conn].to != in->rank ||
-            !in->conns[h.conn].remote || in->conns[h.conn].fd >= 0) {
+            h.conn >= in->nconns || in->conns[h.conn].to != in->rank || !in->conns[h.conn].remote ||
+            in->conns[h.conn].fd >= 0) {
             net_close(&fd); /* not one we expect */
             continue;
         }

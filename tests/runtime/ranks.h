@@ -78,7 +78,8 @@ static inline int ranks_wait(ranks_t *rs, double secs)
             rs->status[r] = -1;
         }
         if (rs->status[r] != 0) {
-            fprintf(stderr, "rank %d: %s %d\n", r, rs->status[r] < 0 ? "killed at the deadline, status" : "exit status",
+            fprintf(stderr, "rank %d: %s %d\n", r,
+                    rs->status[r] < 0 ? "killed at the deadline, status" : "exit status",
                     rs->status[r]);
             bad++;
         }

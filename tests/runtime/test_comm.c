@@ -35,8 +35,9 @@ static int every_collective(int rank, int nranks, const acc_unique_id_t *id, voi
                     break;
                 for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
                     for (int inplace = 0; inplace < 2; inplace++) {
-                        call_t k = {colls[ci], (acc_dtype_t)dt, (acc_redop_t)op, counts[i],
-                                    inplace, (int)(seed % (uint32_t)nranks), seed};
+                        call_t k = {colls[ci], (acc_dtype_t)dt, (acc_redop_t)op,
+                                    counts[i], inplace,         (int)(seed % (uint32_t)nranks),
+                                    seed};
                         seed++;
                         call_ok(c, &k);
                     }
@@ -72,10 +73,15 @@ static int large(int rank, int nranks, const acc_unique_id_t *id, void *arg)
     CHECK_OK(acc_comm_init_rank(&c, nranks, id, rank, NULL));
     for (int inplace = 0; inplace < 2; inplace++) {
         call_t ar = {ACC_COLL_ALLREDUCE, ACC_DT_F32, ACC_RED_SUM, count, inplace, 0, 7};
-        call_t ag = {ACC_COLL_ALLGATHER, ACC_DT_F32, ACC_RED_SUM, count / (uint64_t)nranks,
-                     inplace, 0, 8};
-        call_t rs = {ACC_COLL_REDUCE_SCATTER, ACC_DT_F32, ACC_RED_SUM, count / (uint64_t)nranks,
-                     inplace, 0, 9};
+        call_t ag = {
+            ACC_COLL_ALLGATHER, ACC_DT_F32, ACC_RED_SUM, count / (uint64_t)nranks, inplace, 0, 8};
+        call_t rs = {ACC_COLL_REDUCE_SCATTER,
+                     ACC_DT_F32,
+                     ACC_RED_SUM,
+                     count / (uint64_t)nranks,
+                     inplace,
+                     0,
+                     9};
         call_ok(c, &ar);
         call_ok(c, &ag);
         call_ok(c, &rs);

@@ -114,10 +114,10 @@ static void compare(const acc_plan_t *p, acc_dtype_t dt, uint64_t count, int inp
             continue;
         for (i = 0; i < n && memcmp(a + i * es, b + i * es, es) == 0; i++)
             ;
-        acc_test_fail(
-            __FILE__, __LINE__, "%s: rank %d element %llu is %Lg on the GPU, %Lg on the host", what,
-            r, (unsigned long long)(first + i), hx_load(dt, got[r], (size_t)(first + i)),
-            hx_load(dt, want[r], (size_t)(first + i)));
+        acc_test_fail(__FILE__, __LINE__,
+                      "%s: rank %d element %llu is %Lg on the GPU, %Lg on the host", what, r,
+                      (unsigned long long)(first + i), hx_load(dt, got[r], (size_t)(first + i)),
+                      hx_load(dt, want[r], (size_t)(first + i)));
     }
 }
 
