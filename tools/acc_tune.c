@@ -61,6 +61,19 @@ static const char usage_text[] =
     "2 bad command line, 3 output could not be written (database, file, standard output).\n"
     "Logging: ACC_LOG_LEVEL=error|warn|info|debug|trace, ACC_LOG_SUBSYS=tuner,...\n";
 
+int tune_fail(int code)
+{
+    fprintf(stderr, "acc-tune: %s\n", acc_error_message());
+    return code;
+}
+
+int tune_target_open(const tune_opts_t *o, acc_db_t *db, acc_tune_target_t **t)
+{
+    if (acc_tune_target_load(o->model, o->topo, o->network, o->precision, db, t) != ACC_OK)
+        return tune_fail(EXIT_INPUT);
+    return EXIT_OK;
+}
+
 static int usage_error(const char *what, const char *arg)
 {
     fprintf(stderr, "acc-tune: %s%s%s\nTry 'acc-tune --help'.\n", what, arg ? " " : "",

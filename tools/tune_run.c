@@ -15,7 +15,7 @@
 
 typedef struct {
     acc_db_t *db;
-    const tune_target_t *t;
+    const acc_tune_target_t *t;
     const char *strategy;
     int tty, quiet;
     int64_t *ids; /* run id of each evaluation */
@@ -51,8 +51,8 @@ static acc_status_t on_eval(void *ctx, const acc_tune_eval_t *e, size_t done, si
     progress_t *p = ctx;
     acc_status_t st;
 
-    st = tune_db_add_run(p->db, p->t, &e->config, e->fidelity, e->result.iteration_ms,
-                         e->warm ? "warm" : p->strategy, e->seconds, &p->ids[done - 1]);
+    st = acc_tune_run_add(p->db, &p->t->key, &e->config, e->fidelity, e->result.iteration_ms,
+                          e->warm ? ACC_TUNE_RUN_WARM : p->strategy, e->seconds, &p->ids[done - 1]);
     if (st != ACC_OK) {
         p->db_failed = 1;
         return acc_error_prefix(st, "storing tuning run %zu: ", done);
@@ -63,7 +63,7 @@ static acc_status_t on_eval(void *ctx, const acc_tune_eval_t *e, size_t done, si
     return ACC_OK;
 }
 
-static int make_comm(const tune_opts_t *o, const tune_target_t *t, acc_tune_comm_t **comm)
+static int make_comm(const tune_opts_t *o, const acc_tune_target_t *t, acc_tune_comm_t **comm)
 {
     acc_tune_comm_opts_t co;
     acc_tune_comm_opts_init(&co);
@@ -112,8 +112,8 @@ static int run_baselines(progress_t *p, const acc_itersim_t *sim, acc_tune_point
         if (acc_itersim_run(sim, &e.config, &e.result) != ACC_OK)
             return tune_fail(EXIT_INPUT);
         acc_tune_point_from_eval(&e, acc_tune_baseline_label(e.config.policy), &base[i]);
-        if (tune_db_add_run(p->db, p->t, &e.config, 1.0, e.result.iteration_ms, "baseline", 0,
-                            NULL) != ACC_OK)
+        if (acc_tune_run_add(p->db, &p->t->key, &e.config, 1.0, e.result.iteration_ms,
+                             ACC_TUNE_RUN_BASELINE, 0, NULL) != ACC_OK)
             return tune_fail(EXIT_OUTPUT);
     }
     return EXIT_OK;
@@ -122,26 +122,19 @@ static int run_baselines(progress_t *p, const acc_itersim_t *sim, acc_tune_point
 static int store_optimum(progress_t *p, const acc_tune_search_result_t *r)
 {
     const acc_tune_eval_t *e = &r->evals[r->best];
-    acc_db_optimum_t opt;
+    acc_tune_optimum_t opt;
 
-    memset(&opt, 0, sizeof(opt));
-    snprintf(opt.model, sizeof(opt.model), "%s", p->t->profile->name);
-    memcpy(opt.topo_fingerprint, p->t->fingerprint, sizeof(opt.topo_fingerprint));
-    snprintf(opt.network, sizeof(opt.network), "%s", p->t->network);
-    opt.fusion_bytes = e->config.fusion_bytes;
-    opt.streams = e->config.streams;
-    snprintf(opt.algo, sizeof(opt.algo), "%s", acc_tune_algo_name(e->config.algo));
-    if (acc_tune_config_format(&e->config, opt.params, sizeof(opt.params)) != ACC_OK)
-        return tune_fail(EXIT_OUTPUT);
-    opt.score = e->result.iteration_ms * 1000.0;
+    opt.config = e->config;
+    opt.iteration_ms = e->result.iteration_ms;
     opt.run_id = p->ids[r->best];
-    if (acc_db_put_optimum(p->db, &opt) != ACC_OK)
+    if (acc_tune_optimum_put(p->db, &p->t->key, &opt) != ACC_OK)
         return tune_fail(EXIT_OUTPUT);
     return EXIT_OK;
 }
 
-static int report(const tune_opts_t *o, const tune_target_t *t, const acc_tune_search_result_t *r,
-                  const acc_tune_point_t base[3], size_t space_size)
+static int report(const tune_opts_t *o, const acc_tune_target_t *t,
+                  const acc_tune_search_result_t *r, const acc_tune_point_t base[3],
+                  size_t space_size)
 {
     acc_tune_point_t *pts = acc_calloc(r->nevals, sizeof(*pts)), best;
     acc_tune_report_t rep;
@@ -155,11 +148,11 @@ static int report(const tune_opts_t *o, const tune_target_t *t, const acc_tune_s
         return tune_fail(EXIT_OUTPUT);
     }
     for (i = 0; i < r->nevals; i++)
-        acc_tune_point_from_eval(&r->evals[i],
-                                 r->evals[i].warm ? "warm" : acc_search_strategy_name(r->strategy),
-                                 &pts[i]);
+        acc_tune_point_from_eval(
+            &r->evals[i],
+            r->evals[i].warm ? ACC_TUNE_RUN_WARM : acc_search_strategy_name(r->strategy), &pts[i]);
     best = pts[r->best];
-    tune_target_title(t, title, sizeof(title));
+    acc_tune_target_title(t, title, sizeof(title));
     memset(&rep, 0, sizeof(rep));
     rep.title = title;
     rep.points = pts;
@@ -177,8 +170,8 @@ static int report(const tune_opts_t *o, const tune_target_t *t, const acc_tune_s
                        "full-evaluation equivalents), %.2f s; optimum stored for (%s, %.12s, "
                        "%s) in %s\n",
                        acc_search_strategy_name(r->strategy), r->nevals, space_size, r->cost,
-                       r->seconds, t->profile->name, t->fingerprint,
-                       t->network[0] ? t->network : "\"\"", o->db);
+                       r->seconds, t->key.model, t->key.fingerprint,
+                       t->key.network[0] ? t->key.network : "\"\"", o->db);
     }
     if (acc_buf_status(&b) != ACC_OK || fwrite(b.data, 1, b.len, stdout) != b.len ||
         fflush(stdout) != 0) {
@@ -193,7 +186,7 @@ static int report(const tune_opts_t *o, const tune_target_t *t, const acc_tune_s
 int tune_run(const tune_opts_t *o)
 {
     acc_db_t *db = NULL;
-    tune_target_t t;
+    acc_tune_target_t *t = NULL;
     acc_tune_comm_t *comm = NULL;
     acc_itersim_t *sim = NULL;
     acc_tune_search_result_t *res = NULL;
@@ -204,19 +197,18 @@ int tune_run(const tune_opts_t *o)
     progress_t p;
     int rc;
 
-    memset(&t, 0, sizeof(t));
     memset(&p, 0, sizeof(p));
     if (acc_db_open(o->db, 0, &db) != ACC_OK)
         return tune_fail(EXIT_INPUT);
-    if ((rc = tune_target_load(o, db, &t)) != EXIT_OK)
+    if ((rc = tune_target_open(o, db, &t)) != EXIT_OK)
         goto out;
-    if (tune_db_prepare(db, &t) != ACC_OK) {
+    if (acc_tune_store_prepare(db, t) != ACC_OK) {
         rc = tune_fail(EXIT_OUTPUT);
         goto out;
     }
-    if ((rc = make_comm(o, &t, &comm)) != EXIT_OK || (rc = make_space(o, comm, &space)) != EXIT_OK)
+    if ((rc = make_comm(o, t, &comm)) != EXIT_OK || (rc = make_space(o, comm, &space)) != EXIT_OK)
         goto out;
-    if (acc_itersim_create(t.profile, t.compute, comm, NULL, &sim) != ACC_OK) {
+    if (acc_itersim_create(t->profile, t->compute, comm, NULL, &sim) != ACC_OK) {
         rc = tune_fail(EXIT_INPUT);
         goto out;
     }
@@ -224,13 +216,13 @@ int tune_run(const tune_opts_t *o)
     so.strategy = o->strategy;
     so.budget = o->budget;
     so.seed = o->seed;
-    if (tune_db_warm(db, &t, warm, MAX_WARM, &so.nwarm) != ACC_OK) {
+    if (acc_tune_warm_starts(db, &t->key, warm, MAX_WARM, &so.nwarm) != ACC_OK) {
         rc = tune_fail(EXIT_INPUT);
         goto out;
     }
     so.warm = warm;
     p.db = db;
-    p.t = &t;
+    p.t = t;
     p.strategy = acc_search_strategy_name(o->strategy);
     p.tty = isatty(STDERR_FILENO);
     p.quiet = o->quiet;
@@ -256,12 +248,12 @@ int tune_run(const tune_opts_t *o)
                 p.tty ? "\n" : "", p.strategy, res->nevals, p.best_ms);
     if ((rc = store_optimum(&p, res)) != EXIT_OK)
         goto out;
-    rc = report(o, &t, res, base, acc_tune_space_size(&space));
+    rc = report(o, t, res, base, acc_tune_space_size(&space));
 out:
     acc_tune_search_result_destroy(res);
     acc_itersim_destroy(sim);
     acc_tune_comm_destroy(comm);
-    tune_target_free(&t);
+    acc_tune_target_destroy(t);
     acc_free(p.ids);
     acc_db_close(db);
     return rc;

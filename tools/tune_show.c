@@ -107,6 +107,28 @@ static void runs_table(acc_buf_t *b, const acc_db_tuning_run_t *runs, size_t n,
                        runs[i].score / 1000.0, runs[i].params);
 }
 
+/* The key --topo and --network give (with --model's when given), for filtering. */
+static int show_key(const tune_opts_t *o, acc_db_t *db, acc_tune_key_t *key)
+{
+    acc_tune_target_t *t = NULL;
+    acc_topo_t *base = NULL, *topo = NULL;
+    int rc;
+
+    if (o->model) {
+        if ((rc = tune_target_open(o, db, &t)) == EXIT_OK)
+            *key = t->key;
+        acc_tune_target_destroy(t);
+        return rc;
+    }
+    rc = EXIT_OK;
+    if (acc_topo_load(o->topo, &base) != ACC_OK ||
+        acc_tune_network_apply(base, o->network, db, &topo, key) != ACC_OK)
+        rc = tune_fail(EXIT_INPUT);
+    acc_topo_destroy(topo);
+    acc_topo_destroy(base);
+    return rc;
+}
+
 int tune_show(const tune_opts_t *o)
 {
     acc_db_t *db = NULL;
@@ -114,20 +136,21 @@ int tune_show(const tune_opts_t *o)
     acc_db_tuning_run_t *runs = NULL;
     acc_db_topo_info_t *topos = NULL;
     size_t nopt = 0, nruns = 0, ntopos = 0, i, keep = 0;
-    tune_target_t t;
+    acc_tune_key_t key;
     const char *model = o->model, *fp = NULL, *net = NULL;
     acc_buf_t b;
     int rc = EXIT_OK;
 
-    memset(&t, 0, sizeof(t));
     acc_buf_init(&b);
     if (acc_db_open(o->db, ACC_DB_READONLY, &db) != ACC_OK)
         return tune_fail(EXIT_INPUT);
     if (o->topo) {
-        if ((rc = tune_target_load(o, db, &t)) != EXIT_OK)
+        if ((rc = show_key(o, db, &key)) != EXIT_OK)
             goto out;
-        fp = t.fingerprint;
-        net = t.network;
+        /* A profile given as a file is stored under its name. */
+        model = o->model ? key.model : NULL;
+        fp = key.fingerprint;
+        net = key.network;
     }
     if (acc_db_list_optima(db, &opt, &nopt) != ACC_OK ||
         acc_db_list_tuning_runs(db, model, fp, net, &runs, &nruns) != ACC_OK ||
@@ -151,65 +174,55 @@ out:
     acc_free(opt);
     acc_free(runs);
     acc_free(topos);
-    tune_target_free(&t);
     acc_db_close(db);
     return rc;
 }
 
-/* The stored optimum of the target's key, as a configuration; EXIT_INPUT when there is none. */
-static int get_optimum(acc_db_t *db, const tune_target_t *t, acc_db_optimum_t *opt,
-                       acc_tune_config_t *c)
+/* The stored optimum of the target's key; EXIT_INPUT when there is none. */
+static int get_optimum(acc_db_t *db, const acc_tune_target_t *t, acc_tune_optimum_t *opt)
 {
-    if (acc_db_get_optimum(db, t->profile->name, t->fingerprint, t->network, opt) != ACC_OK) {
+    acc_status_t st = acc_tune_optimum_get(db, &t->key, opt);
+    if (st == ACC_NO_DATA)
         acc_error_set(ACC_ERR_NOT_FOUND,
                       "no optimum for %s on this topology (fingerprint %.12s) and network '%s' in "
                       "the database; run acc-tune --model %s --topo ... --db ... first",
-                      t->profile->name, t->fingerprint, t->network, t->profile->name);
-        return tune_fail(EXIT_INPUT);
-    }
-    if (acc_tune_config_parse(opt->params, c) != ACC_OK) {
-        acc_tune_algo_t algo = ACC_TUNE_ALGO_AUTO;
-        acc_tune_algo_parse(opt->algo, &algo);
-        acc_tune_config_acc(c, opt->fusion_bytes, opt->streams, algo);
-    }
-    return EXIT_OK;
+                      t->key.model, t->key.fingerprint, t->key.network, t->key.model);
+    return st == ACC_OK ? EXIT_OK : tune_fail(EXIT_INPUT);
 }
 
 int tune_plot(const tune_opts_t *o)
 {
     acc_db_t *db = NULL;
-    tune_target_t t;
+    acc_tune_target_t *t = NULL;
     acc_tune_point_t *pts = NULL, *base = NULL, best;
     size_t npts = 0, nbase = 0, i;
-    acc_db_optimum_t opt;
+    acc_tune_optimum_t opt;
     acc_tune_report_t rep;
     char title[512];
     acc_buf_t b;
     int rc;
 
-    memset(&t, 0, sizeof(t));
     acc_buf_init(&b);
     if (acc_db_open(o->db, ACC_DB_READONLY, &db) != ACC_OK)
         return tune_fail(EXIT_INPUT);
-    if ((rc = tune_target_load(o, db, &t)) != EXIT_OK ||
-        (rc = get_optimum(db, &t, &opt, &best.config)) != EXIT_OK)
+    if ((rc = tune_target_open(o, db, &t)) != EXIT_OK || (rc = get_optimum(db, t, &opt)) != EXIT_OK)
         goto out;
-    if (tune_db_points(db, t.profile->name, t.fingerprint, t.network, &pts, &npts, &base, &nbase) !=
-        ACC_OK) {
+    if (acc_tune_report_points(db, &t->key, &pts, &npts, &base, &nbase) != ACC_OK) {
         rc = tune_fail(EXIT_INPUT);
         goto out;
     }
     snprintf(best.label, sizeof(best.label), "optimum");
+    best.config = opt.config;
     best.fidelity = 1.0;
-    best.iteration_ms = opt.score / 1000.0;
+    best.iteration_ms = opt.iteration_ms;
     best.buffers = 0;
     /* The compute-only time is the profile's: the same for every point of this key. */
-    best.compute_ms = t.compute->accumulation * t.compute->iteration_ms;
+    best.compute_ms = t->compute->accumulation * t->compute->iteration_ms;
     for (i = 0; i < npts; i++)
         pts[i].compute_ms = best.compute_ms;
     for (i = 0; i < nbase; i++)
         base[i].compute_ms = best.compute_ms;
-    tune_target_title(&t, title, sizeof(title));
+    acc_tune_target_title(t, title, sizeof(title));
     memset(&rep, 0, sizeof(rep));
     rep.title = title;
     rep.points = pts;
@@ -227,20 +240,21 @@ out:
     acc_buf_free(&b);
     acc_free(pts);
     acc_free(base);
-    tune_target_free(&t);
+    acc_tune_target_destroy(t);
     acc_db_close(db);
     return rc;
 }
 
-static void export_text(acc_buf_t *b, const char *format, const tune_target_t *t,
-                        const acc_db_optimum_t *opt, const acc_tune_config_t *c)
+static void export_text(acc_buf_t *b, const char *format, const acc_tune_target_t *t,
+                        const acc_tune_optimum_t *opt)
 {
+    const acc_tune_config_t *c = &opt->config;
     char cfg[ACC_TUNE_CONFIG_TEXT_MAX], title[512];
     acc_tune_config_format(c, cfg, sizeof(cfg));
-    tune_target_title(t, title, sizeof(title));
+    acc_tune_target_title(t, title, sizeof(title));
     acc_buf_printf(b,
                    "# acc-tune optimum for %s\n# %s: %.3f ms per iteration (simulated), run %lld\n",
-                   title, cfg, opt->score / 1000.0, (long long)opt->run_id);
+                   title, cfg, opt->iteration_ms, (long long)opt->run_id);
     if (strcmp(format, "env") == 0) {
         /* acc's runtime settings-to-be: not rows of the settings table until code reads them. */
         acc_buf_printf(b, "ACC_FUSION_BYTES=%llu\nACC_STREAMS=%d\n",
@@ -279,23 +293,21 @@ static void export_text(acc_buf_t *b, const char *format, const tune_target_t *t
 int tune_export(const tune_opts_t *o)
 {
     acc_db_t *db = NULL;
-    tune_target_t t;
-    acc_db_optimum_t opt;
-    acc_tune_config_t c;
+    acc_tune_target_t *t = NULL;
+    acc_tune_optimum_t opt;
     acc_buf_t b;
     int rc;
 
-    memset(&t, 0, sizeof(t));
     acc_buf_init(&b);
     if (acc_db_open(o->db, ACC_DB_READONLY, &db) != ACC_OK)
         return tune_fail(EXIT_INPUT);
-    if ((rc = tune_target_load(o, db, &t)) == EXIT_OK &&
-        (rc = get_optimum(db, &t, &opt, &c)) == EXIT_OK) {
-        export_text(&b, o->format, &t, &opt, &c);
+    if ((rc = tune_target_open(o, db, &t)) == EXIT_OK &&
+        (rc = get_optimum(db, t, &opt)) == EXIT_OK) {
+        export_text(&b, o->format, t, &opt);
         rc = write_stdout(&b);
     }
     acc_buf_free(&b);
-    tune_target_free(&t);
+    acc_tune_target_destroy(t);
     acc_db_close(db);
     return rc;
 }

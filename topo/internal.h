@@ -92,4 +92,43 @@ void topo_free_paths(acc_topo_t *t);
 /* Normalise a bus id to "dddd:bb:dd.f" lower case; returns 0 if it is not a bus id. */
 int topo_busid_normalize(const char *in, char out[24]);
 
+/* A deep copy of t that is not finalized, whatever t is: for a variant of t to finalize again
+ * (acc_topo_clone finalizes the copy of a finalized topology). */
+acc_status_t topo_copy(const acc_topo_t *t, acc_topo_t **out);
+
+/* ---- one-line key=value descriptions (topo_kv.c): synthetic topologies, network parameters */
+typedef struct {
+    const char *key;
+    const char *alias; /* another name accepted for the key; NULL: none */
+    const char *form;  /* the accepted form, for messages: "nodes=N" */
+} topo_kv_key_t;
+
+typedef struct {
+    const char *what; /* prefix of every message: "synthetic topology" */
+    const char *seps; /* characters between pairs */
+    const topo_kv_key_t *keys;
+    int nkeys;         /* at most 32 */
+    unsigned given;    /* set by topo_kv_parse: bit per key index seen */
+} topo_kv_t;
+
+/* Called with each pair: the key's index in kv->keys, its name as written and its value
+ * (never empty). */
+typedef acc_status_t (*topo_kv_fn)(void *ctx, int key, const char *name, const char *val);
+
+/* Split `text` into key=value pairs and hand each to fn.  A pair without '=', an unknown key, a
+ * key given twice (ACC_ERR_PARSE) and an empty value (ACC_ERR_INVALID) are errors naming the
+ * pair; those of form list every key's form. */
+acc_status_t topo_kv_parse(topo_kv_t *kv, const char *text, topo_kv_fn fn, void *ctx);
+/* "nodes=N, gpus=N, ...": the keys' forms, for messages. */
+void topo_kv_forms(const topo_kv_t *kv, acc_buf_t *out);
+/* Set "WHAT: <message> (keys: FORMS)" and return st. */
+acc_status_t topo_kv_error(const topo_kv_t *kv, acc_status_t st, const char *fmt, ...)
+    ACC_PRINTF(3, 4);
+/* Values.  Each returns 1 and sets *out when val is one, else 0 and leaves *out alone. */
+int topo_kv_count(const char *val, int lo, int hi, int *out);      /* digits only, lo..hi */
+int topo_kv_number(const char *val, double lo, double hi, double *out); /* a digit first */
+int topo_kv_flag(const char *val, int *out); /* 1, yes, true / 0, no, false */
+/* A network name: 1 to 63 letters, digits, '-', '_' and '.'. */
+int topo_kv_fabric(const char *val, char out[ACC_TOPO_NAME_MAX]);
+
 #endif

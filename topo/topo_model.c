@@ -4,8 +4,8 @@
 #include <ctype.h>
 #include <string.h>
 
-static const char *const vertex_kind_names[ACC_VTX_KIND_COUNT] = {"gpu", "nvswitch", "pcisw",
-                                                                   "cpu", "nic"};
+static const char *const vertex_kind_names[ACC_VTX_KIND_COUNT] = {"gpu", "nvswitch", "pcisw", "cpu",
+                                                                  "nic"};
 static const char *const vertex_prefixes[ACC_VTX_KIND_COUNT] = {"GPU", "NVS", "PCI", "CPU", "NIC"};
 static const char *const link_kind_names[ACC_LINK_KIND_COUNT] = {"nvlink", "pcie", "c2c", "smp"};
 static const char *const path_names[ACC_PATH_CLASS_COUNT] = {
@@ -78,7 +78,7 @@ static void *dup_array(const void *src, size_t n, size_t elem, int *failed)
     return d;
 }
 
-acc_status_t acc_topo_clone(const acc_topo_t *t, acc_topo_t **out)
+acc_status_t topo_copy(const acc_topo_t *t, acc_topo_t **out)
 {
     acc_topo_t *c = NULL;
     int i, failed = 0;
@@ -104,12 +104,21 @@ acc_status_t acc_topo_clone(const acc_topo_t *t, acc_topo_t **out)
         acc_topo_destroy(c);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory copying a topology");
     }
-    if (t->finalized && (st = acc_topo_finalize(c)) != ACC_OK) {
+    *out = c;
+    return ACC_OK;
+}
+
+acc_status_t acc_topo_clone(const acc_topo_t *t, acc_topo_t **out)
+{
+    acc_topo_t *c = NULL;
+    acc_status_t st = topo_copy(t, &c);
+
+    if (st == ACC_OK && t->finalized && (st = acc_topo_finalize(c)) != ACC_OK) {
         acc_topo_destroy(c);
         return st;
     }
     *out = c;
-    return ACC_OK;
+    return st;
 }
 
 static acc_status_t check_mutable(const acc_topo_t *t)
@@ -151,8 +160,8 @@ acc_topo_vertex_t *acc_topo_vertex_mut(acc_topo_t *t, int index)
     return &t->vertices[index];
 }
 
-acc_status_t acc_topo_add_link_dir(acc_topo_t *t, int from, int to, acc_link_kind_t kind,
-                                   int count, double bw, double lat_us)
+acc_status_t acc_topo_add_link_dir(acc_topo_t *t, int from, int to, acc_link_kind_t kind, int count,
+                                   double bw, double lat_us)
 {
     acc_topo_link_t *l;
     void *p = t->links;
@@ -262,8 +271,7 @@ acc_status_t acc_topo_assume(acc_topo_t *t, const char *fmt, ...)
             return ACC_OK;
         }
     }
-    if (acc_array_reserve(&p, &t->assumed_cap, (size_t)t->nassumed + 1, sizeof(char *)) !=
-        ACC_OK) {
+    if (acc_array_reserve(&p, &t->assumed_cap, (size_t)t->nassumed + 1, sizeof(char *)) != ACC_OK) {
         acc_buf_free(&b);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     }

@@ -10,7 +10,6 @@
  */
 #include "internal.h"
 
-#include <ctype.h>
 #include <string.h>
 
 #define SYNTH_MAX_NODES 1024
@@ -30,12 +29,6 @@ typedef struct {
 
 typedef acc_status_t (*parse_fn)(synth_t *s, const char *key, const char *val);
 
-typedef struct {
-    const char *key;
-    parse_fn parse;
-    const char *form; /* the accepted form, for messages */
-} synth_key_t;
-
 /* GPU generations by name; each maps to the SXM part of that generation (topo_hw.c's table). */
 static const struct {
     const char *name, *alias;
@@ -54,49 +47,15 @@ static acc_status_t bad(const char *key, const char *val, const char *form)
     return acc_error_set(ACC_ERR_INVALID, "synthetic topology: %s=%s: expected %s", key, val, form);
 }
 
-static int parse_count(const char *val, int lo, int hi, int *out)
-{
-    long v = 0;
-    const char *p = val;
-    if (!isdigit((unsigned char)*p))
-        return 0;
-    for (; isdigit((unsigned char)*p) && v <= hi; p++)
-        v = v * 10 + (*p - '0');
-    if (*p || v < lo || v > hi)
-        return 0;
-    *out = (int)v;
-    return 1;
-}
-
-static int parse_number(const char *val, double lo, double hi, double *out)
-{
-    double v;
-    if (!isdigit((unsigned char)val[0]) || acc_parse_double(val, &v) != ACC_OK || v < lo || v > hi)
-        return 0;
-    *out = v;
-    return 1;
-}
-
-static int parse_flag(const char *val, int *out)
-{
-    if (strcmp(val, "1") == 0 || strcmp(val, "yes") == 0 || strcmp(val, "true") == 0)
-        *out = 1;
-    else if (strcmp(val, "0") == 0 || strcmp(val, "no") == 0 || strcmp(val, "false") == 0)
-        *out = 0;
-    else
-        return 0;
-    return 1;
-}
-
 static acc_status_t p_nodes(synth_t *s, const char *k, const char *v)
 {
-    return parse_count(v, 1, SYNTH_MAX_NODES, &s->nodes) ? ACC_OK
-                                                         : bad(k, v, "a whole number 1 to 1024");
+    return topo_kv_count(v, 1, SYNTH_MAX_NODES, &s->nodes) ? ACC_OK
+                                                           : bad(k, v, "a whole number 1 to 1024");
 }
 
 static acc_status_t p_gpus(synth_t *s, const char *k, const char *v)
 {
-    return parse_count(v, 1, SYNTH_MAX_GPUS, &s->gpus)
+    return topo_kv_count(v, 1, SYNTH_MAX_GPUS, &s->gpus)
                ? ACC_OK
                : bad(k, v, "the GPUs per node, a whole number 1 to 64");
 }
@@ -116,13 +75,13 @@ static acc_status_t p_arch(synth_t *s, const char *k, const char *v)
 
 static acc_status_t p_nvlink(synth_t *s, const char *k, const char *v)
 {
-    return parse_count(v, 0, 64, &s->nvlink) ? ACC_OK
-                                             : bad(k, v, "the NVLinks per GPU, 0 (none) to 18");
+    return topo_kv_count(v, 0, 64, &s->nvlink) ? ACC_OK
+                                               : bad(k, v, "the NVLinks per GPU, 0 (none) to 18");
 }
 
 static acc_status_t p_nvswitch(synth_t *s, const char *k, const char *v)
 {
-    return parse_flag(v, &s->nvswitch) ? ACC_OK : bad(k, v, "yes or no");
+    return topo_kv_flag(v, &s->nvswitch) ? ACC_OK : bad(k, v, "yes or no");
 }
 
 static acc_status_t p_nic(synth_t *s, const char *k, const char *v)
@@ -137,22 +96,22 @@ static acc_status_t p_nic(synth_t *s, const char *k, const char *v)
         return bad(k, v, "COUNTxGBPS such as 8x400 (eight 400 Gb/s NICs per node), or 0");
     memcpy(count, v, (size_t)(x - v));
     count[x - v] = '\0';
-    if (!parse_count(count, 1, SYNTH_MAX_NICS, &s->nics) ||
-        !parse_number(x + 1, 1, 100000, &s->nic_gbps))
+    if (!topo_kv_count(count, 1, SYNTH_MAX_NICS, &s->nics) ||
+        !topo_kv_number(x + 1, 1, 100000, &s->nic_gbps))
         return bad(k, v, "COUNTxGBPS such as 8x400, with 1 to 128 NICs of 1 to 100000 Gb/s");
     return ACC_OK;
 }
 
 static acc_status_t p_numa(synth_t *s, const char *k, const char *v)
 {
-    return parse_count(v, 1, SYNTH_MAX_NUMA, &s->numa)
+    return topo_kv_count(v, 1, SYNTH_MAX_NUMA, &s->numa)
                ? ACC_OK
                : bad(k, v, "the NUMA nodes (CPU sockets) per node, 1 to 64");
 }
 
 static acc_status_t p_pcie(synth_t *s, const char *k, const char *v)
 {
-    return parse_count(v, 1, 6, &s->pcie) ? ACC_OK : bad(k, v, "a PCIe generation 1 to 6");
+    return topo_kv_count(v, 1, 6, &s->pcie) ? ACC_OK : bad(k, v, "a PCIe generation 1 to 6");
 }
 
 static acc_status_t p_switch(synth_t *s, const char *k, const char *v)
@@ -166,8 +125,8 @@ static acc_status_t p_switch(synth_t *s, const char *k, const char *v)
     if (plus && (size_t)(plus - v) < sizeof(g)) {
         memcpy(g, v, (size_t)(plus - v));
         g[plus - v] = '\0';
-        if (parse_count(g, 1, SYNTH_MAX_GPUS, &s->sw_gpus) &&
-            parse_count(plus + 1, 0, SYNTH_MAX_NICS, &s->sw_nics))
+        if (topo_kv_count(g, 1, SYNTH_MAX_GPUS, &s->sw_gpus) &&
+            topo_kv_count(plus + 1, 0, SYNTH_MAX_NICS, &s->sw_nics))
             return ACC_OK;
     }
     return bad(k, v,
@@ -177,31 +136,26 @@ static acc_status_t p_switch(synth_t *s, const char *k, const char *v)
 
 static acc_status_t p_fabric(synth_t *s, const char *k, const char *v)
 {
-    const char *p;
-    if (strlen(v) >= sizeof(s->fabric))
-        return bad(k, v, "a fabric name of at most 63 characters");
-    for (p = v; *p; p++)
-        if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.')
-            return bad(k, v, "a fabric name of letters, digits, '-', '_' and '.' (ib-ndr, efa)");
-    snprintf(s->fabric, sizeof(s->fabric), "%s", v);
-    return ACC_OK;
+    return topo_kv_fabric(v, s->fabric)
+               ? ACC_OK
+               : bad(k, v, "a fabric name of 1 to 63 letters, digits, '-', '_' and '.' (ib-ndr)");
 }
 
 static acc_status_t p_latency(synth_t *s, const char *k, const char *v)
 {
-    return parse_number(v, 0, 1e6, &s->latency)
+    return topo_kv_number(v, 0, 1e6, &s->latency)
                ? ACC_OK
                : bad(k, v, "the one-way network latency in microseconds, >= 0");
 }
 
 static acc_status_t p_rail(synth_t *s, const char *k, const char *v)
 {
-    return parse_flag(v, &s->rail) ? ACC_OK : bad(k, v, "1 (rail-optimised) or 0");
+    return topo_kv_flag(v, &s->rail) ? ACC_OK : bad(k, v, "1 (rail-optimised) or 0");
 }
 
 static acc_status_t p_oversub(synth_t *s, const char *k, const char *v)
 {
-    return parse_number(v, 1, 1e6, &s->oversub)
+    return topo_kv_number(v, 1, 1e6, &s->oversub)
                ? ACC_OK
                : bad(k, v, "an oversubscription ratio >= 1 (1 = non-blocking)");
 }
@@ -223,62 +177,24 @@ enum {
     K_COUNT
 };
 
-static const synth_key_t keys[K_COUNT] = {
-    {"nodes", p_nodes, "nodes=N"},
-    {"gpus", p_gpus, "gpus=N"},
-    {"arch", p_arch, "arch=h100"},
-    {"nvlink", p_nvlink, "nvlink=18"},
-    {"nvswitch", p_nvswitch, "nvswitch=yes"},
-    {"nic", p_nic, "nic=8x400"},
-    {"numa", p_numa, "numa=2"},
-    {"pcie", p_pcie, "pcie=5"},
-    {"switch", p_switch, "switch=1+1"},
-    {"fabric", p_fabric, "fabric=ib-ndr"},
-    {"latency", p_latency, "latency=2.7"},
-    {"rail", p_rail, "rail=1"},
-    {"oversub", p_oversub, "oversub=1"},
+static const topo_kv_key_t keys[K_COUNT] = {
+    {"nodes", NULL, "nodes=N"},         {"gpus", NULL, "gpus=N"},
+    {"arch", NULL, "arch=h100"},        {"nvlink", NULL, "nvlink=18"},
+    {"nvswitch", NULL, "nvswitch=yes"}, {"nic", NULL, "nic=8x400"},
+    {"numa", NULL, "numa=2"},           {"pcie", NULL, "pcie=5"},
+    {"switch", NULL, "switch=1+1"},     {"fabric", NULL, "fabric=ib-ndr"},
+    {"latency", NULL, "latency=2.7"},   {"rail", NULL, "rail=1"},
+    {"oversub", NULL, "oversub=1"},
 };
 
-static acc_status_t parse_pair(synth_t *s, const char *tok, size_t n)
-{
-    char buf[128];
-    char *eq;
-    int k;
+/* The parser of each key, in the order of keys[]. */
+static const parse_fn parsers[K_COUNT] = {p_nodes,   p_gpus, p_arch,   p_nvlink, p_nvswitch,
+                                          p_nic,     p_numa, p_pcie,   p_switch, p_fabric,
+                                          p_latency, p_rail, p_oversub};
 
-    if (n >= sizeof(buf))
-        return acc_error_set(ACC_ERR_PARSE,
-                             "synthetic topology: '%.40s...' is too long for a "
-                             "key=value pair",
-                             tok);
-    memcpy(buf, tok, n);
-    buf[n] = '\0';
-    eq = strchr(buf, '=');
-    if (!eq)
-        return acc_error_set(ACC_ERR_PARSE,
-                             "synthetic topology: '%s' has no '='; write "
-                             "key=value pairs such as nodes=2 gpus=8 nvlink=18 nic=8x400",
-                             buf);
-    *eq = '\0';
-    for (k = 0; k < K_COUNT; k++)
-        if (strcmp(buf, keys[k].key) == 0)
-            break;
-    if (k == K_COUNT) {
-        acc_buf_t known;
-        acc_status_t st;
-        acc_buf_init(&known);
-        for (k = 0; k < K_COUNT; k++)
-            acc_buf_printf(&known, "%s%s", k ? ", " : "", keys[k].form);
-        st = acc_error_set(ACC_ERR_PARSE, "synthetic topology: unknown key '%s' (known: %s)", buf,
-                           known.data ? known.data : "");
-        acc_buf_free(&known);
-        return st;
-    }
-    if (s->given & (1u << k))
-        return acc_error_set(ACC_ERR_PARSE, "synthetic topology: key '%s' given twice", buf);
-    s->given |= 1u << k;
-    if (!eq[1])
-        return bad(buf, "", keys[k].form);
-    return keys[k].parse(s, buf, eq + 1);
+static acc_status_t parse_pair(void *ctx, int key, const char *name, const char *val)
+{
+    return parsers[key](ctx, name, val);
 }
 
 static int gcd(int a, int b)
@@ -460,7 +376,7 @@ static void describe(const synth_t *s, acc_buf_t *b)
 acc_status_t topo_import_synthetic(acc_topo_t *t, const char *desc)
 {
     synth_t s;
-    const char *p = desc;
+    topo_kv_t kv = {"synthetic topology", " \t\n\r\v\f", keys, K_COUNT, 0};
     acc_buf_t b;
     acc_status_t st;
 
@@ -471,18 +387,9 @@ acc_status_t topo_import_synthetic(acc_topo_t *t, const char *desc)
     s.oversub = 1.0;
     if (!desc)
         return acc_error_set(ACC_ERR_INVALID, "synthetic topology: no description");
-    for (;;) {
-        size_t n;
-        while (isspace((unsigned char)*p))
-            p++;
-        if (!*p)
-            break;
-        for (n = 0; p[n] && !isspace((unsigned char)p[n]); n++)
-            ;
-        if ((st = parse_pair(&s, p, n)) != ACC_OK)
-            return st;
-        p += n;
-    }
+    if ((st = topo_kv_parse(&kv, desc, parse_pair, &s)) != ACC_OK)
+        return st;
+    s.given = kv.given;
     if ((st = resolve(&s)) != ACC_OK || (st = build(t, &s)) != ACC_OK)
         return st;
     if (s.nodes > 1 ||

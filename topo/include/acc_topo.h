@@ -181,6 +181,25 @@ acc_status_t acc_topo_assume(acc_topo_t *t, const char *fmt, ...) ACC_PRINTF(2, 
 /* Validate and compute paths; after this the topology is read-only. */
 acc_status_t acc_topo_finalize(acc_topo_t *t);
 
+/* ---- another network ------------------------------------------------------------------- */
+/* A copy of topo with its network changed as `params` says: what-if questions about a cluster
+ * whose node type is known ("this node type on 100 Gb/s RoCE").  params are key=value pairs
+ * separated by blanks or commas, each key at most once, at least one pair:
+ *
+ *     nic=GBPS      every NIC's line rate in Gb/s, > 0 (the topology must have NICs)
+ *     latency=US    one-way NIC-to-NIC latency in microseconds, >= 0 (also latency_us=US)
+ *     rail=0|1      rail-optimised (also yes/no, true/false)
+ *     oversub=X     oversubscription, >= 1 (1: non-blocking)
+ *     nodes=N       node count, 1 to 65536
+ *     fabric=NAME   the network's name: 1 to 63 letters, digits, '-', '_' and '.'
+ *
+ * What params does not name stays as topo has it, so that the topology's own values given as
+ * parameters give the same fingerprint.  A pair without '=', an unknown key or a key given twice
+ * is ACC_ERR_PARSE, as is an empty string; a value out of range is ACC_ERR_INVALID; each message
+ * names the pair and lists the keys.  topo (borrowed) need not be finalized; *out is a new
+ * finalized topology with topo's name, source and assumptions. */
+acc_status_t acc_topo_with_network(const acc_topo_t *topo, const char *params, acc_topo_t **out);
+
 /* ---- queries ---------------------------------------------------------------------------- */
 const char *acc_topo_name(const acc_topo_t *t);   /* "" when unnamed */
 const char *acc_topo_source(const acc_topo_t *t); /* path or description it came from */

@@ -10,12 +10,15 @@
  * read-only and may then be shared between threads.
  *
  * Sections: model profiles (below).  The iteration simulator and the search strategies build on
- * the profile types and are declared after them.
+ * the profile types and are declared after them; then reports, and last the tuning key and what
+ * the database keeps of tuning (runs, optima, warm starts).
  */
 #ifndef ACC_TUNE_H
 #define ACC_TUNE_H
 
 #include "acc_common.h"
+#include "acc_cost.h" /* acc_nccl_options_t, acc_topo_t */
+#include "acc_db.h"   /* acc_db_t: runs and optima are kept there */
 #include "acc_plan.h" /* acc_dtype_t */
 
 #ifdef __cplusplus
@@ -118,8 +121,6 @@ acc_status_t acc_profile_builtin_list(char ***names, size_t *count);
 /* Load <builtin dir>/<name>.yaml.  An unknown name is ACC_ERR_NOT_FOUND naming the directory
  * and the profiles it holds. */
 acc_status_t acc_profile_load_builtin(const char *name, acc_profile_t **out);
-
-#include "acc_cost.h" /* acc_nccl_options_t, acc_topo_t */
 
 /* ---- collective times (tuner/itersim_comm.c) ----------------------------------------------------
  *
@@ -474,6 +475,98 @@ acc_status_t acc_tune_report_csv(const acc_tune_report_t *r, acc_buf_t *out);
  * ringed; the baselines and the optimum's speedup over each listed below.  ACC_ERR_NOT_FOUND
  * when there is no full-fidelity point to draw. */
 acc_status_t acc_tune_report_svg(const acc_tune_report_t *r, acc_buf_t *out);
+
+/* ---- the tuning key (tuner/tune_target.c) ----------------------------------------------------
+ *
+ * A tuning result belongs to a key: the model (its profile's name), the cluster (the fingerprint
+ * of the topology with the network applied) and the network's name.  The fingerprint depends on
+ * what the cluster is, not on how it was described, so the topology's own network given again as
+ * parameters is the same key.  The network's name in a key is, on more than one node: the stored
+ * network's name when a network was named, else the fabric's name (fabric=... of the parameters
+ * or of the topology), else the parameters as given (their first 63 characters), else "net"; on
+ * one node it is "" (there is no network).
+ *
+ * A network is given as the name of a network stored in the database (acc_db_put_network; a
+ * string without '='), as parameters "nic=GBPS latency=US rail=0|1 oversub=X nodes=N
+ * fabric=NAME" (acc_topo_with_network), or as NULL for the topology's own.
+ */
+typedef struct {
+    char model[ACC_DB_NAME_MAX];
+    char fingerprint[ACC_SHA256_HEX_LEN + 1];
+    char network[ACC_DB_NAME_MAX];
+} acc_tune_key_t;
+
+/* What a key is made of.  The fields are read-only. */
+typedef struct {
+    acc_tune_key_t key;
+    acc_profile_t *profile;               /* the model */
+    acc_topo_t *topo;                     /* finalized, the network applied */
+    const acc_profile_compute_t *compute; /* the profile's entry for the topology's GPU */
+} acc_tune_target_t;
+
+/* The cluster's part of a key: *topo (new, finalized) is base (borrowed) with `network` applied
+ * (db, which may be NULL, is asked for a named one), and key gets its fingerprint and network
+ * name; key->model is left "".  A name not in db is ACC_ERR_NOT_FOUND, an empty network
+ * ACC_ERR_INVALID, bad parameters as acc_topo_with_network says. */
+acc_status_t acc_tune_network_apply(const acc_topo_t *base, const char *network, acc_db_t *db,
+                                    acc_topo_t **topo, acc_tune_key_t *key);
+/* The target of `model` (a shipped profile's name or a profile file: a path with '/' or a name
+ * ending in .yaml) on `topo` (borrowed) with `network` applied, computing in the profile's
+ * entry for the topology's GPU of `precision` (NULL: the first listed for that GPU).  A profile
+ * without an entry for the GPU is ACC_ERR_NOT_FOUND listing those it has. */
+acc_status_t acc_tune_target_create(const char *model, const acc_topo_t *topo,
+                                    const char *network, const char *precision, acc_db_t *db,
+                                    acc_tune_target_t **out);
+/* The same with topo as acc_topo_load takes it ("dgx-h100", a file, "auto" for this machine). */
+acc_status_t acc_tune_target_load(const char *model, const char *topo, const char *network,
+                                  const char *precision, acc_db_t *db, acc_tune_target_t **out);
+void acc_tune_target_destroy(acc_tune_target_t *t);
+/* "resnet50 on dgx-h100-2node (16 GPUs, H100 SXM5 80GB, fp16, batch 1280), network ib-ndr" */
+void acc_tune_target_title(const acc_tune_target_t *t, char *buf, size_t n);
+
+/* ---- what the database keeps of tuning (tuner/tune_store.c) ----------------------------------
+ *
+ * Every evaluation is a tuning run of its key: its configuration in text form
+ * (acc_tune_config_format), its iteration time, the strategy that made it (a search strategy's
+ * name, ACC_TUNE_RUN_WARM for a warm start, ACC_TUNE_RUN_BASELINE for a peer's defaults) and the
+ * method "itersim", or "itersim@F" for an evaluation at fidelity F < 1.  The best full-fidelity
+ * evaluation of a search is the key's optimum, which the runtime reads at start-up.
+ */
+#define ACC_TUNE_RUN_WARM     "warm"
+#define ACC_TUNE_RUN_BASELINE "baseline"
+
+typedef struct {
+    acc_tune_config_t config;
+    double iteration_ms; /* simulated */
+    int64_t run_id;      /* the tuning run that found it; 0: none */
+} acc_tune_optimum_t;
+
+/* Store the target's profile and topology, which its runs and optimum refer to. */
+acc_status_t acc_tune_store_prepare(acc_db_t *db, const acc_tune_target_t *t);
+/* Add one evaluation of key as a tuning run; id (optional) receives its id. */
+acc_status_t acc_tune_run_add(acc_db_t *db, const acc_tune_key_t *key, const acc_tune_config_t *c,
+                              double fidelity, double iteration_ms, const char *strategy,
+                              double seconds, int64_t *id);
+/* Set key's optimum, replacing the previous one. */
+acc_status_t acc_tune_optimum_put(acc_db_t *db, const acc_tune_key_t *key,
+                                  const acc_tune_optimum_t *opt);
+/* key's optimum.  ACC_NO_DATA (not a failure; *out zeroed, the message names the key) when the
+ * database has none; ACC_ERR_PARSE when the stored one is unusable.  One written by another
+ * program without acc's text form is read from its fusion size, streams and algorithm under
+ * acc's policy. */
+acc_status_t acc_tune_optimum_get(acc_db_t *db, const acc_tune_key_t *key, acc_tune_optimum_t *out);
+/* Warm starts: the configurations of up to max stored optima of keys similar to key, most
+ * similar first: the same key, then the same model and topology (another network name), then
+ * the same model, then the same topology; in the database's order within each.  Optima that
+ * are unusable are skipped. */
+acc_status_t acc_tune_warm_starts(acc_db_t *db, const acc_tune_key_t *key, acc_tune_config_t *out,
+                                  size_t max, size_t *n);
+/* key's runs of the simulator as report points, best first, and the baselines (the best run of
+ * each) apart in the order DDP, Horovod, no fusion.  compute_ms and buffers are unknown (0).
+ * *points and *baselines taken (acc_free). */
+acc_status_t acc_tune_report_points(acc_db_t *db, const acc_tune_key_t *key,
+                                    acc_tune_point_t **points, size_t *npoints,
+                                    acc_tune_point_t **baselines, size_t *nbaselines);
 
 #ifdef __cplusplus
 }
