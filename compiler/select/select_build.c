@@ -218,10 +218,7 @@ static acc_status_t hash_plans(acc_select_result_t *r)
         sp = &r->plans[r->rows[i].plan];
         if (sp->hash[0])
             continue;
-        acc_buf_reset(&yaml);
-        if ((st = acc_plan_dump_yaml(sp->plan, &yaml)) == ACC_OK &&
-            (st = acc_buf_status(&yaml)) == ACC_OK)
-            st = acc_sha256_hex(yaml.data, yaml.len, sp->hash);
+        st = acc_plan_dump_yaml_hash(sp->plan, &yaml, sp->hash);
     }
     acc_buf_free(&yaml);
     return st;

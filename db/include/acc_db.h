@@ -90,14 +90,13 @@ acc_status_t acc_db_get_topology(acc_db_t *db, const char *fingerprint, acc_topo
 acc_status_t acc_db_list_topologies(acc_db_t *db, acc_db_topo_info_t **out, size_t *count);
 
 /* ---- plans, by SHA-256 of their YAML text ------------------------------------------------ */
-/* Store a plan that has passed acc_plan_verify; hash_out (optional) receives its hash. */
+/* Store a plan that has passed acc_plan_verify; hash_out (optional) receives its hash
+ * (acc_plan_hash). */
 acc_status_t acc_db_put_plan(acc_db_t *db, const acc_plan_t *plan,
                              char hash_out[ACC_SHA256_HEX_LEN + 1]);
 /* Load, check the hash and verify again: a plan that fails is reported (ACC_ERR_VERIFY or
  * ACC_ERR_PARSE naming the file and hash) and never returned. */
 acc_status_t acc_db_get_plan(acc_db_t *db, const char *hash, acc_plan_t **out);
-/* The hash acc_db_put_plan gives a plan (SHA-256 of acc_plan_dump_yaml's text). */
-acc_status_t acc_db_plan_hash(const acc_plan_t *plan, char out[ACC_SHA256_HEX_LEN + 1]);
 
 /* ---- selection tables, by (topology fingerprint, collective) ---------------------------- */
 /* Store table->entries for (table->topo_fingerprint, table->coll), replacing the previous table
