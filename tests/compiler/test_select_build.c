@@ -338,6 +338,39 @@ ACC_TEST(custom_sweep_and_bad_options)
     acc_topo_destroy(t);
 }
 
+/* acc_select_colls lists exactly the collectives that get a table: each of them builds on a
+ * small machine, with a short sweep; every other one is refused. */
+ACC_TEST(listed_collectives_are_the_ones_with_tables)
+{
+    acc_topo_t *t = load("gpus=4 nvlink=18");
+    acc_select_build_opts_t opts;
+    acc_select_builder_t *b = NULL;
+    acc_select_result_t *r = NULL;
+    size_t n, i;
+    const acc_coll_t *colls = acc_select_colls(&n);
+    int listed[ACC_COLL_COUNT] = {0}, c;
+
+    acc_select_build_opts_init(&opts);
+    opts.max_bytes = 1u << 16;
+    CHECK_OK(acc_select_builder_create(t, &opts, &b));
+    for (i = 0; i < n; i++) {
+        CHECK(i == 0 || colls[i - 1] < colls[i]);
+        listed[colls[i]] = 1;
+    }
+    for (c = 0; c < ACC_COLL_COUNT; c++) {
+        if (listed[c]) {
+            CHECK_OK(acc_select_build(b, (acc_coll_t)c, &r));
+            CHECK(r->table->n >= 1);
+        } else {
+            CHECK_ERR(acc_select_build(b, (acc_coll_t)c, &r), ACC_ERR_UNSUPPORTED);
+        }
+        acc_select_result_destroy(r);
+        r = NULL;
+    }
+    acc_select_builder_destroy(b);
+    acc_topo_destroy(t);
+}
+
 /* More lanes are offered where there are links to spread them over. */
 ACC_TEST(lane_cap_follows_the_links)
 {
