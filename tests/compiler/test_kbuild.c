@@ -18,15 +18,6 @@ static void need_nvrtc(void)
         ACC_SKIP("acc was built without NVRTC (no CUDA toolkit)");
 }
 
-static const char *fresh_dir(const char *name)
-{
-    const char *dir = acc_test_tmp(name);
-    char cmd[700];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
-    return dir;
-}
-
 static void set_types(acc_kbuild_opts_t *o, acc_dtype_t a, acc_dtype_t b)
 {
     o->types[0] = a;
@@ -69,7 +60,7 @@ ACC_TEST(variants_follow_the_collective)
 
 ACC_TEST(bad_options_are_refused_before_anything_is_made)
 {
-    const char *dir = fresh_dir("kbuild_bad");
+    const char *dir = acc_test_tmp_fresh("kbuild_bad");
     acc_kbuild_opts_t o;
     acc_kbuild_t *b = NULL;
 
@@ -138,7 +129,7 @@ static acc_status_t record(void *ctx, const acc_kmodule_t *m)
  * file per distinct source, and every module is handed back. */
 ACC_TEST(sources_are_written_once_and_every_module_handed_back)
 {
-    const char *dir = fresh_dir("kbuild_sources");
+    const char *dir = acc_test_tmp_fresh("kbuild_sources");
     acc_plan_t *ag = fx_ring_allgather(4, 2), *ar = fx_ring_allreduce(4, 2);
     acc_kbuild_opts_t o;
     acc_kbuild_t *b = NULL;

@@ -23,6 +23,16 @@ static void set_one_coll(acc_db_build_opts_t *o, acc_coll_t c)
     o->ncolls = 1;
 }
 
+/* The kernels of coll's table for sm_90, through the caller's cache. */
+static void sm90_opts(acc_db_build_opts_t *o, acc_coll_t coll, acc_kcache_t *cache)
+{
+    acc_db_build_opts_init(o);
+    set_one_coll(o, coll);
+    snprintf(o->kernels.archs[0], sizeof(o->kernels.archs[0]), "sm_90");
+    o->kernels.narchs = 1;
+    o->kernels.cache = cache;
+}
+
 /* Every plan of the sweep is stored and comes back verified and equal; the stored table is the
  * sweep's. */
 static void check_stored_sweep(acc_db_t *db, const acc_select_result_t *r)
@@ -122,27 +132,6 @@ ACC_TEST(defaults_build_every_collective_with_a_table)
     tu_remove(path);
 }
 
-/* The distinct plans the acc ranges of a stored table name. */
-static size_t named_plans(acc_db_t *db, const char *fp, acc_coll_t coll,
-                          char hashes[][ACC_SHA256_HEX_LEN + 1], size_t cap)
-{
-    acc_select_table_t *t = NULL;
-    size_t i, j, n = 0;
-
-    CHECK_OK(acc_db_get_selection(db, fp, coll, &t));
-    for (i = 0; i < t->n; i++) {
-        if (t->entries[i].use_nccl)
-            continue;
-        for (j = 0; j < n && strcmp(hashes[j], t->entries[i].plan_hash) != 0; j++)
-            ;
-        if (j == n && n < cap)
-            snprintf(hashes[n++], ACC_SHA256_HEX_LEN + 1, "%s", t->entries[i].plan_hash);
-    }
-    acc_select_destroy(t);
-    CHECK(n >= 1);
-    return n;
-}
-
 /* The kernel of a stored plan as the runtime looks it up (by the source it generates now from
  * the verified plan) is the module the kernel cache hands out, without compiling anything. */
 static void check_kernel(acc_db_t *db, acc_kcache_t *cache, const char *compiler, const char *hash,
@@ -192,13 +181,9 @@ ACC_TEST(sm90_kernels_are_the_caches_and_built_once)
     need_nvrtc();
     CHECK_OK(acc_kcache_create("", &cache));
     db = tu_open(path, 0);
-    acc_db_build_opts_init(&o);
-    set_one_coll(&o, ACC_COLL_ALLREDUCE);
-    snprintf(o.kernels.archs[0], sizeof(o.kernels.archs[0]), "sm_90");
-    o.kernels.narchs = 1;
-    o.kernels.cache = cache;
+    sm90_opts(&o, ACC_COLL_ALLREDUCE, cache);
     CHECK_OK(acc_db_build(db, topo, &o, &rep));
-    n = named_plans(db, rep.fingerprint, ACC_COLL_ALLREDUCE, hashes, 16);
+    n = tu_named_plans(db, rep.fingerprint, ACC_COLL_ALLREDUCE, hashes, 16);
     CHECK_OK(acc_nvrtc_version(&major, &minor));
     snprintf(want, sizeof(want), "nvrtc %d.%d", major, minor);
     CHECK_STR(rep.compiler, want);
@@ -251,19 +236,15 @@ ACC_TEST(types_and_ops_of_a_data_moving_collective)
     need_nvrtc();
     CHECK_OK(acc_kcache_create("", &cache));
     db = tu_open(path, 0);
-    acc_db_build_opts_init(&o);
-    set_one_coll(&o, ACC_COLL_ALLGATHER);
+    sm90_opts(&o, ACC_COLL_ALLGATHER, cache);
     o.kernels.types[0] = ACC_DT_F16;
     o.kernels.types[1] = ACC_DT_BF16;
     o.kernels.ntypes = 2;
     o.kernels.ops[0] = ACC_RED_SUM;
     o.kernels.ops[1] = ACC_RED_MAX;
     o.kernels.nops = 2;
-    snprintf(o.kernels.archs[0], sizeof(o.kernels.archs[0]), "sm_90");
-    o.kernels.narchs = 1;
-    o.kernels.cache = cache;
     CHECK_OK(acc_db_build(db, topo, &o, &rep));
-    n = named_plans(db, rep.fingerprint, ACC_COLL_ALLGATHER, hashes, 16);
+    n = tu_named_plans(db, rep.fingerprint, ACC_COLL_ALLGATHER, hashes, 16);
     CHECK_INT(rep.kernels.modules, n * 2);
     CHECK_INT(rep.kernels.sources, n);
     CHECK_INT(rep.kernels.built, n);
@@ -284,25 +265,23 @@ ACC_TEST(types_and_ops_of_a_data_moving_collective)
 ACC_TEST(sources_without_an_architecture)
 {
     const char *path = tu_fresh("build_src.db");
-    const char *dir = acc_test_tmp("build_src_cuda");
+    const char *dir = acc_test_tmp_fresh("build_src_cuda");
     acc_topo_t *topo = tu_synth(SMALL);
     acc_db_t *db;
     acc_db_build_opts_t o;
     acc_db_build_report_t rep;
-    char hashes[16][ACC_SHA256_HEX_LEN + 1], cmd[1200], file[1200];
+    char hashes[16][ACC_SHA256_HEX_LEN + 1], file[1200];
     acc_plan_t *plan = NULL;
     acc_kernel_t *k = NULL;
     size_t n;
 
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
     db = tu_open(path, 0);
     acc_db_build_opts_init(&o);
     set_one_coll(&o, ACC_COLL_REDUCE_SCATTER);
     o.kernels.ntypes = 1; /* fp32 */
     o.kernels.source_dir = dir;
     CHECK_OK(acc_db_build(db, topo, &o, &rep));
-    n = named_plans(db, rep.fingerprint, ACC_COLL_REDUCE_SCATTER, hashes, 16);
+    n = tu_named_plans(db, rep.fingerprint, ACC_COLL_REDUCE_SCATTER, hashes, 16);
     CHECK_INT(rep.kernels.plans, n);
     CHECK_INT(rep.kernels.modules, n);
     CHECK_INT(rep.cubins, 0);
@@ -314,7 +293,7 @@ ACC_TEST(sources_without_an_architecture)
     acc_plan_destroy(plan);
     acc_db_close(db);
     CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM kernels"), 0);
-    CHECK(system(cmd) == 0);
+    acc_test_tmp_fresh("build_src_cuda");
     acc_topo_destroy(topo);
     tu_remove(path);
 }

@@ -64,28 +64,6 @@ static void need_nvrtc(void)
         ACC_SKIP("acc was built without NVRTC");
 }
 
-/* The distinct plans the acc ranges of a stored table name. */
-static int table_plans(acc_db_t *db, const char *fp, acc_coll_t coll,
-                       char hashes[][ACC_SHA256_HEX_LEN + 1], int cap)
-{
-    acc_select_table_t *t = NULL;
-    size_t i;
-    int n = 0, j;
-
-    CHECK_OK(acc_db_get_selection(db, fp, coll, &t));
-    for (i = 0; i < t->n; i++) {
-        if (t->entries[i].use_nccl)
-            continue;
-        for (j = 0; j < n && strcmp(hashes[j], t->entries[i].plan_hash) != 0; j++)
-            ;
-        if (j == n && n < cap)
-            snprintf(hashes[n++], ACC_SHA256_HEX_LEN + 1, "%s", t->entries[i].plan_hash);
-    }
-    acc_select_destroy(t);
-    CHECK(n >= 1);
-    return n;
-}
-
 static void fingerprint(const char *src, char fp[ACC_SHA256_HEX_LEN + 1])
 {
     acc_topo_t *t = NULL;
@@ -116,7 +94,7 @@ ACC_TEST(db_arch_stores_the_selected_plans_kernels)
      * fp16, bf16; sum). */
     fingerprint("dgx-h100", fp);
     db = tu_open(path, ACC_DB_READONLY);
-    nplans = table_plans(db, fp, ACC_COLL_ALLREDUCE, hashes, 16);
+    nplans = (int)tu_named_plans(db, fp, ACC_COLL_ALLREDUCE, hashes, 16);
     CHECK_OK(acc_db_count_kernels(db, NULL, "sm_90", &n));
     CHECK_INT(n, nplans * 3);
     acc_db_close(db);
