@@ -3,25 +3,6 @@
 
 #include <string.h>
 
-static acc_status_t dump_and_hash(const acc_plan_t *plan, acc_buf_t *yaml,
-                                  char hash[ACC_SHA256_HEX_LEN + 1])
-{
-    acc_status_t s;
-    if ((s = acc_plan_dump_yaml(plan, yaml)) != ACC_OK)
-        return s;
-    return acc_sha256_hex(yaml->data, yaml->len, hash);
-}
-
-acc_status_t acc_db_plan_hash(const acc_plan_t *plan, char out[ACC_SHA256_HEX_LEN + 1])
-{
-    acc_buf_t yaml;
-    acc_status_t s;
-    acc_buf_init(&yaml);
-    s = dump_and_hash(plan, &yaml, out);
-    acc_buf_free(&yaml);
-    return s;
-}
-
 typedef struct {
     const acc_plan_t *plan;
     const char *hash;
@@ -60,7 +41,7 @@ acc_status_t acc_db_put_plan(acc_db_t *db, const acc_plan_t *plan,
     acc_status_t s;
 
     acc_buf_init(&yaml);
-    if ((s = dump_and_hash(plan, &yaml, hash)) != ACC_OK) {
+    if ((s = acc_plan_dump_yaml_hash(plan, &yaml, hash)) != ACC_OK) {
         acc_error_prefix(s, "%s: storing a plan: ", db->path);
         goto out;
     }

@@ -30,6 +30,8 @@ void acc_test_skip(const char *reason);
 const char *acc_test_data(const char *rel);
 const char *acc_test_src(const char *rel);
 const char *acc_test_tmp(const char *rel);
+/* acc_test_tmp(rel) with nothing there: a file or directory of that name is removed first. */
+const char *acc_test_tmp_fresh(const char *rel);
 
 #define ACC_TEST(name)                                                                             \
     static void acc_test_fn_##name(void);                                                          \

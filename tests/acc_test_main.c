@@ -57,6 +57,16 @@ const char *acc_test_tmp(const char *rel)
     return join(ACC_TEST_TMP_DIR, rel);
 }
 
+const char *acc_test_tmp_fresh(const char *rel)
+{
+    const char *path = acc_test_tmp(rel);
+    char cmd[4200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+    if (system(cmd) != 0)
+        acc_test_fail(__FILE__, __LINE__, "could not remove %s", path);
+    return path;
+}
+
 int main(int argc, char **argv)
 {
     acc_test_case_t *tc;

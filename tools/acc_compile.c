@@ -201,6 +201,7 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
     int c, types_given = 0, ops_given = 0;
 
     memset(o, 0, sizeof(*o));
+    acc_kbuild_opts_init(&o->kernels);
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         switch (c) {
@@ -320,17 +321,6 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
         return usage_error("--types and --ops choose the kernels of --emit-cuda DIR or --arch "
                            "LIST; add one",
                            NULL);
-    if (!types_given) {
-        /* The types of training: fp32 master weights, fp16 and bf16 gradients. */
-        o->types[0] = ACC_DT_F32;
-        o->types[1] = ACC_DT_F16;
-        o->types[2] = ACC_DT_BF16;
-        o->ntypes = 3;
-    }
-    if (!ops_given) {
-        o->ops[0] = ACC_RED_SUM;
-        o->nops = 1;
-    }
     if (o->db && (o->emit_cuda || o->arch) &&
         (o->print_selection || o->algo || o->verify_file || o->import_msccl))
         return usage_error("with --db, --emit-cuda and --arch build the kernels of the stored "

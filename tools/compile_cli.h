@@ -18,10 +18,9 @@ typedef struct {
     const char *emit_cuda; /* --emit-cuda DIR */
     const char *arch;      /* --arch sm_80,sm_90 */
     int cuda_only;         /* --emit-cuda/--arch without another action: no topology summary */
-    acc_dtype_t types[ACC_DT_COUNT]; /* --types, in the order given; fp32, fp16, bf16 by default */
-    int ntypes;
-    acc_redop_t ops[ACC_RED_COUNT]; /* --ops; sum by default */
-    int nops;
+    /* --types and --ops, in the order given, over acc_kbuild_opts_init's defaults; the action
+     * that builds kernels adds --arch and --emit-cuda (compile_kernel_opts). */
+    acc_kbuild_opts_t kernels;
     /* plans */
     const char *coll;
     const char *algo;
@@ -51,30 +50,27 @@ int compile_list_algos(const acc_topo_t *topo);
 int compile_cuda_actions(const compile_opts_t *o, const acc_topo_t *topo);
 
 /* What the kernel actions share with --db (compile_cuda.c). */
-#define COMPILE_MAX_ARCHS    16
-#define COMPILE_MAX_VARIANTS (ACC_DT_COUNT * ACC_RED_COUNT)
-/* --types LIST / --ops LIST into o, each value once, in the order given; EXIT_USAGE with the
- * message set (naming the option and the value, listing the valid ones). */
+/* --types LIST / --ops LIST into o->kernels, each value once, in the order given; EXIT_USAGE
+ * with the message set (naming the option and the value, listing the valid ones). */
 int compile_parse_types(const char *list, compile_opts_t *o);
 int compile_parse_ops(const char *list, compile_opts_t *o);
-/* --arch LIST, each an architecture NVRTC builds for: EXIT_USAGE for a bad list or one it does
- * not know, EXIT_INPUT when acc has no NVRTC; the message set. */
-int compile_parse_archs(const char *list, char archs[COMPILE_MAX_ARCHS][16], int *n);
-/* The (type, reduction) of each module a plan of coll gets: every --types entry with every
- * --ops entry when coll reduces, with sum alone when it does not (its modules ignore the
- * reduction).  Returns how many. */
-int compile_variants(const compile_opts_t *o, acc_coll_t coll, acc_dtype_t dts[],
-                     acc_redop_t ops[]);
+/* o->kernels with --arch LIST (each an architecture NVRTC builds for) and --emit-cuda DIR, and
+ * with architectures a kernel cache of the user's (*cache, taken) whose directory the summary
+ * names.  EXIT_USAGE for a bad list or an architecture NVRTC does not know, EXIT_INPUT when acc
+ * has no NVRTC; the message set. */
+int compile_kernel_opts(const compile_opts_t *o, acc_kbuild_opts_t *ko, acc_kcache_t **cache);
+/* The exit status of a failed kernel build: EXIT_OUTPUT when a file could not be written
+ * (ACC_ERR_IO), else EXIT_INPUT. */
+int compile_exit_for(acc_status_t st);
 /* "float, half, bfloat16; sum" for summary lines. */
-void compile_variants_text(const compile_opts_t *o, char *out, size_t cap);
-/* DIR/<kernel name>.cu; EXIT_OUTPUT with the message set. */
-int compile_write_source(const char *dir, const acc_kernel_t *k);
-/* --emit-cuda DIR: create it when missing; EXIT_OUTPUT with the message set. */
-int compile_make_dir(const char *dir);
-/* Of cubins modules asked for: "80 built (85 NVRTC compilations, 6.1 s, 72 ms each), 10 from
- * the cache in DIR" (a module is built from a compiled plan's part and its type's device
- * library, which is compiled once). */
-void compile_cache_text(acc_kcache_t *cache, int cubins, char *out, size_t cap);
+void compile_variants_text(const acc_kbuild_opts_t *ko, char *out, size_t cap);
+/* "80 built (85 NVRTC compilations, 6.1 s, 72 ms each), 10 from the cache in DIR" (a module is
+ * built from a compiled plan's part and its type's device library, which is compiled once). */
+void compile_cache_text(const acc_kbuild_stats_t *s, size_t from_cache, const acc_kcache_t *cache,
+                        char *out, size_t cap);
+/* The plan of --verify FILE, --import-msccl FILE or --coll C --algo NAME, verified; the exit
+ * status, with the message printed. */
+int compile_obtain_plan(const compile_opts_t *o, const acc_topo_t *topo, acc_plan_t **plan);
 /* --algo, --verify FILE, --import-msccl: produce, verify and write plans. */
 int compile_plan_actions(const compile_opts_t *o, const acc_topo_t *topo);
 /* --report [--coll C] [--json] [--plot FILE.svg]: the selection sweep, table and plot. */

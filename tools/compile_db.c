@@ -1,6 +1,7 @@
 /* acc-compile's database actions: --db stores the topology, every selected plan and the
- * selection table of every collective, and with --arch the CUBINs of the tables' plans;
- * --print-selection reads tables back. */
+ * selection table of every collective, and with --arch the CUBINs of the tables' plans, in one
+ * call of the database build (acc_db_build), and prints its report; --print-selection reads
+ * tables back. */
 #include "compile_cli.h"
 #include "acc_db.h"
 #include "acc_select.h"
@@ -8,195 +9,81 @@
 #include <stdio.h>
 #include <string.h>
 
-static const acc_coll_t stored_colls[] = {ACC_COLL_ALLREDUCE, ACC_COLL_ALLGATHER,
-                                          ACC_COLL_REDUCE_SCATTER, ACC_COLL_BROADCAST,
-                                          ACC_COLL_REDUCE};
-#define NSTORED (sizeof(stored_colls) / sizeof(stored_colls[0]))
-
-/* The collectives a run covers: --coll C, else all of the above. */
-static int wanted(const compile_opts_t *o, acc_coll_t c)
+/* The collectives of --coll C, else every one with a table; EXIT_USAGE for an unknown name. */
+static int colls_of(const compile_opts_t *o, acc_coll_t colls[ACC_COLL_COUNT], size_t *n)
 {
-    acc_coll_t only;
-    return !o->coll || (acc_coll_parse(o->coll, &only) == ACC_OK && only == c);
-}
-
-static acc_status_t store_result(acc_db_t *db, const acc_select_result_t *r, const char *fp)
-{
+    const acc_coll_t *all = acc_select_colls(n);
     size_t i;
-    acc_status_t st = ACC_OK;
 
-    for (i = 0; i < r->nplans && st == ACC_OK; i++)
-        st = acc_db_put_plan(db, r->plans[i].plan, NULL);
-    if (st != ACC_OK)
-        return st;
-    /* The builder names the topology by fingerprint already; make sure it is this one. */
-    snprintf(r->table->topo_fingerprint, sizeof(r->table->topo_fingerprint), "%s", fp);
-    return acc_db_put_selection(db, r->table);
-}
-
-/* --arch with --db: the CUBINs of the plans the tables name, per architecture, type and
- * reduction, compiled through the kernel cache. */
-typedef struct {
-    const compile_opts_t *o;
-    acc_db_t *db;
-    acc_kcache_t *cache;
-    char archs[COMPILE_MAX_ARCHS][16];
-    int narchs;
-    char compiler_version[ACC_DB_NAME_MAX]; /* "nvrtc 12.4" */
-    int plans, modules, stored;
-    double ms; /* wall time spent on kernels */
-} kernels_t;
-
-static int kernels_begin(kernels_t *ks, const compile_opts_t *o)
-{
-    int rc, major = 0, minor = 0;
-
-    memset(ks, 0, sizeof(*ks));
-    ks->o = o;
-    /* Checked before anything is stored: a build without NVRTC, or an architecture it does
-     * not know, must not leave a database that looks complete. */
-    if (o->arch && (rc = compile_parse_archs(o->arch, ks->archs, &ks->narchs)) != EXIT_OK)
-        return rc;
-    if (o->emit_cuda && (rc = compile_make_dir(o->emit_cuda)) != EXIT_OK)
-        return rc;
-    if (!ks->narchs)
-        return EXIT_OK;
-    if (acc_nvrtc_version(&major, &minor) != ACC_OK ||
-        acc_kcache_create(NULL, &ks->cache) != ACC_OK)
-        return EXIT_INPUT;
-    snprintf(ks->compiler_version, sizeof(ks->compiler_version), "nvrtc %d.%d", major, minor);
+    if (o->coll) {
+        *n = 1;
+        return acc_coll_parse(o->coll, &colls[0]) == ACC_OK ? EXIT_OK : EXIT_USAGE;
+    }
+    for (i = 0; i < *n; i++)
+        colls[i] = all[i];
     return EXIT_OK;
 }
 
-/* One module of one plan: its source (--emit-cuda) and a row per architecture.  Modules that
- * do not depend on the reduction, or share a source (fp16 and bf16 data movement), get their
- * rows all the same, so that every lookup is one key; the cache compiles them once. */
-static int store_module(kernels_t *ks, const acc_kernel_t *k, const char *plan_hash, acc_dtype_t dt,
-                        acc_redop_t op)
-{
-    acc_db_kernel_t row;
-    size_t len = 0;
-    const char *src = acc_kernel_source(k, &len);
-    int a;
-
-    ks->modules++;
-    if (ks->o->emit_cuda && compile_write_source(ks->o->emit_cuda, k) != EXIT_OK)
-        return EXIT_OUTPUT;
-    memset(&row, 0, sizeof(row));
-    snprintf(row.plan_hash, sizeof(row.plan_hash), "%s", plan_hash);
-    snprintf(row.compiler_version, sizeof(row.compiler_version), "%s", ks->compiler_version);
-    row.dtype = dt;
-    row.redop = op;
-    if (ks->narchs && acc_sha256_hex(src, len, row.source_hash) != ACC_OK)
-        return EXIT_INPUT;
-    for (a = 0; a < ks->narchs; a++) {
-        const void *cubin;
-        snprintf(row.arch, sizeof(row.arch), "%s", ks->archs[a]);
-        if (acc_kcache_kernel(ks->cache, k, row.arch, &cubin, &row.cubin_size) != ACC_OK)
-            return EXIT_INPUT;
-        row.cubin = (uint8_t *)cubin; /* borrowed from the cache; put only reads it */
-        if (acc_db_put_kernel(ks->db, &row) != ACC_OK)
-            return EXIT_OUTPUT;
-        ks->stored++;
-    }
-    return EXIT_OK;
-}
-
-static int store_kernels(kernels_t *ks, const acc_select_result_t *r)
-{
-    acc_dtype_t dts[COMPILE_MAX_VARIANTS];
-    acc_redop_t ops[COMPILE_MAX_VARIANTS];
-    int nv = compile_variants(ks->o, r->coll, dts, ops), v, rc = EXIT_OK;
-    double t0 = (acc_now_s() * 1e3);
-    size_t i;
-
-    for (i = 0; i < r->nplans && rc == EXIT_OK; i++) {
-        const acc_select_plan_t *sp = &r->plans[i];
-        /* Plans no acc range names (acc's best where NCCL keeps the size) are never run. */
-        if (!sp->hash[0])
-            continue;
-        ks->plans++;
-        for (v = 0; v < nv && rc == EXIT_OK; v++) {
-            acc_kernel_t *k = NULL;
-            if (acc_kernel_generate(sp->plan, dts[v], ops[v], &k) != ACC_OK)
-                rc = EXIT_INPUT;
-            else
-                rc = store_module(ks, k, sp->hash, dts[v], ops[v]);
-            acc_kernel_destroy(k);
-        }
-    }
-    ks->ms += (acc_now_s() * 1e3) - t0;
-    return rc;
-}
-
-static void kernels_report(const kernels_t *ks)
+static void print_report(const compile_opts_t *o, const acc_topo_t *topo,
+                         const acc_db_build_opts_t *bo, const acc_kcache_t *cache,
+                         const acc_db_build_report_t *r)
 {
     char what[512];
-    compile_variants_text(ks->o, what, sizeof(what));
-    printf("  kernels         %d plans, %d modules (%s)", ks->plans, ks->modules, what);
-    if (ks->o->emit_cuda)
-        printf(", sources in %s", ks->o->emit_cuda);
-    printf("\n");
-    if (!ks->narchs)
+    size_t i;
+
+    printf("%s: topology %s (%s), fingerprint %.16s\n", o->db,
+           acc_topo_name(topo)[0] ? acc_topo_name(topo) : "-", acc_topo_source(topo),
+           r->fingerprint);
+    for (i = 0; i < r->ntables; i++)
+        printf("  %-15s %zu size ranges, %zu plans stored\n", acc_coll_name(r->tables[i].coll),
+               r->tables[i].ranges, r->tables[i].plans);
+    if (!o->arch && !o->emit_cuda)
         return;
-    compile_cache_text(ks->cache, ks->stored, what, sizeof(what));
-    printf("  CUBINs          %d stored for %s (%s): %s; %.1f s\n", ks->stored, ks->o->arch,
-           ks->compiler_version, what, ks->ms / 1e3);
+    compile_variants_text(&bo->kernels, what, sizeof(what));
+    printf("  kernels         %zu plans, %zu modules (%s)", r->kernels.plans, r->kernels.modules,
+           what);
+    if (o->emit_cuda)
+        printf(", sources in %s", o->emit_cuda);
+    printf("\n");
+    if (!o->arch)
+        return;
+    compile_cache_text(&r->kernels, r->cached, cache, what, sizeof(what));
+    printf("  CUBINs          %zu stored for %s (%s): %s; %.1f s\n", r->cubins, o->arch,
+           r->compiler, what, r->kernels.seconds);
 }
 
 int compile_db_store(const compile_opts_t *o, const acc_topo_t *topo)
 {
     acc_db_t *db = NULL;
-    acc_select_builder_t *b = NULL;
-    kernels_t ks;
-    char fp[ACC_SHA256_HEX_LEN + 1];
-    int kernels = o->arch || o->emit_cuda;
-    size_t i;
-    int rc = EXIT_OK;
+    acc_kcache_t *cache = NULL;
+    acc_db_build_opts_t bo;
+    acc_db_build_report_t report;
+    acc_status_t st;
+    int rc;
 
-    memset(&ks, 0, sizeof(ks));
-    if (kernels && (rc = kernels_begin(&ks, o)) != EXIT_OK) {
+    /* Bad options fail before the database is created or touched. */
+    acc_db_build_opts_init(&bo);
+    if ((rc = colls_of(o, bo.colls, &bo.ncolls)) != EXIT_OK ||
+        (rc = compile_kernel_opts(o, &bo.kernels, &cache)) != EXIT_OK) {
         rc = compile_fail(rc);
+        goto out;
+    }
+    if (acc_db_build_opts_check(&bo) != ACC_OK) {
+        rc = compile_fail(EXIT_USAGE);
         goto out;
     }
     if (acc_db_open(o->db, 0, &db) != ACC_OK) {
         rc = compile_fail(EXIT_INPUT);
         goto out;
     }
-    ks.db = db;
-    if (acc_db_put_topology(db, topo, fp) != ACC_OK ||
-        acc_select_builder_create(topo, NULL, &b) != ACC_OK) {
-        rc = compile_fail(EXIT_INPUT);
+    if ((st = acc_db_build(db, topo, &bo, &report)) != ACC_OK) {
+        rc = compile_fail(compile_exit_for(st));
         goto out;
     }
-    printf("%s: topology %s (%s), fingerprint %.16s\n", o->db,
-           acc_topo_name(topo)[0] ? acc_topo_name(topo) : "-", acc_topo_source(topo), fp);
-    for (i = 0; i < NSTORED; i++) {
-        acc_select_result_t *r = NULL;
-        if (!wanted(o, stored_colls[i]))
-            continue;
-        if (acc_select_build(b, stored_colls[i], &r) != ACC_OK ||
-            store_result(db, r, fp) != ACC_OK) {
-            acc_select_result_destroy(r);
-            rc = compile_fail(EXIT_INPUT);
-            goto out;
-        }
-        printf("  %-15s %zu size ranges, %zu plans stored\n", acc_coll_name(stored_colls[i]),
-               r->table->n, r->nplans);
-        if (kernels && (rc = store_kernels(&ks, r)) != EXIT_OK) {
-            acc_select_result_destroy(r);
-            rc = compile_fail(rc);
-            goto out;
-        }
-        acc_select_result_destroy(r);
-    }
-    if (kernels)
-        kernels_report(&ks);
+    print_report(o, topo, &bo, cache, &report);
 out:
-    if (kernels)
-        acc_kcache_destroy(ks.cache);
-    acc_select_builder_destroy(b);
     acc_db_close(db);
+    acc_kcache_destroy(cache);
     return rc;
 }
 
@@ -218,18 +105,19 @@ int compile_db_print_selection(const compile_opts_t *o, const acc_topo_t *topo)
 {
     acc_db_t *db = NULL;
     char fp[ACC_SHA256_HEX_LEN + 1];
-    size_t i;
+    acc_coll_t colls[ACC_COLL_COUNT];
+    size_t n, i;
     int rc = EXIT_OK, found = 0;
 
+    if ((rc = colls_of(o, colls, &n)) != EXIT_OK)
+        return compile_fail(rc);
     if (acc_topo_fingerprint(topo, fp) != ACC_OK ||
         acc_db_open(o->db, ACC_DB_READONLY, &db) != ACC_OK)
         return compile_fail(EXIT_INPUT);
-    for (i = 0; i < NSTORED; i++) {
+    for (i = 0; i < n; i++) {
         acc_select_table_t *t = NULL;
         acc_status_t st;
-        if (!wanted(o, stored_colls[i]))
-            continue;
-        st = acc_db_get_selection(db, fp, stored_colls[i], &t);
+        st = acc_db_get_selection(db, fp, colls[i], &t);
         if (st == ACC_ERR_NOT_FOUND)
             continue;
         if (st != ACC_OK) {

@@ -24,8 +24,12 @@ int compile_list_algos(const acc_topo_t *topo)
     return EXIT_OK;
 }
 
-static int obtain_plan(const compile_opts_t *o, const acc_topo_t *topo, acc_plan_t **plan)
+int compile_obtain_plan(const compile_opts_t *o, const acc_topo_t *topo, acc_plan_t **plan)
 {
+    acc_coll_t coll;
+    const acc_algo_t *algo;
+
+    *plan = NULL;
     if (o->verify_file) {
         if (acc_plan_load_file(o->verify_file, plan) != ACC_OK)
             return compile_fail(EXIT_INPUT);
@@ -35,46 +39,45 @@ static int obtain_plan(const compile_opts_t *o, const acc_topo_t *topo, acc_plan
             *plan = NULL;
             return compile_fail(EXIT_INPUT);
         }
-        printf("%s: verified: %s, %d ranks, %d lanes, %zu operations%s\n", o->verify_file,
-               acc_coll_name((*plan)->coll), (*plan)->nranks, (*plan)->nlanes,
-               acc_plan_op_count(*plan), (*plan)->inplace ? ", in place too" : "");
         return EXIT_OK;
     }
-    if (o->import_msccl) {
-        /* The importer verifies: a file it returns is proven correct. */
-        if (acc_plan_import_msccl_file(o->import_msccl, plan) != ACC_OK)
-            return compile_fail(EXIT_INPUT);
-        printf("%s: imported and verified: %s, %d ranks, %d lanes, %zu operations\n",
-               o->import_msccl, acc_coll_name((*plan)->coll), (*plan)->nranks, (*plan)->nlanes,
-               acc_plan_op_count(*plan));
-        return EXIT_OK;
-    }
-    {
-        acc_coll_t coll;
-        const acc_algo_t *algo;
-        if (acc_coll_parse(o->coll, &coll) != ACC_OK)
-            return compile_fail(EXIT_USAGE);
-        if (!(algo = acc_algo_find(coll, o->algo)))
-            return compile_fail(EXIT_USAGE);
-        if (acc_algo_generate(algo, topo, &o->args, plan) != ACC_OK)
-            return compile_fail(EXIT_INPUT);
-        if (!o->emit_plan || strcmp(o->emit_plan, "-") != 0)
-            printf("%s %s on %s: %d ranks, %d lanes, %zu operations, verified%s (%s)\n",
-                   acc_coll_name(coll), algo->name, acc_topo_source(topo), (*plan)->nranks,
-                   (*plan)->nlanes, acc_plan_op_count(*plan),
-                   (*plan)->inplace ? ", in place too" : "", (*plan)->params);
-    }
+    /* The importer verifies: a file it returns is proven correct. */
+    if (o->import_msccl)
+        return acc_plan_import_msccl_file(o->import_msccl, plan) == ACC_OK
+                   ? EXIT_OK
+                   : compile_fail(EXIT_INPUT);
+    if (acc_coll_parse(o->coll, &coll) != ACC_OK || !(algo = acc_algo_find(coll, o->algo)))
+        return compile_fail(EXIT_USAGE);
+    if (acc_algo_generate(algo, topo, &o->args, plan) != ACC_OK)
+        return compile_fail(EXIT_INPUT);
     return EXIT_OK;
+}
+
+/* The line that says where the plan came from and that it verified. */
+static void describe(const compile_opts_t *o, const acc_topo_t *topo, const acc_plan_t *p)
+{
+    if (o->verify_file)
+        printf("%s: verified: %s, %d ranks, %d lanes, %zu operations%s\n", o->verify_file,
+               acc_coll_name(p->coll), p->nranks, p->nlanes, acc_plan_op_count(p),
+               p->inplace ? ", in place too" : "");
+    else if (o->import_msccl)
+        printf("%s: imported and verified: %s, %d ranks, %d lanes, %zu operations\n",
+               o->import_msccl, acc_coll_name(p->coll), p->nranks, p->nlanes, acc_plan_op_count(p));
+    else if (!o->emit_plan || strcmp(o->emit_plan, "-") != 0)
+        printf("%s %s on %s: %d ranks, %d lanes, %zu operations, verified%s (%s)\n",
+               acc_coll_name(p->coll), o->algo, acc_topo_source(topo), p->nranks, p->nlanes,
+               acc_plan_op_count(p), p->inplace ? ", in place too" : "", p->params);
 }
 
 int compile_plan_actions(const compile_opts_t *o, const acc_topo_t *topo)
 {
     acc_plan_t *plan = NULL;
     acc_buf_t b;
-    int rc = obtain_plan(o, topo, &plan);
+    int rc = compile_obtain_plan(o, topo, &plan);
 
     if (rc != EXIT_OK)
         return rc;
+    describe(o, topo, plan);
     acc_buf_init(&b);
     if (o->emit_plan) {
         if (acc_plan_dump_yaml(plan, &b) != ACC_OK)

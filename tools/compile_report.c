@@ -10,12 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Without --coll: every collective some generator or NCCL's model covers. */
-static const acc_coll_t every_coll[] = {ACC_COLL_ALLREDUCE, ACC_COLL_ALLGATHER,
-                                        ACC_COLL_REDUCE_SCATTER, ACC_COLL_BROADCAST,
-                                        ACC_COLL_REDUCE};
-#define NCOLL (sizeof(every_coll) / sizeof(every_coll[0]))
-
 /* A sweep of a cluster takes minutes: find out now, not after it, that the plot cannot be
  * written. */
 static int plot_dir_writable(const char *plot)
@@ -40,8 +34,8 @@ static int plot_dir_writable(const char *plot)
 int compile_report_actions(const compile_opts_t *o, const acc_topo_t *topo)
 {
     acc_select_builder_t *b = NULL;
-    acc_select_result_t *res[NCOLL] = {NULL};
-    acc_coll_t colls[NCOLL];
+    acc_select_result_t *res[ACC_COLL_COUNT] = {NULL};
+    acc_coll_t colls[ACC_COLL_COUNT];
     size_t n = 0, i;
     acc_buf_t out;
     int rc = EXIT_OK;
@@ -54,8 +48,10 @@ int compile_report_actions(const compile_opts_t *o, const acc_topo_t *topo)
             return compile_fail(EXIT_USAGE);
         n = 1;
     } else {
-        for (n = 0; n < NCOLL; n++)
-            colls[n] = every_coll[n];
+        /* Every collective some generator or NCCL's model covers. */
+        const acc_coll_t *all = acc_select_colls(&n);
+        for (i = 0; i < n; i++)
+            colls[i] = all[i];
     }
     if (acc_select_builder_create(topo, NULL, &b) != ACC_OK) {
         rc = compile_fail(EXIT_INPUT);
@@ -81,7 +77,7 @@ int compile_report_actions(const compile_opts_t *o, const acc_topo_t *topo)
     }
     rc = compile_write(o->plot, &out);
 out:
-    for (i = 0; i < NCOLL; i++)
+    for (i = 0; i < ACC_COLL_COUNT; i++)
         acc_select_result_destroy(res[i]);
     acc_select_builder_destroy(b);
     acc_buf_free(&out);

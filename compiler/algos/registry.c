@@ -67,3 +67,37 @@ acc_status_t acc_algo_generate(const acc_algo_t *algo, const acc_topo_t *topo,
     *out = plan;
     return ACC_OK;
 }
+
+acc_status_t acc_algo_generate_all(const acc_topo_t *topo, acc_coll_t coll, acc_plan_t ***out,
+                                   size_t *count)
+{
+    const size_t n = sizeof(algos) / sizeof(algos[0]);
+    acc_plan_t **plans = acc_calloc(n, sizeof(*plans));
+    size_t i, m = 0;
+    acc_status_t st = ACC_OK;
+
+    *out = NULL;
+    *count = 0;
+    if (!plans)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory generating plans");
+    for (i = 0; i < n && st == ACC_OK; i++) {
+        if ((coll != ACC_COLL_COUNT && algos[i]->coll != coll) ||
+            algos[i]->supports(topo, NULL) != ACC_OK)
+            continue;
+        if ((st = acc_algo_generate(algos[i], topo, NULL, &plans[m])) == ACC_OK)
+            m++;
+    }
+    if (st == ACC_OK && !m)
+        st = acc_error_set(ACC_ERR_NOT_FOUND, "no algorithm applies to %s%s%s",
+                           acc_topo_source(topo), coll != ACC_COLL_COUNT ? " for " : "",
+                           coll != ACC_COLL_COUNT ? acc_coll_name(coll) : "");
+    if (st != ACC_OK) {
+        while (m > 0)
+            acc_plan_destroy(plans[--m]);
+        acc_free(plans);
+        return st;
+    }
+    *out = plans;
+    *count = m;
+    return ACC_OK;
+}

@@ -149,6 +149,88 @@ const char *acc_kcache_dir(const acc_kcache_t *c);
 /* The cache key of (source, arch) as 64 hex digits. */
 acc_status_t acc_kcache_key(const char *source, const char *arch, char hex[ACC_SHA256_HEX_LEN + 1]);
 
+/* ---- the modules of a set of plans ----------------------------------------------------------
+ * What an image build does with plans (compiler/codegen/kbuild.c): every module a plan needs,
+ * one per data type and reduction asked for (acc_kbuild_variants), its source written into a
+ * directory when asked, and compiled through a kernel cache for every architecture asked for.
+ * acc_db_build runs the plans its selection tables name through it and stores what it hands
+ * back; acc-compile --emit-cuda/--arch runs any plans.  Modules of one plan that share a source
+ * (the half and bfloat16 modules of a collective that only moves data) are written and
+ * compiled once and handed back once per type. */
+
+#define ACC_KBUILD_MAX_ARCHS    16
+#define ACC_KBUILD_ARCH_MAX     16 /* bytes of an architecture's name, NUL included */
+#define ACC_KBUILD_MAX_VARIANTS (ACC_DT_COUNT * ACC_RED_COUNT)
+
+typedef struct {
+    acc_dtype_t types[ACC_DT_COUNT]; /* the modules' data types, each once, in this order */
+    size_t ntypes;
+    acc_redop_t ops[ACC_RED_COUNT]; /* their reductions, each once */
+    size_t nops;
+    char archs[ACC_KBUILD_MAX_ARCHS][ACC_KBUILD_ARCH_MAX]; /* "sm_90"; none: nothing compiled */
+    size_t narchs;
+    /* Write DIR/<acc_kernel_name>.cu for every module (DIR is created when missing, its parent
+     * is not); NULL: no sources are written.  Borrowed. */
+    const char *source_dir;
+    /* Borrowed; NULL: acc_kcache_create(NULL), made when architectures are given. */
+    acc_kcache_t *cache;
+} acc_kbuild_opts_t;
+
+/* The types of training (fp32 master weights, fp16 and bf16 gradients), sum, no architecture,
+ * no source directory, the default cache. */
+void acc_kbuild_opts_init(acc_kbuild_opts_t *opts);
+/* ACC_ERR_INVALID naming the field for an empty list, a value listed twice or out of range; an
+ * architecture NVRTC cannot build for, or any architecture without NVRTC, gives
+ * acc_nvrtc_check_arch's error. */
+acc_status_t acc_kbuild_opts_check(const acc_kbuild_opts_t *opts);
+
+/* The (type, reduction) of each module of a plan of coll: every type with every reduction when
+ * coll reduces, else every type with ACC_RED_SUM (its modules ignore the reduction).  Returns
+ * how many. */
+typedef struct {
+    acc_dtype_t dtype;
+    acc_redop_t redop;
+} acc_kvariant_t;
+size_t acc_kbuild_variants(const acc_kbuild_opts_t *opts, acc_coll_t coll,
+                           acc_kvariant_t out[ACC_KBUILD_MAX_VARIANTS]);
+
+/* One module, as acc_kbuild_plan hands it to its callback; everything is borrowed for the
+ * call, except the CUBINs, which live as long as the cache. */
+typedef struct {
+    const acc_plan_t *plan;
+    acc_dtype_t dtype;
+    acc_redop_t redop;
+    const acc_kernel_t *kernel;
+    const void *cubin[ACC_KBUILD_MAX_ARCHS]; /* one per opts.archs, in that order */
+    size_t cubin_size[ACC_KBUILD_MAX_ARCHS];
+} acc_kmodule_t;
+typedef acc_status_t (*acc_kbuild_fn)(void *ctx, const acc_kmodule_t *module);
+
+/* What a build has done so far. */
+typedef struct {
+    size_t plans;      /* plans given to acc_kbuild_plan */
+    size_t modules;    /* modules made: one per plan and variant */
+    size_t sources;    /* distinct sources among them: written and compiled once each */
+    size_t cubins;     /* CUBINs asked of the cache: sources x architectures */
+    size_t built;      /* of those, linked now (not found in the cache) */
+    uint64_t compiles; /* NVRTC compilations run for them (plans' parts, device libraries) */
+    double compile_s;  /* wall time in NVRTC and the linker */
+    double seconds;    /* wall time in acc_kbuild_plan, callbacks included */
+} acc_kbuild_stats_t;
+
+typedef struct acc_kbuild acc_kbuild_t;
+
+/* Check opts (acc_kbuild_opts_check), create the source directory and, with architectures, the
+ * cache.  opts is copied; what it points to is borrowed and must outlive the build. */
+acc_status_t acc_kbuild_create(const acc_kbuild_opts_t *opts, acc_kbuild_t **out);
+void acc_kbuild_destroy(acc_kbuild_t *b);
+/* Every module of a verified plan; fn (optional) is called once per module, and an error it
+ * returns stops the build with that error. */
+acc_status_t acc_kbuild_plan(acc_kbuild_t *b, const acc_plan_t *plan, acc_kbuild_fn fn, void *ctx);
+void acc_kbuild_stats(const acc_kbuild_t *b, acc_kbuild_stats_t *out);
+/* "nvrtc 13.0", the compiler version the CUBINs are built with; "" without architectures. */
+const char *acc_kbuild_compiler(const acc_kbuild_t *b);
+
 /* ---- the launch ABI -------------------------------------------------------------------- */
 /* What a launcher (the executors of runtime/) needs of a module and hands its kernel.  The
  * generated source repeats the device structures field for field and checks their sizes with

@@ -193,6 +193,13 @@ acc_status_t acc_plan_dump_yaml(const acc_plan_t *plan, acc_buf_t *out);
 acc_status_t acc_plan_load_yaml(const char *text, size_t len, const char *name,
                                 acc_plan_t **out);
 acc_status_t acc_plan_load_file(const char *path, acc_plan_t **out);
+/* A plan's identity: the SHA-256 of its YAML text (acc_plan_dump_yaml) in lowercase hex.
+ * Selection tables name plans by it and the database stores them under it. */
+acc_status_t acc_plan_hash(const acc_plan_t *plan, char hex[ACC_SHA256_HEX_LEN + 1]);
+/* The same for a caller that keeps the text too (the database stores it): yaml is emptied and
+ * receives the text that was hashed. */
+acc_status_t acc_plan_dump_yaml_hash(const acc_plan_t *plan, acc_buf_t *yaml,
+                                     char hex[ACC_SHA256_HEX_LEN + 1]);
 
 /* ---- verification ---------------------------------------------------------------------- */
 /* Symbolic execution proving the postcondition (every output chunk holds exactly the right

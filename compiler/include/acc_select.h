@@ -148,6 +148,8 @@ void acc_select_builder_destroy(acc_select_builder_t *b);
  * has anything for it (alltoall). */
 acc_status_t acc_select_build(acc_select_builder_t *b, acc_coll_t coll, acc_select_result_t **out);
 void acc_select_result_destroy(acc_select_result_t *r);
+/* The collectives acc_select_build makes tables for, in enum order (all but alltoall). */
+const acc_coll_t *acc_select_colls(size_t *count);
 
 /* ---- the report of a sweep (compiler/report.c, report_svg.c) ----
  * Text: per size the chosen plan, predicted time, algbw, busbw, NCCL's choice and time, the

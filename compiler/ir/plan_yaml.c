@@ -128,6 +128,26 @@ acc_status_t acc_plan_dump_yaml(const acc_plan_t *plan, acc_buf_t *out)
     return ACC_OK;
 }
 
+acc_status_t acc_plan_dump_yaml_hash(const acc_plan_t *plan, acc_buf_t *yaml,
+                                     char hex[ACC_SHA256_HEX_LEN + 1])
+{
+    acc_status_t st;
+    acc_buf_reset(yaml);
+    if ((st = acc_plan_dump_yaml(plan, yaml)) != ACC_OK)
+        return st;
+    return acc_sha256_hex(yaml->data, yaml->len, hex);
+}
+
+acc_status_t acc_plan_hash(const acc_plan_t *plan, char hex[ACC_SHA256_HEX_LEN + 1])
+{
+    acc_buf_t yaml;
+    acc_status_t st;
+    acc_buf_init(&yaml);
+    st = acc_plan_dump_yaml_hash(plan, &yaml, hex);
+    acc_buf_free(&yaml);
+    return st;
+}
+
 /* ---- load ----------------------------------------------------------------------------------- */
 
 typedef struct {

@@ -29,6 +29,7 @@
 #define ACC_DB_H
 
 #include "acc_common.h"
+#include "acc_kernels.h"
 #include "acc_plan.h"
 #include "acc_select.h"
 #include "acc_topo.h"
@@ -90,14 +91,13 @@ acc_status_t acc_db_get_topology(acc_db_t *db, const char *fingerprint, acc_topo
 acc_status_t acc_db_list_topologies(acc_db_t *db, acc_db_topo_info_t **out, size_t *count);
 
 /* ---- plans, by SHA-256 of their YAML text ------------------------------------------------ */
-/* Store a plan that has passed acc_plan_verify; hash_out (optional) receives its hash. */
+/* Store a plan that has passed acc_plan_verify; hash_out (optional) receives its hash
+ * (acc_plan_hash). */
 acc_status_t acc_db_put_plan(acc_db_t *db, const acc_plan_t *plan,
                              char hash_out[ACC_SHA256_HEX_LEN + 1]);
 /* Load, check the hash and verify again: a plan that fails is reported (ACC_ERR_VERIFY or
  * ACC_ERR_PARSE naming the file and hash) and never returned. */
 acc_status_t acc_db_get_plan(acc_db_t *db, const char *hash, acc_plan_t **out);
-/* The hash acc_db_put_plan gives a plan (SHA-256 of acc_plan_dump_yaml's text). */
-acc_status_t acc_db_plan_hash(const acc_plan_t *plan, char out[ACC_SHA256_HEX_LEN + 1]);
 
 /* ---- selection tables, by (topology fingerprint, collective) ---------------------------- */
 /* Store table->entries for (table->topo_fingerprint, table->coll), replacing the previous table
@@ -107,6 +107,12 @@ acc_status_t acc_db_put_selection(acc_db_t *db, const acc_select_table_t *table)
 /* ACC_ERR_NOT_FOUND when the database has no table for this key. */
 acc_status_t acc_db_get_selection(acc_db_t *db, const char *topo_fingerprint, acc_coll_t coll,
                                   acc_select_table_t **out);
+
+/* Store one sweep of acc_select_build for the topology stored under topo_fingerprint: every plan
+ * the sweep kept, then its table.  A table built for another topology (r->table names another
+ * fingerprint) is refused with ACC_ERR_INVALID naming both, before anything is stored. */
+acc_status_t acc_db_put_sweep(acc_db_t *db, const char *topo_fingerprint,
+                              const acc_select_result_t *r);
 
 /* ---- kernels, by (plan hash, architecture, data type, reduction, compiler version) -------- */
 /* One plan gives one kernel module (acc_kernel_generate) per data type and reduction.  A
@@ -138,6 +144,59 @@ void acc_db_kernel_clear(acc_db_kernel_t *kernel);
 /* How many kernels the file holds of plan_hash and of arch (NULL: any plan, any arch). */
 acc_status_t acc_db_count_kernels(acc_db_t *db, const char *plan_hash, const char *arch,
                                   uint64_t *count);
+
+/* ---- the image build: a topology's tables, plans and kernels in one call (db_build.c) ----- */
+typedef struct {
+    /* The collectives whose tables are built, each once, in this order; by default every one
+     * acc_select_build covers (acc_select_colls). */
+    acc_coll_t colls[ACC_COLL_COUNT];
+    size_t ncolls;
+    acc_select_build_opts_t select; /* the sweep's options (acc_select_build_opts_init) */
+    /* The kernels of the plans the tables name: types, reductions, architectures, cache and
+     * source directory.  Modules are made only with an architecture (then their CUBINs are
+     * stored) or a source directory (then their sources are written). */
+    acc_kbuild_opts_t kernels;
+} acc_db_build_opts_t;
+
+/* What acc_db_build stored for one collective. */
+typedef struct {
+    acc_coll_t coll;
+    size_t ranges; /* entries of its table */
+    size_t plans;  /* plans stored with it (acc's best at some size, named by a range or not) */
+} acc_db_build_table_t;
+
+typedef struct {
+    char fingerprint[ACC_SHA256_HEX_LEN + 1];    /* the topology's, as stored */
+    acc_db_build_table_t tables[ACC_COLL_COUNT]; /* in the order built */
+    size_t ntables;
+    size_t plans; /* plans stored, over all tables */
+    /* The modules of the plans the tables name (all zero when no kernels were asked for):
+     * kernels.plans, .modules, .built (linked now), .compiles (NVRTC runs), .compile_s and
+     * .seconds (the time spent on kernels, storing them included). */
+    acc_kbuild_stats_t kernels;
+    size_t cubins; /* kernel rows stored: modules x architectures */
+    size_t cached; /* of those, rows whose CUBIN was not linked for them: found in the cache, or
+                      shared with a module of the same source (cubins - kernels.built) */
+    char compiler[ACC_DB_NAME_MAX]; /* "nvrtc 13.0" with architectures, else "" */
+    double seconds;                 /* the whole build */
+} acc_db_build_report_t;
+
+/* Defaults: every collective of acc_select_colls, acc_select_build_opts_init's sweep,
+ * acc_kbuild_opts_init's kernels (which make nothing until given an architecture or a
+ * directory). */
+void acc_db_build_opts_init(acc_db_build_opts_t *opts);
+/* ACC_ERR_INVALID naming the field for an empty or repeated list of collectives or one without
+ * tables (alltoall), and acc_kbuild_opts_check's errors for the kernels' options.  Callers that
+ * must not create a database for bad options check before opening it. */
+acc_status_t acc_db_build_opts_check(const acc_db_build_opts_t *opts);
+/* The image build: store the topology (finalized, borrowed), sweep every collective of opts
+ * (NULL: the defaults) and store its plans and table (acc_db_put_sweep), then make the modules
+ * of every plan a table names and store their CUBINs per architecture, type and reduction
+ * (acc_db_put_kernel; collectives that do not reduce: per type).  Options are checked before
+ * anything is stored.  Building again stores nothing new and, with the same kernel cache,
+ * compiles nothing.  report (optional) says what was done. */
+acc_status_t acc_db_build(acc_db_t *db, const acc_topo_t *topo, const acc_db_build_opts_t *opts,
+                          acc_db_build_report_t *report);
 
 /* ---- model profiles and networks, by name ---------------------------------------------- */
 /* yaml must be a well-formed YAML document; param_count is the model's parameter count. */

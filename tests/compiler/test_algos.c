@@ -466,6 +466,44 @@ ACC_TEST(registry_names_are_unique_and_stable)
     CHECK_MSG_HAS("known: none");
 }
 
+/* Every algorithm that applies, of one collective or of all, in registry order: what
+ * acc-compile --emit-cuda builds without --algo. */
+ACC_TEST(generate_all_takes_every_applicable_algorithm)
+{
+    acc_topo_t *t = load("dgx-h100");
+    size_t n, nall, i, j, k = 0, want = 0;
+    const acc_algo_t *const *list = acc_algo_list(&n);
+    acc_plan_t **plans = NULL;
+
+    CHECK_OK(acc_algo_generate_all(t, ACC_COLL_COUNT, &plans, &nall));
+    for (i = 0; i < n; i++) {
+        if (list[i]->supports(t, NULL) != ACC_OK)
+            continue;
+        CHECK_MSG(k < nall, "fewer plans than applicable algorithms");
+        CHECK_INT(plans[k]->coll, list[i]->coll);
+        CHECK_STR(plans[k]->algo, list[i]->name);
+        k++;
+    }
+    CHECK_INT(nall, k);
+    for (j = 0; j < nall; j++)
+        acc_plan_destroy(plans[j]);
+    acc_free(plans);
+    CHECK_OK(acc_algo_generate_all(t, ACC_COLL_BROADCAST, &plans, &nall));
+    for (i = 0; i < n; i++)
+        want += list[i]->coll == ACC_COLL_BROADCAST && list[i]->supports(t, NULL) == ACC_OK;
+    CHECK_INT(nall, want);
+    for (j = 0; j < nall; j++) {
+        CHECK_INT(plans[j]->coll, ACC_COLL_BROADCAST);
+        acc_plan_destroy(plans[j]);
+    }
+    acc_free(plans);
+    CHECK_ERR(acc_algo_generate_all(t, ACC_COLL_ALLTOALL, &plans, &nall), ACC_ERR_NOT_FOUND);
+    CHECK_MSG_HAS("no algorithm applies to ");
+    CHECK_MSG_HAS(" for alltoall");
+    CHECK(plans == NULL && nall == 0);
+    acc_topo_destroy(t);
+}
+
 /* ---- ring search ------------------------------------------------------------------------- */
 
 static acc_path_class_t cls(const acc_topo_t *t, int a, int b)

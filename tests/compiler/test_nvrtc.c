@@ -34,16 +34,6 @@ static int has_symbol(const void *p, size_t n, const char *sym)
     return memmem(p, n, sym, strlen(sym) + 1) != NULL;
 }
 
-/* An empty scratch directory private to the user. */
-static const char *fresh_dir(const char *name)
-{
-    const char *dir = acc_test_tmp(name);
-    char cmd[700];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    CHECK(system(cmd) == 0);
-    return dir;
-}
-
 ACC_TEST(version_and_architectures)
 {
     int major = 0, minor = 0;
@@ -280,7 +270,7 @@ ACC_TEST(second_build_compiles_nothing)
     /* fp32 sums and 32-bit moves. */
     libs = libraries(s, n);
     CHECK_INT(libs, 2);
-    dir = fresh_dir("kcache_rebuild");
+    dir = acc_test_tmp_fresh("kcache_rebuild");
     CHECK_OK(acc_kcache_create(dir, &first));
     CHECK_STR(acc_kcache_dir(first), dir);
     before = acc_nvrtc_compiles();
@@ -353,7 +343,7 @@ ACC_TEST(damaged_files_are_recompiled)
 
     need_nvrtc();
     n = sources(s, 1);
-    dir = fresh_dir("kcache_damaged");
+    dir = acc_test_tmp_fresh("kcache_damaged");
     CHECK_OK(acc_kcache_create(dir, &c));
     CHECK_OK(acc_kcache_cubin(c, s[0].source, s[0].name, "sm_80", &bin, &size));
     acc_kcache_destroy(c);
@@ -403,7 +393,7 @@ ACC_TEST(keys_cover_source_and_architecture)
 
 ACC_TEST(directories_others_can_write_are_refused)
 {
-    const char *dir = fresh_dir("kcache_shared");
+    const char *dir = acc_test_tmp_fresh("kcache_shared");
     acc_kcache_t *c = NULL;
     CHECK(mkdir(dir, 0700) == 0);
     CHECK(chmod(dir, 0777) == 0);

@@ -45,6 +45,35 @@ ACC_TEST(fixtures_round_trip)
     }
 }
 
+/* A plan's hash is the SHA-256 of its text, so a plan loaded from its own dump has the same one;
+ * the variant that keeps the text hands back exactly what it hashed, whatever the buffer held. */
+ACC_TEST(hash_is_sha256_of_the_text)
+{
+    acc_plan_t *p = fx_ring_allreduce(4, 2), *q = NULL, *other = fx_ring_allreduce(4, 3);
+    char *text = dump(p);
+    char want[ACC_SHA256_HEX_LEN + 1], hash[ACC_SHA256_HEX_LEN + 1];
+    acc_buf_t kept;
+
+    CHECK_OK(acc_sha256_hex(text, strlen(text), want));
+    CHECK_OK(acc_plan_hash(p, hash));
+    CHECK_STR(hash, want);
+    CHECK_OK(acc_plan_load_yaml(text, strlen(text), "h.yaml", &q));
+    CHECK_OK(acc_plan_hash(q, hash));
+    CHECK_STR(hash, want);
+    acc_buf_init(&kept);
+    acc_buf_puts(&kept, "left over from before\n");
+    CHECK_OK(acc_plan_dump_yaml_hash(p, &kept, hash));
+    CHECK_STR(kept.data, text);
+    CHECK_STR(hash, want);
+    CHECK_OK(acc_plan_hash(other, hash));
+    CHECK(strcmp(hash, want) != 0);
+    acc_buf_free(&kept);
+    acc_free(text);
+    acc_plan_destroy(p);
+    acc_plan_destroy(q);
+    acc_plan_destroy(other);
+}
+
 ACC_TEST(every_field_round_trips)
 {
     /* Fields an operation does not use, odd values and an empty program: the text form keeps

@@ -113,16 +113,14 @@ ACC_TEST(dgx_h100_allreduce_covers_1k_to_4g)
 }
 
 /* The chosen plans are the ones the table names: verified, with the protocol their params
- * say, hashed over their YAML text. */
+ * say, named by their hash (acc_plan_hash). */
 ACC_TEST(plans_are_verified_and_hashed)
 {
     acc_topo_t *t = load("dgx-h100");
     acc_select_result_t *r = build(t, ACC_COLL_REDUCE_SCATTER, NULL);
-    acc_buf_t yaml;
     char hash[ACC_SHA256_HEX_LEN + 1], proto[32];
     size_t i;
 
-    acc_buf_init(&yaml);
     for (i = 0; i < r->table->n; i++)
         CHECK(r->table->entries[i].use_nccl || strlen(r->table->entries[i].plan_hash) == 64);
     for (i = 0; i < r->nplans; i++) {
@@ -133,12 +131,9 @@ ACC_TEST(plans_are_verified_and_hashed)
         CHECK_MSG(strstr(sp->params, proto) != NULL, "params '%s' lack '%s'", sp->params, proto);
         if (!sp->hash[0])
             continue; /* acc's best only where NCCL keeps the size: not hashed */
-        acc_buf_reset(&yaml);
-        CHECK_OK(acc_plan_dump_yaml(sp->plan, &yaml));
-        CHECK_OK(acc_sha256_hex(yaml.data, yaml.len, hash));
+        CHECK_OK(acc_plan_hash(sp->plan, hash));
         CHECK_STR(sp->hash, hash);
     }
-    acc_buf_free(&yaml);
     acc_select_result_destroy(r);
     acc_topo_destroy(t);
 }
@@ -340,6 +335,39 @@ ACC_TEST(custom_sweep_and_bad_options)
     CHECK_ERR(acc_select_builder_create(t, &opts, &b), ACC_ERR_INVALID);
     CHECK_MSG_HAS("empty");
     CHECK(b == NULL);
+    acc_topo_destroy(t);
+}
+
+/* acc_select_colls lists exactly the collectives that get a table: each of them builds on a
+ * small machine, with a short sweep; every other one is refused. */
+ACC_TEST(listed_collectives_are_the_ones_with_tables)
+{
+    acc_topo_t *t = load("gpus=4 nvlink=18");
+    acc_select_build_opts_t opts;
+    acc_select_builder_t *b = NULL;
+    acc_select_result_t *r = NULL;
+    size_t n, i;
+    const acc_coll_t *colls = acc_select_colls(&n);
+    int listed[ACC_COLL_COUNT] = {0}, c;
+
+    acc_select_build_opts_init(&opts);
+    opts.max_bytes = 1u << 16;
+    CHECK_OK(acc_select_builder_create(t, &opts, &b));
+    for (i = 0; i < n; i++) {
+        CHECK(i == 0 || colls[i - 1] < colls[i]);
+        listed[colls[i]] = 1;
+    }
+    for (c = 0; c < ACC_COLL_COUNT; c++) {
+        if (listed[c]) {
+            CHECK_OK(acc_select_build(b, (acc_coll_t)c, &r));
+            CHECK(r->table->n >= 1);
+        } else {
+            CHECK_ERR(acc_select_build(b, (acc_coll_t)c, &r), ACC_ERR_UNSUPPORTED);
+        }
+        acc_select_result_destroy(r);
+        r = NULL;
+    }
+    acc_select_builder_destroy(b);
     acc_topo_destroy(t);
 }
 

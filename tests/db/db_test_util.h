@@ -121,6 +121,27 @@ static inline void tu_check_same_table(const acc_select_table_t *a, const acc_se
     }
 }
 
+/* The distinct plans the acc ranges of a stored table name (at least one), at most cap. */
+static inline size_t tu_named_plans(acc_db_t *db, const char *fp, acc_coll_t coll,
+                                    char hashes[][ACC_SHA256_HEX_LEN + 1], size_t cap)
+{
+    acc_select_table_t *t = NULL;
+    size_t i, j, n = 0;
+
+    CHECK_OK(acc_db_get_selection(db, fp, coll, &t));
+    for (i = 0; i < t->n; i++) {
+        if (t->entries[i].use_nccl)
+            continue;
+        for (j = 0; j < n && strcmp(hashes[j], t->entries[i].plan_hash) != 0; j++)
+            ;
+        if (j == n && n < cap)
+            snprintf(hashes[n++], ACC_SHA256_HEX_LEN + 1, "%s", t->entries[i].plan_hash);
+    }
+    acc_select_destroy(t);
+    CHECK(n >= 1);
+    return n;
+}
+
 /* Run SQL on a file with SQLite directly (what a foreign program or an attacker would do). */
 static inline void tu_sql(const char *path, const char *sql)
 {

@@ -126,7 +126,7 @@ ACC_TEST(plan_round_trip_and_hash)
         CHECK_OK(acc_sha256_hex(yaml.data, yaml.len, want));
         acc_buf_free(&yaml);
         CHECK_STR(hash, want);
-        CHECK_OK(acc_db_plan_hash(plans[i], again));
+        CHECK_OK(acc_plan_hash(plans[i], again));
         CHECK_STR(again, hash);
         CHECK_OK(acc_db_get_plan(db, hash, &back));
         CHECK(acc_plan_equal(back, plans[i]));

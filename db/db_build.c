@@ -1,0 +1,215 @@
+/*
+ * The image build: a topology, the plans and selection table of every collective, and the
+ * CUBINs of the plans the tables name, stored in one call.  Each step is a put of its own
+ * (db_topo.c, db_plan.c, db_select.c, db_kernel.c), so that building again changes nothing; the
+ * modules come from the compiler's kernel build (acc_kbuild_*), shared with acc-compile
+ * --emit-cuda/--arch.
+ */
+#include "db_internal.h"
+
+#include <string.h>
+
+void acc_db_build_opts_init(acc_db_build_opts_t *opts)
+{
+    size_t n, i;
+    const acc_coll_t *colls = acc_select_colls(&n);
+
+    memset(opts, 0, sizeof(*opts));
+    for (i = 0; i < n; i++)
+        opts->colls[i] = colls[i];
+    opts->ncolls = n;
+    acc_select_build_opts_init(&opts->select);
+    acc_kbuild_opts_init(&opts->kernels);
+}
+
+static int has_table(acc_coll_t c)
+{
+    size_t n, i;
+    const acc_coll_t *colls = acc_select_colls(&n);
+    for (i = 0; i < n && colls[i] != c; i++)
+        ;
+    return i < n;
+}
+
+acc_status_t acc_db_build_opts_check(const acc_db_build_opts_t *opts)
+{
+    size_t i, j;
+
+    if (opts->ncolls == 0 || opts->ncolls > ACC_COLL_COUNT)
+        return acc_error_set(ACC_ERR_INVALID,
+                             "database build: %zu collectives given; name 1 to %d (colls, ncolls)",
+                             opts->ncolls, ACC_COLL_COUNT);
+    for (i = 0; i < opts->ncolls; i++) {
+        acc_coll_t c = opts->colls[i];
+        if (c < 0 || c >= ACC_COLL_COUNT)
+            return acc_error_set(ACC_ERR_INVALID, "database build: colls[%zu] is %d, no collective",
+                                 i, (int)c);
+        if (!has_table(c))
+            return acc_error_set(ACC_ERR_INVALID,
+                                 "database build: acc makes no selection table for %s (neither "
+                                 "a generator nor NCCL's model covers it); leave it out",
+                                 acc_coll_name(c));
+        for (j = 0; j < i; j++)
+            if (opts->colls[j] == c)
+                return acc_error_set(ACC_ERR_INVALID, "database build: %s is listed twice",
+                                     acc_coll_name(c));
+    }
+    return acc_kbuild_opts_check(&opts->kernels);
+}
+
+acc_status_t acc_db_put_sweep(acc_db_t *db, const char *topo_fingerprint,
+                              const acc_select_result_t *r)
+{
+    size_t i;
+    acc_status_t st;
+
+    /* A table filed under another machine's fingerprint would hand that machine's plans to
+     * this one: refuse it rather than rename it. */
+    if (strcmp(r->table->topo_fingerprint, topo_fingerprint) != 0)
+        return acc_error_set(ACC_ERR_INVALID,
+                             "%s: the %s selection table was built for topology %s, not for "
+                             "%s, the one being stored; build it from that topology",
+                             db->path, acc_coll_name(r->coll), r->table->topo_fingerprint,
+                             topo_fingerprint);
+    for (i = 0; i < r->nplans; i++)
+        if ((st = acc_db_put_plan(db, r->plans[i].plan, NULL)) != ACC_OK)
+            return st;
+    return acc_db_put_selection(db, r->table);
+}
+
+/* The kernel rows of one module: one per architecture. */
+typedef struct {
+    acc_db_t *db;
+    const acc_kbuild_opts_t *kopts;
+    const char *plan_hash;
+    const char *compiler;
+    size_t stored;
+} store_t;
+
+static acc_status_t store_module(void *ctx, const acc_kmodule_t *m)
+{
+    store_t *s = ctx;
+    acc_db_kernel_t row;
+    size_t len = 0, a;
+    const char *src = acc_kernel_source(m->kernel, &len);
+    acc_status_t st;
+
+    if (!s->kopts->narchs)
+        return ACC_OK;
+    memset(&row, 0, sizeof(row));
+    snprintf(row.plan_hash, sizeof(row.plan_hash), "%s", s->plan_hash);
+    snprintf(row.compiler_version, sizeof(row.compiler_version), "%s", s->compiler);
+    row.dtype = m->dtype;
+    row.redop = m->redop;
+    if ((st = acc_sha256_hex(src, len, row.source_hash)) != ACC_OK)
+        return st;
+    /* Modules that share a source (a data-moving collective's half and bfloat16) get their rows
+     * all the same, so that every lookup is one key. */
+    for (a = 0; a < s->kopts->narchs; a++) {
+        snprintf(row.arch, sizeof(row.arch), "%s", s->kopts->archs[a]);
+        row.cubin = (uint8_t *)m->cubin[a]; /* borrowed from the cache; put only reads it */
+        row.cubin_size = m->cubin_size[a];
+        if ((st = acc_db_put_kernel(s->db, &row)) != ACC_OK)
+            return st;
+        s->stored++;
+    }
+    return ACC_OK;
+}
+
+/* The modules of the plans a sweep's table names; acc's best plans where NCCL keeps the size
+ * are never run, so they get none. */
+static acc_status_t store_kernels(acc_db_t *db, acc_kbuild_t *kb, const acc_kbuild_opts_t *kopts,
+                                  const acc_select_result_t *r, size_t *stored)
+{
+    store_t s;
+    size_t i;
+    acc_status_t st = ACC_OK;
+
+    memset(&s, 0, sizeof(s));
+    s.db = db;
+    s.kopts = kopts;
+    s.compiler = acc_kbuild_compiler(kb);
+    for (i = 0; i < r->nplans && st == ACC_OK; i++) {
+        if (!r->plans[i].hash[0])
+            continue;
+        s.plan_hash = r->plans[i].hash;
+        st = acc_kbuild_plan(kb, r->plans[i].plan, store_module, &s);
+    }
+    *stored += s.stored;
+    return st;
+}
+
+/* One collective: its sweep, plans and table, then its kernels. */
+static acc_status_t build_coll(acc_db_t *db, acc_select_builder_t *b, acc_kbuild_t *kb,
+                               const acc_db_build_opts_t *opts, acc_coll_t coll,
+                               acc_db_build_report_t *rep)
+{
+    acc_select_result_t *r = NULL;
+    acc_db_build_table_t *t = &rep->tables[rep->ntables];
+    acc_status_t st;
+
+    if ((st = acc_select_build(b, coll, &r)) != ACC_OK ||
+        (st = acc_db_put_sweep(db, rep->fingerprint, r)) != ACC_OK)
+        goto out;
+    t->coll = coll;
+    t->ranges = r->table->n;
+    t->plans = r->nplans;
+    rep->ntables++;
+    rep->plans += r->nplans;
+    if (kb)
+        st = store_kernels(db, kb, &opts->kernels, r, &rep->cubins);
+out:
+    acc_select_result_destroy(r);
+    return st;
+}
+
+static acc_status_t build(acc_db_t *db, const acc_topo_t *topo, const acc_db_build_opts_t *opts,
+                          acc_db_build_report_t *rep)
+{
+    acc_select_builder_t *b = NULL;
+    acc_kbuild_t *kb = NULL;
+    size_t i;
+    acc_status_t st;
+
+    /* Everything that can fail without the database is checked first: a build without NVRTC or
+     * with an architecture it does not know must not leave a database that looks complete. */
+    if ((st = acc_db_build_opts_check(opts)) != ACC_OK)
+        return st;
+    if ((opts->kernels.narchs || opts->kernels.source_dir) &&
+        (st = acc_kbuild_create(&opts->kernels, &kb)) != ACC_OK)
+        return st;
+    if ((st = acc_db_put_topology(db, topo, rep->fingerprint)) != ACC_OK ||
+        (st = acc_select_builder_create(topo, &opts->select, &b)) != ACC_OK)
+        goto out;
+    for (i = 0; i < opts->ncolls && st == ACC_OK; i++)
+        st = build_coll(db, b, kb, opts, opts->colls[i], rep);
+    if (st == ACC_OK && kb) {
+        acc_kbuild_stats(kb, &rep->kernels);
+        rep->cached = rep->cubins - rep->kernels.built;
+        snprintf(rep->compiler, sizeof(rep->compiler), "%s", acc_kbuild_compiler(kb));
+    }
+out:
+    acc_select_builder_destroy(b);
+    acc_kbuild_destroy(kb);
+    return st;
+}
+
+acc_status_t acc_db_build(acc_db_t *db, const acc_topo_t *topo, const acc_db_build_opts_t *opts,
+                          acc_db_build_report_t *report)
+{
+    acc_db_build_opts_t defaults;
+    acc_db_build_report_t rep;
+    double t0 = acc_now_s();
+    acc_status_t st;
+
+    if (!opts) {
+        acc_db_build_opts_init(&defaults);
+        opts = &defaults;
+    }
+    memset(&rep, 0, sizeof(rep));
+    st = build(db, topo, opts, &rep);
+    rep.seconds = acc_now_s() - t0;
+    if (report)
+        *report = rep;
+    return st;
+}
