@@ -111,7 +111,7 @@ static int load_tables(acc_comm_t *c, const acc_comm_opts_t *opts, uint8_t diges
                           "exists (acc-compile --topo ... --db FILE builds one)",
                           ACC_INSTALL_DB_PATH);
     if (acc_db_open(path, ACC_DB_READONLY, &db) != ACC_OK)
-        return set_reason(c, "database %s: %s", path, acc_error_message());
+        return set_reason(c, "%s", acc_error_message()); /* it names the file */
     if (acc_sha256_create(&h) != ACC_OK) {
         rc = set_reason(c, "%s", acc_error_message());
         goto out;
