@@ -53,9 +53,7 @@ static int line_of(const xmlNode *n)
     return l > 0 && l < INT_MAX ? (int)l : 0;
 }
 
-static acc_status_t fail(const ms_algo_t *a, int line, const char *fmt, ...) ACC_PRINTF(3, 4);
-
-static acc_status_t fail(const ms_algo_t *a, int line, const char *fmt, ...)
+acc_status_t ms_fail(const ms_algo_t *a, int line, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -89,15 +87,15 @@ static acc_status_t attr_int(const ms_algo_t *a, const xmlNode *n, const char *a
 
     if (!v) {
         if (required)
-            return fail(a, line_of(n),
-                        "<%s> lacks the attribute %s (an integer from %lld to "
-                        "%lld)",
-                        (const char *)n->name, attr, lo, hi);
+            return ms_fail(a, line_of(n),
+                           "<%s> lacks the attribute %s (an integer from %lld to "
+                           "%lld)",
+                           (const char *)n->name, attr, lo, hi);
         return ACC_OK;
     }
     if (acc_parse_int64((const char *)v, &x) != ACC_OK || x < lo || x > hi)
-        st = fail(a, line_of(n), "<%s %s=\"%s\">: expected an integer from %lld to %lld",
-                  (const char *)n->name, attr, shown(v, buf), lo, hi);
+        st = ms_fail(a, line_of(n), "<%s %s=\"%s\">: expected an integer from %lld to %lld",
+                     (const char *)n->name, attr, shown(v, buf), lo, hi);
     else
         *out = x;
     xmlFree(v);
@@ -125,8 +123,8 @@ static acc_status_t attr_str(const ms_algo_t *a, const xmlNode *n, const char *a
     if (!v)
         return ACC_OK;
     if (strlen((const char *)v) >= len)
-        st = fail(a, line_of(n), "<%s %s=\"%s\">: longer than %zu characters",
-                  (const char *)n->name, attr, shown(v, show), len - 1);
+        st = ms_fail(a, line_of(n), "<%s %s=\"%s\">: longer than %zu characters",
+                     (const char *)n->name, attr, shown(v, show), len - 1);
     else
         memcpy(buf, v, strlen((const char *)v) + 1);
     xmlFree(v);
@@ -163,7 +161,7 @@ static acc_status_t buffer(const ms_algo_t *a, const xmlNode *n, const char *att
     char show[48];
     acc_status_t st = ACC_OK;
     if (!v)
-        return fail(a, line_of(n), "<step> lacks the attribute %s (i, o or s)", attr);
+        return ms_fail(a, line_of(n), "<step> lacks the attribute %s (i, o or s)", attr);
     if (!strcmp(s, "i") || !strcmp(s, "input"))
         *buf = ACC_BUF_IN;
     else if (!strcmp(s, "o") || !strcmp(s, "output"))
@@ -171,10 +169,10 @@ static acc_status_t buffer(const ms_algo_t *a, const xmlNode *n, const char *att
     else if (!strcmp(s, "s") || !strcmp(s, "scratch"))
         *buf = ACC_BUF_SCRATCH;
     else
-        st = fail(a, line_of(n),
-                  "<step %s=\"%s\">: expected i (input), o (output) or s "
-                  "(scratch)",
-                  attr, shown(v, show));
+        st = ms_fail(a, line_of(n),
+                     "<step %s=\"%s\">: expected i (input), o (output) or s "
+                     "(scratch)",
+                     attr, shown(v, show));
     xmlFree(v);
     return st;
 }
@@ -196,45 +194,45 @@ static acc_status_t read_step(const ms_algo_t *a, const ms_gpu_t *g, const ms_tb
     if ((st = attr_int32(a, n, "s", 1, 0, INT_MAX, &s)) != ACC_OK)
         goto out;
     if (s != pos) {
-        st = fail(a, p->line,
-                  "<step s=\"%d\"> is step %d of gpu %d tb %d: steps are numbered "
-                  "0, 1, 2, ... in order",
-                  s, pos, g->id, tb->id);
+        st = ms_fail(a, p->line,
+                     "<step s=\"%d\"> is step %d of gpu %d tb %d: steps are numbered "
+                     "0, 1, 2, ... in order",
+                     s, pos, g->id, tb->id);
         goto out;
     }
     if (!type) {
-        st = fail(a, p->line,
-                  "<step> lacks the attribute type (s, r, rcs, rrs, rrc, rrcs, cpy, "
-                  "re or nop)");
+        st = ms_fail(a, p->line,
+                     "<step> lacks the attribute type (s, r, rcs, rrs, rrc, rrcs, cpy, "
+                     "re or nop)");
         goto out;
     }
     for (i = 0; i < sizeof(step_types) / sizeof(step_types[0]); i++)
         if (!strcmp((const char *)type, step_types[i].name))
             found = (int)i;
     if (found < 0) {
-        st = fail(a, p->line,
-                  "<step type=\"%s\">: unknown step type (s, r, rcs, rrs, rrc, "
-                  "rrcs, cpy, re or nop%s)",
-                  shown(type, show),
-                  !strcmp((const char *)type, "ra") ? "; 'ra' of the old runtime has no acc "
-                                                      "equivalent"
-                                                    : "");
+        st = ms_fail(a, p->line,
+                     "<step type=\"%s\">: unknown step type (s, r, rcs, rrs, rrc, "
+                     "rrcs, cpy, re or nop%s)",
+                     shown(type, show),
+                     !strcmp((const char *)type, "ra") ? "; 'ra' of the old runtime has no acc "
+                                                         "equivalent"
+                                                       : "");
         goto out;
     }
     p->code = (uint8_t)step_types[found].code;
     p->uses = step_types[found].uses;
     if ((p->uses & MS_SENDS) && tb->send < 0) {
-        st = fail(a, p->line,
-                  "<step type=\"%s\"> sends, but its <tb id=\"%d\"> (line %d) has "
-                  "send=\"-1\"",
-                  step_types[found].name, tb->id, tb->line);
+        st = ms_fail(a, p->line,
+                     "<step type=\"%s\"> sends, but its <tb id=\"%d\"> (line %d) has "
+                     "send=\"-1\"",
+                     step_types[found].name, tb->id, tb->line);
         goto out;
     }
     if ((p->uses & MS_RECVS) && tb->recv < 0) {
-        st = fail(a, p->line,
-                  "<step type=\"%s\"> receives, but its <tb id=\"%d\"> (line %d) "
-                  "has recv=\"-1\"",
-                  step_types[found].name, tb->id, tb->line);
+        st = ms_fail(a, p->line,
+                     "<step type=\"%s\"> receives, but its <tb id=\"%d\"> (line %d) "
+                     "has recv=\"-1\"",
+                     step_types[found].name, tb->id, tb->line);
         goto out;
     }
     if (p->uses & (MS_SRC | MS_DST)) {
@@ -260,10 +258,10 @@ static acc_status_t read_step(const ms_algo_t *a, const ms_gpu_t *g, const ms_tb
         (st = attr_int32(a, n, "hasdep", 0, 0, 1, &p->hasdep)) != ACC_OK)
         goto out;
     if ((p->depid >= 0) != (p->deps >= 0))
-        st = fail(a, p->line,
-                  "<step depid=\"%d\" deps=\"%d\">: give both (the thread block "
-                  "and the step waited for) or neither",
-                  p->depid, p->deps);
+        st = ms_fail(a, p->line,
+                     "<step depid=\"%d\" deps=\"%d\">: give both (the thread block "
+                     "and the step waited for) or neither",
+                     p->depid, p->deps);
 out:
     xmlFree(type);
     return st;
@@ -283,33 +281,33 @@ static acc_status_t read_tb(const ms_algo_t *a, ms_gpu_t *g, const xmlNode *n)
     if ((st = attr_int32(a, n, "id", 1, 0, INT_MAX, &tb.id)) != ACC_OK)
         return st;
     if (tb.id >= g->ntbs)
-        return fail(a, tb.line,
-                    "<tb id=\"%d\">: gpu %d has %d <tb> elements, so their ids are "
-                    "0 to %d without gaps",
-                    tb.id, g->id, g->ntbs, g->ntbs - 1);
+        return ms_fail(a, tb.line,
+                       "<tb id=\"%d\">: gpu %d has %d <tb> elements, so their ids are "
+                       "0 to %d without gaps",
+                       tb.id, g->id, g->ntbs, g->ntbs - 1);
     if (g->tbs[tb.id].steps)
-        return fail(a, tb.line, "<tb id=\"%d\"> of gpu %d is defined twice (first at line %d)",
-                    tb.id, g->id, g->tbs[tb.id].line);
+        return ms_fail(a, tb.line, "<tb id=\"%d\"> of gpu %d is defined twice (first at line %d)",
+                       tb.id, g->id, g->tbs[tb.id].line);
     if ((st = attr_int32(a, n, "send", 1, -1, a->ngpus - 1, &tb.send)) != ACC_OK ||
         (st = attr_int32(a, n, "recv", 1, -1, a->ngpus - 1, &tb.recv)) != ACC_OK ||
         (st = attr_int32(a, n, "chan", 1, -1, MAX_CHAN, &tb.chan)) != ACC_OK ||
         (st = attr_int32(a, n, "acc_lane", 0, 0, 1023, &tb.hint_lane)) != ACC_OK)
         return st;
     if (tb.send == g->id || tb.recv == g->id)
-        return fail(a, tb.line,
-                    "<tb id=\"%d\" send=\"%d\" recv=\"%d\"> of gpu %d: a thread "
-                    "block may not send to or receive from its own gpu",
-                    tb.id, tb.send, tb.recv, g->id);
+        return ms_fail(a, tb.line,
+                       "<tb id=\"%d\" send=\"%d\" recv=\"%d\"> of gpu %d: a thread "
+                       "block may not send to or receive from its own gpu",
+                       tb.id, tb.send, tb.recv, g->id);
     if (tb.chan < 0 && (tb.send >= 0 || tb.recv >= 0))
-        return fail(a, tb.line,
-                    "<tb id=\"%d\" chan=\"-1\">: a thread block with a peer needs a "
-                    "channel from 0 to %d",
-                    tb.id, a->nchannels > 0 ? a->nchannels - 1 : MAX_CHAN);
+        return ms_fail(a, tb.line,
+                       "<tb id=\"%d\" chan=\"-1\">: a thread block with a peer needs a "
+                       "channel from 0 to %d",
+                       tb.id, a->nchannels > 0 ? a->nchannels - 1 : MAX_CHAN);
     if (a->nchannels > 0 && tb.chan >= a->nchannels)
-        return fail(a, tb.line,
-                    "<tb id=\"%d\" chan=\"%d\">: the algorithm declares "
-                    "nchannels=\"%d\" (channels 0 to %d)",
-                    tb.id, tb.chan, a->nchannels, a->nchannels - 1);
+        return ms_fail(a, tb.line,
+                       "<tb id=\"%d\" chan=\"%d\">: the algorithm declares "
+                       "nchannels=\"%d\" (channels 0 to %d)",
+                       tb.id, tb.chan, a->nchannels, a->nchannels - 1);
     tb.nsteps = count_children(n, "step");
     tb.steps = acc_calloc((size_t)tb.nsteps + 1, sizeof(ms_step_t));
     if (!tb.steps)
@@ -340,25 +338,25 @@ static acc_status_t check_deps(const ms_algo_t *a, ms_gpu_t *g)
                 continue;
             d = &g->tbs[s->depid];
             if (s->deps >= d->nsteps)
-                return fail(a, s->line,
-                            "gpu %d tb %d step %d waits for step %d of tb %d, which "
-                            "has %d steps",
-                            g->id, t, k, s->deps, s->depid, d->nsteps);
+                return ms_fail(a, s->line,
+                               "gpu %d tb %d step %d waits for step %d of tb %d, which "
+                               "has %d steps",
+                               g->id, t, k, s->deps, s->depid, d->nsteps);
             if (s->depid == t) {
                 if (s->deps >= k)
-                    return fail(a, s->line,
-                                "gpu %d tb %d step %d waits for its own step %d, "
-                                "which comes later: it can never start",
-                                g->id, t, k, s->deps);
+                    return ms_fail(a, s->line,
+                                   "gpu %d tb %d step %d waits for its own step %d, "
+                                   "which comes later: it can never start",
+                                   g->id, t, k, s->deps);
                 s->depid = s->deps = -1; /* already ordered by the block itself */
                 continue;
             }
             if (!d->steps[s->deps].hasdep)
-                return fail(a, d->steps[s->deps].line,
-                            "gpu %d tb %d step %d is waited for by tb "
-                            "%d step %d (line %d) but says hasdep=\"0\": MSCCL would never "
-                            "signal it and tb %d would hang; set hasdep=\"1\"",
-                            g->id, s->depid, s->deps, t, k, s->line, t);
+                return ms_fail(a, d->steps[s->deps].line,
+                               "gpu %d tb %d step %d is waited for by tb "
+                               "%d step %d (line %d) but says hasdep=\"0\": MSCCL would never "
+                               "signal it and tb %d would hang; set hasdep=\"1\"",
+                               g->id, s->depid, s->deps, t, k, s->line, t);
         }
     }
     return ACC_OK;
@@ -376,8 +374,8 @@ static acc_status_t read_gpu(ms_algo_t *a, const xmlNode *n)
         return st;
     g = &a->gpus[id];
     if (g->tbs)
-        return fail(a, line_of(n), "<gpu id=\"%d\"> is defined twice (first at line %d)", id,
-                    g->line);
+        return ms_fail(a, line_of(n), "<gpu id=\"%d\"> is defined twice (first at line %d)", id,
+                       g->line);
     g->id = id;
     g->line = line_of(n);
     if ((st = attr_int(a, n, "i_chunks", 1, 0, INT32_MAX, &v)) != ACC_OK)
@@ -403,10 +401,10 @@ static acc_status_t read_gpu(ms_algo_t *a, const xmlNode *n)
     }
     for (t = 0; t < g->ntbs; t++)
         if (!g->tbs[t].steps)
-            return fail(a, g->line,
-                        "gpu %d has %d <tb> elements but none with id=\"%d\": "
-                        "thread block ids are 0 to %d without gaps",
-                        id, g->ntbs, t, g->ntbs - 1);
+            return ms_fail(a, g->line,
+                           "gpu %d has %d <tb> elements but none with id=\"%d\": "
+                           "thread block ids are 0 to %d without gaps",
+                           id, g->ntbs, t, g->ntbs - 1);
     return check_deps(a, g);
 }
 
@@ -437,8 +435,8 @@ static acc_status_t read_algo(ms_algo_t *a, const xmlNode *n)
 
     a->line = line_of(n);
     if (!is_elem(n, "algo"))
-        return fail(a, a->line, "the root element is <%s>; an MSCCL algorithm file has <algo>",
-                    (const char *)n->name);
+        return ms_fail(a, a->line, "the root element is <%s>; an MSCCL algorithm file has <algo>",
+                       (const char *)n->name);
     a->nchannels = -1;
     a->inplace = 0;
     a->outofplace = -1;
@@ -449,18 +447,18 @@ static acc_status_t read_algo(ms_algo_t *a, const xmlNode *n)
         (st = attr_str(a, n, "coll", coll, sizeof(coll), &found)) != ACC_OK)
         return st;
     if (!found)
-        return fail(a, a->line,
-                    "<algo> lacks the attribute coll (allreduce, allgather, "
-                    "reducescatter, alltoall, broadcast or reduce)");
+        return ms_fail(a, a->line,
+                       "<algo> lacks the attribute coll (allreduce, allgather, "
+                       "reducescatter, alltoall, broadcast or reduce)");
     if (acc_coll_parse(coll, &a->coll) != ACC_OK)
-        return fail(a, a->line,
-                    "<algo coll=\"%s\">: not a collective acc can run (allreduce, "
-                    "allgather, reducescatter / reduce_scatter, alltoall, broadcast, reduce)",
-                    coll);
+        return ms_fail(a, a->line,
+                       "<algo coll=\"%s\">: not a collective acc can run (allreduce, "
+                       "allgather, reducescatter / reduce_scatter, alltoall, broadcast, reduce)",
+                       coll);
     if ((st = attr_str(a, n, "proto", proto, sizeof(proto), NULL)) != ACC_OK)
         return st;
     if (acc_proto_parse(proto, &a->proto) != ACC_OK)
-        return fail(a, a->line, "<algo proto=\"%s\">: expected Simple, LL or LL128", proto);
+        return ms_fail(a, a->line, "<algo proto=\"%s\">: expected Simple, LL or LL128", proto);
     if ((st = attr_int32(a, n, "ngpus", 1, 1, MAX_GPUS, &a->ngpus)) != ACC_OK ||
         (st = attr_int32(a, n, "nchunksperloop", 1, 1, INT32_MAX, &a->nchunksperloop)) != ACC_OK ||
         (st = attr_int32(a, n, "nchannels", 0, 1, MAX_CHAN + 1, &a->nchannels)) != ACC_OK ||
@@ -481,11 +479,11 @@ static acc_status_t read_algo(ms_algo_t *a, const xmlNode *n)
     if (a->outofplace < 0)
         a->outofplace = !a->inplace;
     if (!a->inplace && !a->outofplace)
-        return fail(a, a->line,
-                    "<algo inplace=\"0\" outofplace=\"0\">: the algorithm applies to "
-                    "no call");
+        return ms_fail(a, a->line,
+                       "<algo inplace=\"0\" outofplace=\"0\">: the algorithm applies to "
+                       "no call");
     if (a->root >= a->ngpus)
-        return fail(a, a->line, "<algo root=\"%d\">: outside the %d gpus", a->root, a->ngpus);
+        return ms_fail(a, a->line, "<algo root=\"%d\">: outside the %d gpus", a->root, a->ngpus);
     record_extra(a, n);
     a->gpus = acc_calloc((size_t)a->ngpus, sizeof(ms_gpu_t));
     if (!a->gpus)
@@ -500,10 +498,10 @@ static acc_status_t read_algo(ms_algo_t *a, const xmlNode *n)
     }
     for (g = 0; g < a->ngpus; g++)
         if (!a->gpus[g].tbs)
-            return fail(a, a->line,
-                        "<algo ngpus=\"%d\"> but there is no <gpu id=\"%d\">: acc "
-                        "needs the program of every rank",
-                        a->ngpus, g);
+            return ms_fail(a, a->line,
+                           "<algo ngpus=\"%d\"> but there is no <gpu id=\"%d\">: acc "
+                           "needs the program of every rank",
+                           a->ngpus, g);
     return ACC_OK;
 }
 
@@ -554,16 +552,16 @@ acc_status_t acc_plan_import_msccl(const char *text, size_t len, const char *nam
     if (doc->intSubset) {
         /* libxml2 keeps no line for the DTD; the root element follows it */
         int line = line_of((const xmlNode *)doc->intSubset);
-        st = fail(&a,
-                  line   ? line
-                  : root ? line_of(root)
-                         : 1,
-                  "a DOCTYPE declaration; MSCCL algorithm files have none, and acc does not "
-                  "expand entities");
+        st = ms_fail(&a,
+                     line   ? line
+                     : root ? line_of(root)
+                            : 1,
+                     "a DOCTYPE declaration; MSCCL algorithm files have none, and acc does not "
+                     "expand entities");
         goto out;
     }
     if (!root) {
-        st = fail(&a, 1, "no <algo> element");
+        st = ms_fail(&a, 1, "no <algo> element");
         goto out;
     }
     st = read_algo(&a, root);

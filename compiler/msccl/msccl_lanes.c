@@ -1,156 +1,98 @@
 /*
- * MSCCL algorithm XML -> plan: thread blocks to lanes, steps to operations, verification.
+ * MSCCL algorithm XML -> plan, first half: thread blocks to lanes.
  *
- * Connections.  MSCCL connects (sender, receiver, channel); acc connects (sender, receiver,
- * lane), and a lane is one sequential program on every rank.  So the thread block sending from
- * gpu a to gpu b on channel c and the one receiving it on gpu b must get the same lane.  Those
- * "same lane" links join thread blocks into groups; a group may hold at most one thread block
- * per gpu (two would have to run as one sequential program), and groups that share no gpu may
- * share a lane: lanes are given greedily, the lowest free on every gpu of the group, groups
- * taken in order of their first thread block.  Files written by acc_plan_export_msccl carry the
- * lanes themselves (acc_lane), and then thread blocks of one lane are concatenated in id order
- * (see msccl_export.c for that mapping).
+ * MSCCL runs every thread block as a sequential program of its own, and connects gpus per
+ * (sender, receiver, channel); acc connects (sender, receiver, lane), a lane being one
+ * sequential program per rank.  So every MSCCL connection gets an acc lane, the same at both of
+ * its ends, and on each rank a lane carries the operations of one thread block only: two blocks
+ * on one lane would have to run as one program, which can deadlock where MSCCL runs them side by
+ * side.  A block's steps then go to the lanes of the connections they use (msccl_build.c keeps
+ * the block's order across its lanes with dependencies).
  *
- * Buffers.  An algorithm usable out of place maps i/o/s to the plan's in/out/scratch as they
- * are.  One usable only in place (inplace="1" outofplace="0": i and o alias) runs on one home
- * buffer holding the aliased data: the output (allreduce, allgather, alltoall, broadcast,
- * reduce) or, for reduce-scatter, a scratch area as large as the input, since acc's output is
- * the smaller buffer.  A prologue copies the input into its place in the home buffer before
- * any lane starts, and for reduce-scatter an epilogue copies the rank's block out.  In place the
- * prologue copies a chunk onto itself; out of place it makes the file's in-place program correct
- * there too, which every acc plan must be.
+ * Finding the lanes.  A block has a sending port where it has steps that send and a receiving
+ * port where it has steps that receive; a connection ties the sender's sending port to the
+ * receiver's receiving port, and those two must share a lane.  Block by block in file order, a
+ * block's two ports are then joined into one group when the group still holds at most one block
+ * per gpu: such a block runs its fused steps (rcs, rrs, rrcs) as they are, while the fused steps
+ * of a block whose ports stay apart (its peer has, say, one block to send to it and another to
+ * receive from it on that channel) are split in two.  Last, the groups, in order of their first
+ * block, each take the lowest lane that no other block uses on any of their gpus.  A file
+ * whose connections link at most one block per gpu gets one lane per block, as it always has.
+ *
+ * A group holds at most one block per gpu and a block at most two ports, so a group has at most
+ * 2 x ngpus ports; checking a join walks both groups, at most 4 x ngpus steps per block.
+ *
+ * Files written by acc_plan_export_msccl carry the lanes themselves (acc_lane), and then thread
+ * blocks of one lane are concatenated in id order (see msccl_export.c for that mapping).
  */
 #include "msccl_internal.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_LANES 1024
+#define NONE      UINT32_MAX
 
+/* Ports: 2t is block t's sending port (or the block itself, when it has neither port, so that
+ * every block gets a lane), 2t + 1 its receiving port. */
 typedef struct {
     ms_algo_t *a;
-    uint32_t cin, cout; /* chunks of input and output per rank */
-    int inplace_only;
-    uint32_t scratch_home; /* reduce-scatter in place only: scratch chunks used as home */
-    int nlanes;
-} build_t;
+    ms_tb_t **tbs; /* every thread block, gpu by gpu */
+    int *gpu_of;
+    uint32_t total;        /* thread blocks */
+    uint32_t *parent;      /* union-find over ports, the root of a group its smallest port */
+    uint32_t *next, *last; /* each group's ports as a list, from its root */
+    unsigned char *present;
+    uint32_t *mark, *mark_tb, gen; /* per gpu: the block a group has there, in round gen */
+    int *lane;                     /* per group root */
+} ports_t;
 
-static acc_status_t fail(const ms_algo_t *a, int line, const char *fmt, ...) ACC_PRINTF(3, 4);
-
-static acc_status_t fail(const ms_algo_t *a, int line, const char *fmt, ...)
+/* Does the block have a port in direction dir (MS_SENDS or MS_RECVS): steps that send to its
+ * send= peer, or that receive from its recv= peer? */
+static int has_port(const ms_tb_t *t, int dir)
 {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    return acc_error_set(ACC_ERR_PARSE, "%s:%d: %s", a->file, line, msg);
+    int k, peer = dir == MS_SENDS ? t->send : t->recv;
+    for (k = 0; peer >= 0 && k < t->nsteps; k++)
+        if (t->steps[k].uses & dir)
+            return 1;
+    return 0;
 }
 
-/* ---- chunk counts ------------------------------------------------------------------------- */
-
-/* Elements of input and output per unit of count (acc_plan_buf_elems with count 1). */
-static void multipliers(acc_coll_t c, uint32_t n, uint32_t *min, uint32_t *mout)
+static uint32_t find(uint32_t *parent, uint32_t i)
 {
-    *min = (c == ACC_COLL_REDUCE_SCATTER || c == ACC_COLL_ALLTOALL) ? n : 1;
-    *mout = (c == ACC_COLL_ALLGATHER || c == ACC_COLL_ALLTOALL) ? n : 1;
-}
-
-/* MSCCL cuts every buffer into chunks of one size (buffer bytes / nchunksperloop of the larger
- * buffer); acc cuts each buffer into its own number of chunks.  The two agree when the chunk
- * counts are in the ratio of the buffer sizes. */
-static acc_status_t chunk_counts(build_t *b)
-{
-    ms_algo_t *a = b->a;
-    const ms_gpu_t *g0 = &a->gpus[0];
-    uint32_t min, mout, n = (uint32_t)a->ngpus, big;
-    uint64_t cin = g0->i_chunks, cout = g0->o_chunks;
-    int g;
-
-    for (g = 1; g < a->ngpus; g++)
-        if (a->gpus[g].i_chunks != g0->i_chunks || a->gpus[g].o_chunks != g0->o_chunks)
-            return fail(a, a->gpus[g].line,
-                        "gpu %d has i_chunks=%u o_chunks=%u but gpu 0 has "
-                        "%u and %u: acc needs one buffer layout on every rank",
-                        g, a->gpus[g].i_chunks, a->gpus[g].o_chunks, g0->i_chunks, g0->o_chunks);
-    multipliers(a->coll, n, &min, &mout);
-    if (!cin && !cout)
-        return fail(a, g0->line, "gpu 0 has i_chunks=0 and o_chunks=0: no buffer to work on");
-    /* an unused buffer (0 chunks, usual in place) has the size the collective gives it */
-    if (!cin)
-        cin = cout * min / mout;
-    if (!cout)
-        cout = cin * mout / min;
-    if (!cin || !cout || cin * mout != cout * min || cin > UINT32_MAX / 2 || cout > UINT32_MAX / 2)
-        return fail(a, g0->line,
-                    "i_chunks=%u and o_chunks=%u make chunks of different sizes for "
-                    "%s of %d gpus (the output holds %u times the input's elements)",
-                    g0->i_chunks, g0->o_chunks, acc_coll_name(a->coll), a->ngpus,
-                    mout / (min < mout ? min : mout));
-    big = (uint32_t)(min > mout ? cin : cout);
-    if ((uint32_t)a->nchunksperloop != big)
-        return fail(a, a->line,
-                    "nchunksperloop=\"%d\" but the %s buffer has %u chunks: MSCCL "
-                    "cuts every buffer into chunks of (its largest buffer / nchunksperloop)",
-                    a->nchunksperloop, min > mout ? "input" : "output", big);
-    b->cin = (uint32_t)cin;
-    b->cout = (uint32_t)cout;
-    return ACC_OK;
-}
-
-/* A step's reference in the file's buffers -> the plan's, checked against the file's sizes. */
-static acc_status_t map_ref(const build_t *b, int rank, const ms_step_t *s, const char *which,
-                            acc_ref_t in, acc_ref_t *out)
-{
-    const ms_algo_t *a = b->a;
-    uint64_t lim = in.buf == ACC_BUF_IN    ? b->cin
-                   : in.buf == ACC_BUF_OUT ? b->cout
-                                           : a->gpus[rank].s_chunks;
-    static const char *const names[] = {"i", "o", "s"};
-    acc_coll_t c = a->coll;
-
-    if ((uint64_t)in.off + in.cnt > lim)
-        return fail(a, s->line,
-                    "gpu %d: %sbuf=\"%s\" %soff=\"%u\" cnt=\"%u\" reaches chunk %llu "
-                    "of a buffer of %llu chunks",
-                    rank, which, names[in.buf], which, in.off, in.cnt,
-                    (unsigned long long)in.off + in.cnt - 1, (unsigned long long)lim);
-    *out = in;
-    if (!b->inplace_only)
-        return ACC_OK;
-    if (c == ACC_COLL_REDUCE_SCATTER) {
-        out->buf = ACC_BUF_SCRATCH;
-        if (in.buf == ACC_BUF_OUT)
-            out->off += (uint32_t)rank * b->cout;
-        else if (in.buf == ACC_BUF_SCRATCH)
-            out->off += b->scratch_home;
-    } else if (in.buf != ACC_BUF_SCRATCH) {
-        out->buf = ACC_BUF_OUT;
-        if (c == ACC_COLL_ALLGATHER && in.buf == ACC_BUF_IN)
-            out->off += (uint32_t)rank * b->cin;
+    while (parent[i] != i) {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
     }
-    return ACC_OK;
+    return i;
 }
 
-/* ---- lanes -------------------------------------------------------------------------------- */
-
-static int tb_sends(const ms_tb_t *t)
+/* Join the groups of ports x and y; the smaller root stays the root. */
+static void join(ports_t *s, uint32_t x, uint32_t y)
 {
-    int k;
-    for (k = 0; k < t->nsteps; k++)
-        if (t->steps[k].uses & MS_SENDS)
-            return 1;
-    return 0;
+    uint32_t rx = find(s->parent, x), ry = find(s->parent, y), lo, hi;
+    if (rx == ry)
+        return;
+    lo = rx < ry ? rx : ry;
+    hi = rx < ry ? ry : rx;
+    s->parent[hi] = lo;
+    s->next[s->last[lo]] = hi;
+    s->last[lo] = s->last[hi];
 }
 
-static int tb_recvs(const ms_tb_t *t)
+/* May the groups of roots x and y become one: is there no gpu where they have different blocks? */
+static int may_join(ports_t *s, uint32_t x, uint32_t y)
 {
-    int k;
-    for (k = 0; k < t->nsteps; k++)
-        if (t->steps[k].uses & MS_RECVS)
-            return 1;
-    return 0;
+    uint32_t i;
+    s->gen++;
+    for (i = y; i != NONE; i = s->next[i]) {
+        s->mark[s->gpu_of[i / 2]] = s->gen;
+        s->mark_tb[s->gpu_of[i / 2]] = i / 2;
+    }
+    for (i = x; i != NONE; i = s->next[i])
+        if (s->mark[s->gpu_of[i / 2]] == s->gen && s->mark_tb[s->gpu_of[i / 2]] != i / 2)
+            return 0;
+    return 1;
 }
 
 typedef struct {
@@ -167,160 +109,167 @@ static int cmp_end(const void *x, const void *y)
     return p->sender - q->sender;
 }
 
-static uint32_t find(uint32_t *parent, uint32_t i)
+/* The complaint about connection ends[i .. j), which is not one sender and one receiver. */
+static acc_status_t bad_connection(const ports_t *s, const end_t *ends, size_t i, size_t j)
 {
-    while (parent[i] != i) {
-        parent[i] = parent[parent[i]];
-        i = parent[i];
+    const ms_algo_t *a = s->a;
+    uint64_t n = (uint64_t)a->ngpus, key = ends[i].key;
+    int from = (int)(key / 1024 / n), to = (int)(key / 1024 % n), chan = (int)(key % 1024);
+    size_t nr = 0, k;
+    const ms_tb_t *t = s->tbs[ends[i].tb];
+
+    for (k = i; k < j; k++)
+        nr += !ends[k].sender;
+    if (nr > 1 || j - i - nr > 1) {
+        size_t d = nr > 1 ? i : i + nr; /* the first two of the duplicated side */
+        const ms_tb_t *t1 = s->tbs[ends[d].tb], *t2 = s->tbs[ends[d + 1].tb];
+        return ms_fail(a, t2->line,
+                       "gpu %d tb %d and tb %d (line %d) both %s gpu %d on channel %d: MSCCL "
+                       "connects (sender, receiver, channel) once, so their order would be "
+                       "undefined",
+                       s->gpu_of[ends[d + 1].tb], t1->id, t2->id, t1->line,
+                       ends[d].sender ? "send to" : "receive from", ends[d].sender ? to : from,
+                       chan);
     }
-    return i;
+    if (!nr)
+        return ms_fail(a, t->line,
+                       "gpu %d tb %d sends to gpu %d on channel %d, but no <tb> of gpu %d has "
+                       "recv=\"%d\" chan=\"%d\" with receiving steps",
+                       from, t->id, to, chan, to, from, chan);
+    return ms_fail(a, t->line,
+                   "gpu %d tb %d receives from gpu %d on channel %d, but no <tb> of gpu %d has "
+                   "send=\"%d\" chan=\"%d\" with sending steps",
+                   to, t->id, from, chan, from, to, chan);
 }
 
-typedef struct {
-    uint32_t root, tb;
-    int gpu;
-} member_t;
-
-static int cmp_member(const void *x, const void *y)
+/* The ports of every block, each sending port tied to the receiving port at the other end of
+ * its connection. */
+static acc_status_t connect(ports_t *s)
 {
-    const member_t *p = x, *q = y;
-    if (p->root != q->root)
-        return p->root < q->root ? -1 : 1;
-    if (p->gpu != q->gpu)
-        return p->gpu - q->gpu;
-    return p->tb < q->tb ? -1 : p->tb > q->tb;
-}
-
-/* Generic files: link each sending thread block to its receiver, then colour the groups. */
-static acc_status_t assign_lanes(build_t *b, ms_tb_t **tbs, const int *gpu_of, uint32_t total)
-{
-    ms_algo_t *a = b->a;
-    end_t *ends = acc_calloc(2 * (size_t)total + 1, sizeof(end_t));
-    uint32_t *parent = acc_calloc((size_t)total + 1, sizeof(uint32_t));
-    member_t *mem = acc_calloc((size_t)total + 1, sizeof(member_t));
-    uint32_t *start = acc_calloc((size_t)total + 1, sizeof(uint32_t));
-    unsigned char *used = acc_calloc((size_t)a->ngpus, MAX_LANES);
+    const ms_algo_t *a = s->a;
+    end_t *ends = acc_calloc(2 * (size_t)s->total + 1, sizeof(end_t));
     size_t nends = 0, i, j;
     uint64_t n = (uint64_t)a->ngpus;
+    uint32_t t;
     acc_status_t st = ACC_OK;
 
-    if (!ends || !parent || !mem || !start || !used) {
-        st = acc_error_set(ACC_ERR_NOMEM, "out of memory mapping %s to lanes", a->file);
-        goto out;
-    }
-    for (i = 0; i < total; i++) {
-        const ms_tb_t *t = tbs[i];
-        parent[i] = (uint32_t)i;
-        if (t->send >= 0 && tb_sends(t))
-            ends[nends++] =
-                (end_t){((uint64_t)gpu_of[i] * n + (uint64_t)t->send) * 1024 + (uint64_t)t->chan,
-                        (uint32_t)i, 1};
-        if (t->recv >= 0 && tb_recvs(t))
-            ends[nends++] =
-                (end_t){((uint64_t)t->recv * n + (uint64_t)gpu_of[i]) * 1024 + (uint64_t)t->chan,
-                        (uint32_t)i, 0};
+    if (!ends)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory mapping %s to lanes", a->file);
+    for (t = 0; t < s->total; t++) {
+        const ms_tb_t *tb = s->tbs[t];
+        uint64_t g = (uint64_t)s->gpu_of[t], chan = (uint64_t)tb->chan;
+        if (has_port(tb, MS_SENDS))
+            ends[nends++] = (end_t){(g * n + (uint64_t)tb->send) * 1024 + chan, t, 1};
+        if (has_port(tb, MS_RECVS))
+            ends[nends++] = (end_t){((uint64_t)tb->recv * n + g) * 1024 + chan, t, 0};
+        s->present[2 * t] = has_port(tb, MS_SENDS) || !has_port(tb, MS_RECVS);
+        s->present[2 * t + 1] = has_port(tb, MS_RECVS);
     }
     qsort(ends, nends, sizeof(end_t), cmp_end);
     for (i = 0; i < nends; i = j) {
-        const end_t *e = &ends[i];
-        int from = (int)(e->key / 1024 / n), to = (int)(e->key / 1024 % n);
-        int chan = (int)(e->key % 1024);
-        size_t nr = 0, ns;
-        for (j = i; j < nends && ends[j].key == e->key; j++)
-            nr += !ends[j].sender;
-        ns = j - i - nr;
-        if (nr == 1 && ns == 1) {
-            uint32_t x = find(parent, ends[i].tb), y = find(parent, ends[i + 1].tb);
-            parent[x < y ? y : x] = x < y ? x : y;
-            continue;
+        for (j = i; j < nends && ends[j].key == ends[i].key; j++)
+            ;
+        /* the receiver sorts first */
+        if (j - i != 2 || ends[i].sender || !ends[i + 1].sender) {
+            st = bad_connection(s, ends, i, j);
+            break;
         }
-        if (nr > 1 || ns > 1) {
-            size_t d = nr > 1 ? i : i + nr; /* the first two of the duplicated side */
-            const ms_tb_t *t1 = tbs[ends[d].tb], *t2 = tbs[ends[d + 1].tb];
-            st =
-                fail(a, t2->line,
-                     "gpu %d tb %d and tb %d (line %d) both %s gpu %d on channel "
-                     "%d: MSCCL connects (sender, receiver, channel) once, so their order "
-                     "would be undefined",
-                     gpu_of[ends[d + 1].tb], t1->id, t2->id, t1->line,
-                     ends[d].sender ? "send to" : "receive from", ends[d].sender ? to : from, chan);
-        } else if (ns) {
-            st = fail(a, tbs[e->tb]->line,
-                      "gpu %d tb %d sends to gpu %d on channel %d, but no "
-                      "<tb> of gpu %d has recv=\"%d\" chan=\"%d\" with receiving steps",
-                      from, tbs[e->tb]->id, to, chan, to, from, chan);
-        } else {
-            st = fail(a, tbs[e->tb]->line,
-                      "gpu %d tb %d receives from gpu %d on channel %d, but "
-                      "no <tb> of gpu %d has send=\"%d\" chan=\"%d\" with sending steps",
-                      to, tbs[e->tb]->id, from, chan, from, to, chan);
-        }
-        goto out;
+        join(s, 2 * ends[i + 1].tb, 2 * ends[i].tb + 1);
     }
-    for (i = 0; i < total; i++)
-        mem[i] = (member_t){find(parent, (uint32_t)i), (uint32_t)i, gpu_of[i]};
-    qsort(mem, total, sizeof(member_t), cmp_member);
-    for (i = 0; i < total; i = j) {
-        for (j = i + 1; j < total && mem[j].root == mem[i].root; j++)
-            if (mem[j].gpu == mem[j - 1].gpu) {
-                const ms_tb_t *t1 = tbs[mem[j - 1].tb], *t2 = tbs[mem[j].tb];
-                st = fail(a, t2->line,
-                          "gpu %d tb %d and tb %d (line %d) are linked through "
-                          "the connections of their peers on the same channels, so they would "
-                          "have to run as one lane; give one of them another channel",
-                          mem[j].gpu, t1->id, t2->id, t1->line);
-                goto out;
-            }
-        start[mem[i].root] = (uint32_t)i; /* groups by root; the root is its first block */
-    }
-    /* groups in order of their first thread block: that block is the root (union by min) */
-    for (i = 0; i < total; i++) {
-        uint32_t k, lane;
-        if (find(parent, (uint32_t)i) != i)
+    acc_free(ends);
+    return st;
+}
+
+/* Each group, in order of its smallest port, takes the lowest lane free for it on all its gpus:
+ * owner[gpu][lane] is the block (+ 1) using the lane there, 0 none. */
+static acc_status_t colour(ports_t *s, int *nlanes)
+{
+    const ms_algo_t *a = s->a;
+    uint32_t groups = 0, nl, p, i, lane, *owner;
+
+    for (p = 0; p < 2 * s->total; p++)
+        groups += s->present[p] && find(s->parent, p) == p;
+    nl = groups < MAX_LANES ? groups : MAX_LANES;
+    owner = acc_calloc((size_t)a->ngpus * nl + 1, sizeof(uint32_t));
+    if (!owner)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory mapping %s to lanes", a->file);
+    *nlanes = 1;
+    for (p = 0; p < 2 * s->total; p++) {
+        if (!s->present[p] || s->parent[p] != p)
             continue;
-        for (lane = 0; lane < MAX_LANES; lane++) {
-            for (k = start[i]; k < total && mem[k].root == i; k++)
-                if (used[(size_t)mem[k].gpu * MAX_LANES + lane])
+        for (lane = 0; lane < nl; lane++) {
+            for (i = p; i != NONE; i = s->next[i]) {
+                uint32_t o = owner[(size_t)s->gpu_of[i / 2] * nl + lane];
+                if (o && o != i / 2 + 1)
                     break;
-            if (k == total || mem[k].root != i)
+            }
+            if (i == NONE)
                 break;
         }
-        if (lane == MAX_LANES) {
-            st = fail(a, tbs[i]->line, "the thread blocks need more than %d lanes", MAX_LANES);
-            goto out;
+        if (lane == nl) {
+            acc_free(owner);
+            return ms_fail(a, s->tbs[p / 2]->line, "the thread blocks need more than %d lanes",
+                           MAX_LANES);
         }
-        for (k = start[i]; k < total && mem[k].root == i; k++) {
-            used[(size_t)mem[k].gpu * MAX_LANES + lane] = 1;
-            tbs[mem[k].tb]->lane = (int)lane;
-        }
-        if ((int)lane + 1 > b->nlanes)
-            b->nlanes = (int)lane + 1;
+        for (i = p; i != NONE; i = s->next[i])
+            owner[(size_t)s->gpu_of[i / 2] * nl + lane] = i / 2 + 1;
+        s->lane[p] = (int)lane;
+        if ((int)lane + 1 > *nlanes)
+            *nlanes = (int)lane + 1;
     }
-out:
-    acc_free(ends);
-    acc_free(parent);
-    acc_free(mem);
-    acc_free(start);
-    acc_free(used);
-    return st;
+    acc_free(owner);
+    return ACC_OK;
+}
+
+/* Generic files: ports, connections, joined blocks, lanes. */
+static acc_status_t generic_lanes(ports_t *s, int *nlanes)
+{
+    uint32_t t, np = 2 * s->total;
+    acc_status_t st;
+
+    for (t = 0; t < np; t++) {
+        s->parent[t] = t;
+        s->next[t] = NONE;
+        s->last[t] = t;
+    }
+    if ((st = connect(s)) != ACC_OK)
+        return st;
+    for (t = 0; t < s->total; t++) {
+        uint32_t x = find(s->parent, 2 * t), y = find(s->parent, 2 * t + 1);
+        if (s->present[2 * t] && s->present[2 * t + 1] && x != y && may_join(s, x, y))
+            join(s, x, y);
+    }
+    if ((st = colour(s, nlanes)) != ACC_OK)
+        return st;
+    for (t = 0; t < s->total; t++) {
+        ms_tb_t *tb = s->tbs[t];
+        int k;
+        tb->lane_send = has_port(tb, MS_SENDS) ? s->lane[find(s->parent, 2 * t)] : -1;
+        tb->lane_recv = has_port(tb, MS_RECVS) ? s->lane[find(s->parent, 2 * t + 1)] : -1;
+        for (k = 0; k < tb->nsteps && !(tb->steps[k].uses & (MS_SENDS | MS_RECVS)); k++)
+            ;
+        if (k == tb->nsteps) /* no connection: the block's own group */
+            tb->lane = s->lane[find(s->parent, 2 * t)];
+        else
+            tb->lane = (tb->steps[k].uses & MS_RECVS) ? tb->lane_recv : tb->lane_send;
+    }
+    return ACC_OK;
 }
 
 /* Files from acc_plan_export_msccl: lanes as written; a dependency on the block's own lane is
  * the chain that keeps the lane's order across its thread blocks, implied here by lane order. */
-static acc_status_t hinted_lanes(build_t *b)
+static acc_status_t hinted_lanes(ms_algo_t *a, int *nlanes)
 {
-    ms_algo_t *a = b->a;
     int g, t, k;
-    b->nlanes = a->acc_nlanes;
+    *nlanes = a->acc_nlanes;
     for (g = 0; g < a->ngpus; g++)
         for (t = 0; t < a->gpus[g].ntbs; t++) {
             ms_tb_t *tb = &a->gpus[g].tbs[t];
             if (tb->hint_lane >= a->acc_nlanes)
-                return fail(a, tb->line,
-                            "<tb acc_lane=\"%d\">: the algorithm has "
-                            "acc_nlanes=\"%d\"",
-                            tb->hint_lane, a->acc_nlanes);
-            tb->lane = tb->hint_lane;
+                return ms_fail(a, tb->line,
+                               "<tb acc_lane=\"%d\">: the algorithm has acc_nlanes=\"%d\"",
+                               tb->hint_lane, a->acc_nlanes);
+            tb->lane = tb->lane_send = tb->lane_recv = tb->hint_lane;
         }
     for (g = 0; g < a->ngpus; g++)
         for (t = 0; t < a->gpus[g].ntbs; t++) {
@@ -330,10 +279,10 @@ static acc_status_t hinted_lanes(build_t *b)
                 if (s->depid < 0 || a->gpus[g].tbs[s->depid].lane != tb->lane)
                     continue;
                 if (s->depid > t)
-                    return fail(a, s->line,
-                                "gpu %d tb %d waits for tb %d of the same lane "
-                                "(acc_lane=\"%d\"), which comes later in it",
-                                g, t, s->depid, tb->lane);
+                    return ms_fail(a, s->line,
+                                   "gpu %d tb %d waits for tb %d of the same lane "
+                                   "(acc_lane=\"%d\"), which comes later in it",
+                                   g, t, s->depid, tb->lane);
                 if (s->code == ACC_OP_NOP)
                     s->keep = 0;
                 s->depid = s->deps = -1;
@@ -342,245 +291,58 @@ static acc_status_t hinted_lanes(build_t *b)
     return ACC_OK;
 }
 
-static acc_status_t lanes(build_t *b)
+acc_status_t ms_assign_lanes(ms_algo_t *a, int *nlanes)
 {
-    ms_algo_t *a = b->a;
-    uint32_t total = 0, i = 0;
-    ms_tb_t **tbs;
-    int *gpu_of, g, t, hinted = 0;
+    ports_t s;
+    uint32_t i = 0, np;
+    int g, t, hinted = 0;
     acc_status_t st;
 
+    memset(&s, 0, sizeof(s));
+    s.a = a;
     for (g = 0; g < a->ngpus; g++) {
-        total += (uint32_t)a->gpus[g].ntbs;
+        s.total += (uint32_t)a->gpus[g].ntbs;
         for (t = 0; t < a->gpus[g].ntbs; t++)
             hinted += a->gpus[g].tbs[t].hint_lane >= 0;
     }
-    b->nlanes = 1;
-    if (hinted && (hinted != (int)total || a->acc_nlanes < 1))
-        return fail(a, a->line,
-                    "%d of %u thread blocks have acc_lane%s: give every <tb> an "
-                    "acc_lane and <algo> acc_nlanes, or none of them",
-                    hinted, total, a->acc_nlanes < 1 ? " but <algo> has no acc_nlanes" : "");
-    if (hinted || (a->acc_nlanes > 0 && !total))
-        return hinted_lanes(b);
-    tbs = acc_calloc((size_t)total + 1, sizeof(*tbs));
-    gpu_of = acc_calloc((size_t)total + 1, sizeof(int));
-    if (!tbs || !gpu_of) {
-        acc_free(tbs);
-        acc_free(gpu_of);
-        return acc_error_set(ACC_ERR_NOMEM, "out of memory mapping %s to lanes", a->file);
+    *nlanes = 1;
+    if (hinted && (hinted != (int)s.total || a->acc_nlanes < 1))
+        return ms_fail(a, a->line,
+                       "%d of %u thread blocks have acc_lane%s: give every <tb> an acc_lane and "
+                       "<algo> acc_nlanes, or none of them",
+                       hinted, s.total, a->acc_nlanes < 1 ? " but <algo> has no acc_nlanes" : "");
+    if (hinted || (a->acc_nlanes > 0 && !s.total))
+        return hinted_lanes(a, nlanes);
+    np = 2 * s.total;
+    s.tbs = acc_calloc((size_t)s.total + 1, sizeof(*s.tbs));
+    s.gpu_of = acc_calloc((size_t)s.total + 1, sizeof(int));
+    s.parent = acc_calloc((size_t)np + 1, sizeof(uint32_t));
+    s.next = acc_calloc((size_t)np + 1, sizeof(uint32_t));
+    s.last = acc_calloc((size_t)np + 1, sizeof(uint32_t));
+    s.present = acc_calloc((size_t)np + 1, 1);
+    s.lane = acc_calloc((size_t)np + 1, sizeof(int));
+    s.mark = acc_calloc((size_t)a->ngpus, sizeof(uint32_t));
+    s.mark_tb = acc_calloc((size_t)a->ngpus, sizeof(uint32_t));
+    if (!s.tbs || !s.gpu_of || !s.parent || !s.next || !s.last || !s.present || !s.lane ||
+        !s.mark || !s.mark_tb) {
+        st = acc_error_set(ACC_ERR_NOMEM, "out of memory mapping %s to lanes", a->file);
+        goto out;
     }
     for (g = 0; g < a->ngpus; g++)
         for (t = 0; t < a->gpus[g].ntbs; t++) {
-            gpu_of[i] = g;
-            tbs[i++] = &a->gpus[g].tbs[t];
+            s.gpu_of[i] = g;
+            s.tbs[i++] = &a->gpus[g].tbs[t];
         }
-    st = assign_lanes(b, tbs, gpu_of, total);
-    acc_free(tbs);
-    acc_free(gpu_of);
-    return st;
-}
-
-/* ---- the plan ------------------------------------------------------------------------------ */
-
-static acc_status_t add_op(acc_plan_t *p, int r, int l, acc_op_t op)
-{
-    return acc_plan_add(p, r, l, &op, NULL);
-}
-
-static acc_op_t dep_nop(int lane, uint32_t op)
-{
-    acc_op_t o = acc_op_init(ACC_OP_NOP);
-    o.dep_lane = lane;
-    o.dep_op = (int32_t)op;
-    return o;
-}
-
-/* Rank r's prologue (in place only): the input into its place in the home buffer. */
-static int has_prologue(const build_t *b, int r)
-{
-    return b->inplace_only && (b->a->coll != ACC_COLL_BROADCAST || r == b->a->root);
-}
-
-static acc_status_t build_rank(const build_t *b, acc_plan_t *p, int r)
-{
-    const ms_algo_t *a = b->a;
-    const ms_gpu_t *g = &a->gpus[r];
-    int l, t, k, pro = has_prologue(b, r);
-    acc_status_t st = ACC_OK;
-
-    if (pro) {
-        acc_ref_t home;
-        ms_step_t s;
-        acc_op_t o = acc_op_init(ACC_OP_COPY);
-        memset(&s, 0, sizeof(s));
-        s.line = a->line;
-        map_ref(b, r, &s, "src", acc_ref(ACC_BUF_IN, 0, b->cin), &home);
-        o.src = acc_ref(ACC_BUF_IN, 0, b->cin);
-        o.dst = home;
-        if ((st = add_op(p, r, 0, o)) != ACC_OK)
-            return st;
-    }
-    for (l = 0; l < b->nlanes; l++) {
-        int first = 1;
-        for (t = 0; t < g->ntbs; t++) {
-            ms_tb_t *tb = &g->tbs[t];
-            if (tb->lane != l)
-                continue;
-            for (k = 0; k < tb->nsteps; k++) {
-                ms_step_t *s = &tb->steps[k];
-                acc_op_t o = acc_op_init((acc_opcode_t)s->code);
-                s->op = acc_plan_prog(p, r, l)->nops;
-                if (!s->keep)
-                    continue;
-                if (first && pro && l > 0) {
-                    if ((st = add_op(p, r, l, dep_nop(0, 0))) != ACC_OK)
-                        return st;
-                    s->op++;
-                }
-                first = 0;
-                if ((s->uses & MS_SRC) && (st = map_ref(b, r, s, "src", s->src, &o.src)) != ACC_OK)
-                    return st;
-                if ((s->uses & MS_DST) && (st = map_ref(b, r, s, "dst", s->dst, &o.dst)) != ACC_OK)
-                    return st;
-                if (s->uses & MS_RECVS)
-                    o.peer = tb->recv;
-                if (s->uses & MS_SENDS)
-                    *((s->uses & MS_RECVS) ? &o.peer2 : &o.peer) = tb->send;
-                if ((st = add_op(p, r, l, o)) != ACC_OK)
-                    return st;
-            }
-        }
-    }
-    if (b->inplace_only && a->coll == ACC_COLL_REDUCE_SCATTER) {
-        acc_op_t o = acc_op_init(ACC_OP_COPY);
-        for (l = 1; l < b->nlanes; l++) {
-            uint32_t n = acc_plan_prog(p, r, l)->nops;
-            if (n && (st = add_op(p, r, 0, dep_nop(l, n - 1))) != ACC_OK)
-                return st;
-        }
-        o.src = acc_ref(ACC_BUF_SCRATCH, (uint32_t)r * b->cout, b->cout);
-        o.dst = acc_ref(ACC_BUF_OUT, 0, b->cout);
-        st = add_op(p, r, 0, o);
-    }
-    return st;
-}
-
-/* Second pass: dependencies, now that every step has its operation index. */
-static void set_deps(const build_t *b, acc_plan_t *p, int r)
-{
-    const ms_gpu_t *g = &b->a->gpus[r];
-    int t, k;
-    for (t = 0; t < g->ntbs; t++)
-        for (k = 0; k < g->tbs[t].nsteps; k++) {
-            const ms_step_t *s = &g->tbs[t].steps[k];
-            const ms_tb_t *d;
-            const ms_step_t *ds;
-            acc_op_t *o;
-            if (!s->keep || s->depid < 0)
-                continue;
-            d = &g->tbs[s->depid];
-            ds = &d->steps[s->deps];
-            o = &acc_plan_prog(p, r, g->tbs[t].lane)->ops[s->op];
-            /* a dropped chain step stands for the operation before it */
-            if (!ds->keep && ds->op == 0)
-                continue;
-            o->dep_lane = d->lane;
-            o->dep_op = (int32_t)(ds->keep ? ds->op : ds->op - 1);
-        }
-}
-
-static acc_status_t header(const build_t *b, acc_plan_t *p)
-{
-    const ms_algo_t *a = b->a;
-    p->root = a->coll == ACC_COLL_BROADCAST || a->coll == ACC_COLL_REDUCE
-                  ? (a->root >= 0 ? a->root : 0)
-                  : -1;
-    if (a->root < 0 && p->root == 0)
-        ACC_INFO(COMPILER, "%s: %s without a root attribute: root 0 assumed", a->file,
-                 acc_coll_name(a->coll));
-    snprintf(p->algo, sizeof(p->algo), "%s", a->has_acc_algo ? a->acc_algo : "msccl");
-    p->proto = a->proto;
-    p->slots = a->acc_slots > 0 ? a->acc_slots : 8;
-    p->inplace = a->inplace;
-    if (a->has_acc_params)
-        return acc_plan_set_params(p, "%s", a->acc_params);
-    return acc_plan_set_params(p, "name=%.64s minBytes=%lld maxBytes=%lld%s%s", a->name,
-                               a->min_bytes, a->max_bytes, a->extra,
-                               b->inplace_only ? " inplace_only=1" : "");
-}
-
-/* The verifier speaks of ranks, lanes and operations; say which thread block and step of the
- * file that is. */
-static acc_status_t explain(const build_t *b)
-{
-    const ms_algo_t *a = b->a;
-    const char *msg = acc_error_message(), *at = msg;
-    char copy[1024];
-    int r, l, t, k;
-    unsigned op;
-
-    snprintf(copy, sizeof(copy), "%s", msg);
-    while ((at = strstr(at, "rank ")) != NULL) {
-        if (sscanf(at, "rank %d lane %d op %u", &r, &l, &op) == 3 && r >= 0 && r < a->ngpus)
-            break;
-        at++;
-    }
-    if (!at)
-        return acc_error_set(ACC_ERR_VERIFY, "%s: the algorithm does not verify: %s", a->file,
-                             copy);
-    for (t = 0; t < a->gpus[r].ntbs; t++)
-        for (k = 0; k < a->gpus[r].tbs[t].nsteps; k++) {
-            const ms_step_t *s = &a->gpus[r].tbs[t].steps[k];
-            if (s->keep && a->gpus[r].tbs[t].lane == l && s->op == op)
-                return acc_error_set(ACC_ERR_VERIFY,
-                                     "%s:%d: gpu %d <tb id=\"%d\"> <step "
-                                     "s=\"%d\"> does not verify (as plan rank %d lane %d op "
-                                     "%u): %s",
-                                     a->file, s->line, r, t, k, r, l, op, copy);
-        }
-    return acc_error_set(ACC_ERR_VERIFY,
-                         "%s: the algorithm does not verify (rank %d lane %d op "
-                         "%u is one acc adds to run an in-place-only algorithm out of place): %s",
-                         a->file, r, l, op, copy);
-}
-
-acc_status_t ms_build_plan(ms_algo_t *a, acc_plan_t **out)
-{
-    build_t b;
-    acc_plan_t *p = NULL;
-    uint32_t scratch = 0;
-    acc_status_t st;
-    int r;
-
-    memset(&b, 0, sizeof(b));
-    b.a = a;
-    b.inplace_only = !a->outofplace;
-    if ((st = chunk_counts(&b)) != ACC_OK || (st = lanes(&b)) != ACC_OK)
-        return st;
-    for (r = 0; r < a->ngpus; r++)
-        if (a->gpus[r].s_chunks > scratch)
-            scratch = a->gpus[r].s_chunks;
-    if (b.inplace_only && a->coll == ACC_COLL_REDUCE_SCATTER) {
-        b.scratch_home = b.cin;
-        scratch += b.cin;
-    }
-    st = acc_plan_create(a->coll, a->ngpus, b.nlanes, b.cin, b.cout, scratch, &p);
-    if (st == ACC_OK)
-        st = header(&b, p);
-    for (r = 0; st == ACC_OK && r < a->ngpus; r++)
-        st = build_rank(&b, p, r);
-    if (st != ACC_OK)
-        goto out;
-    for (r = 0; r < a->ngpus; r++)
-        set_deps(&b, p, r);
-    if (acc_plan_verify(p) != ACC_OK) {
-        st = explain(&b);
-        goto out;
-    }
-    *out = p;
-    p = NULL;
+    st = generic_lanes(&s, nlanes);
 out:
-    acc_plan_destroy(p);
+    acc_free(s.tbs);
+    acc_free(s.gpu_of);
+    acc_free(s.parent);
+    acc_free(s.next);
+    acc_free(s.last);
+    acc_free(s.present);
+    acc_free(s.lane);
+    acc_free(s.mark);
+    acc_free(s.mark_tb);
     return st;
 }

@@ -7,9 +7,7 @@
 #include "acc_compiler.h"
 #include "acc_test.h"
 #include "host_plans.h"
-#include "acc_runtime.h"
-
-#include <stdlib.h>
+#include "msccl_checks.h"
 
 static const char *const real_files[] = {
     "msccl-xml/msccl-scheduler__ncv4_ag_hier_4_LL.xml",
@@ -23,23 +21,6 @@ static char *load(const char *rel, size_t *len)
     char *text = NULL;
     CHECK_OK(acc_read_file(acc_test_data(rel), &text, len));
     return text;
-}
-
-/* A copy of text with the first `from` replaced by `to`; *line gets the line it was on. */
-static char *edit(const char *text, const char *from, const char *to, int *line)
-{
-    const char *at = strstr(text, from), *p;
-    size_t n = strlen(text), fl = strlen(from), tl = strlen(to);
-    char *out;
-    CHECK_MSG(at != NULL, "fixture lacks \"%s\"", from);
-    *line = 1;
-    for (p = text; p < at; p++)
-        *line += *p == '\n';
-    out = malloc(n - fl + tl + 1);
-    memcpy(out, text, (size_t)(at - text));
-    memcpy(out + (at - text), to, tl);
-    memcpy(out + (at - text) + tl, at + fl, n - (size_t)(at - text) - fl + 1);
-    return out;
 }
 
 static acc_plan_t *import_text(const char *text)
@@ -72,66 +53,6 @@ static void broken(const char *from, const char *to, acc_status_t want, int line
     expect_error(bad, want, line + line_delta, fragment);
     free(bad);
     acc_free(text);
-}
-
-/* Run the plan on the host for a few types and reductions, every count, both buffer modes. */
-static void run_plan(const acc_plan_t *p)
-{
-    static const struct {
-        acc_dtype_t dt;
-        acc_redop_t op;
-        acc_fill_t mode;
-    } cases[] = {
-        {ACC_DT_F32, ACC_RED_SUM, ACC_FILL_EXACT},   {ACC_DT_F16, ACC_RED_MAX, ACC_FILL_EXACT},
-        {ACC_DT_BF16, ACC_RED_SUM, ACC_FILL_RANDOM}, {ACC_DT_F64, ACC_RED_AVG, ACC_FILL_RANDOM},
-        {ACC_DT_I32, ACC_RED_PROD, ACC_FILL_EXACT},  {ACC_DT_F32, ACC_RED_MIN, ACC_FILL_EXACT},
-    };
-    static const uint64_t counts[] = {0, 1, 7, 1000, 4099};
-    size_t c, k;
-    int ip, r;
-
-    for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
-        for (k = 0; k < sizeof(counts) / sizeof(counts[0]); k++)
-            for (ip = 0; ip <= p->inplace; ip++) {
-                size_t es = acc_dtype_size(cases[c].dt);
-                uint64_t ein = acc_plan_buf_elems(p, ACC_BUF_IN, counts[k]);
-                uint64_t eout = acc_plan_buf_elems(p, ACC_BUF_OUT, counts[k]), wrong;
-                void *in[16], *out[16];
-                for (r = 0; r < p->nranks; r++) {
-                    in[r] = ip ? NULL : malloc(ein * es + 1);
-                    out[r] = malloc((ein > eout ? ein : eout) * es + 1);
-                }
-                acc_host_prepare(p, cases[c].dt, cases[c].op, cases[c].mode, 11, counts[k], in, out,
-                                 ip);
-                CHECK_OK(acc_host_exec(p, cases[c].dt, cases[c].op, counts[k], in, out, ip));
-                wrong = acc_host_check(p, cases[c].dt, cases[c].op, cases[c].mode, 11, counts[k],
-                                       out, ip, NULL);
-                CHECK_MSG(wrong == 0, "%s: %llu wrong elements, %s %s count %llu %s", p->params,
-                          (unsigned long long)wrong, acc_dtype_name(cases[c].dt),
-                          acc_redop_name(cases[c].op), (unsigned long long)counts[k],
-                          ip ? "in place" : "out of place");
-                for (r = 0; r < p->nranks; r++) {
-                    free(in[r]);
-                    free(out[r]);
-                }
-            }
-}
-
-/* export -> import is the identity, and exporting again gives the same text. */
-static void round_trip(const acc_plan_t *p)
-{
-    acc_buf_t a, b;
-    acc_plan_t *q = NULL;
-    acc_buf_init(&a);
-    acc_buf_init(&b);
-    CHECK_OK(acc_plan_export_msccl(p, &a));
-    CHECK_OK(acc_plan_import_msccl(a.data, a.len, "exported.xml", &q));
-    CHECK_MSG(acc_plan_equal(p, q), "import(export(plan)) differs from the plan %s", p->algo);
-    CHECK_OK(acc_plan_export_msccl(q, &b));
-    CHECK_STR(a.data, b.data);
-    acc_plan_destroy(q);
-    acc_buf_free(&a);
-    acc_buf_free(&b);
 }
 
 static acc_plan_t *import_real(int i)
