@@ -474,7 +474,7 @@ static void module_head(const cg_t *g, acc_buf_t *b)
                    " * part (the header, then everything after the library).\n",
                    k->lib_name);
     acc_buf_puts(b, " * Every lane runs on `copies` thread blocks (blockIdx.x = lane * copies + "
-                    "copy),\n * each moving its slice of every chunk; blockIdx.y is the rank.  "
+                    "copy),\n * each moving its slice of every chunk; blockIdx.y + rank0 is the rank.  "
                     "prm[] is the row\n * of the parameter table for the block's rank and "
                     "lane: what differs between\n * the members of a program's class.\n */\n");
 }

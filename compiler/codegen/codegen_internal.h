@@ -9,7 +9,7 @@
 
 /* Bumped whenever the generated code changes meaning, so that cached CUBINs of an older
  * generator are never taken for new ones (the version is in every source's first line). */
-#define ACC_CODEGEN_VERSION 2
+#define ACC_CODEGEN_VERSION 3
 
 /* ---- codegen pieces (codegen_*.c) --------------------------------------------------------- */
 

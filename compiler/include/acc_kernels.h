@@ -20,7 +20,7 @@
  *
  * Kernels.  acc_kernel_generate() turns a verified plan, a data type and a reduction into one
  * CUDA C++ source file (a "kernel module") with one entry point, acc_kernel, that runs any set
- * of the plan's ranks: blockIdx.y is the rank, blockIdx.x the lane and the copy (below).  Ranks
+ * of the plan's ranks: blockIdx.y plus rank0 is the rank, blockIdx.x the lane and the copy.  Ranks
  * whose programs differ only in peers, connections and chunk offsets form a class and share the
  * code of one device function; what differs between them comes from each rank's row of a
  * parameter table, what is the same stays a compile-time constant, and runs of identical
@@ -309,7 +309,8 @@ typedef struct {
     uint64_t scratch_cap; /* elements between scratch chunks (a multiple of 16 bytes) */
     uint64_t slice_bytes; /* bytes per chunk in a message slot (a multiple of 16) */
     uint64_t timeout_ns;  /* 0: wait for ever */
-    uint32_t copies, kmax, param_stride, pad;
+    uint32_t copies, kmax, param_stride;
+    uint32_t rank0;     /* the rank of blockIdx.y == 0: one rank per process launches its own */
     uint32_t slots;     /* message slots per connection */
     uint32_t chunks[3]; /* chunks of the in, out and scratch buffers */
     uint64_t io[2][ACC_KARG_RANKS];

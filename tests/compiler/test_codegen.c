@@ -44,7 +44,7 @@ ACC_TEST(source_reads_well)
     size_t len = 0;
 
     CHECK_STR(acc_kernel_name(k), "allreduce_ring_n8_half_sum");
-    CHECK(has(k, "acc codegen 2: allreduce_ring_n8_half_sum"));
+    CHECK(has(k, "acc codegen 3: allreduce_ring_n8_half_sum"));
     CHECK(has(k, "Plan: allreduce ring of 8 ranks (lanes=2 chunks=1"));
     CHECK(has(k, "Data type half, reduction sum."));
     /* Comments name the plan's operations; runs of one shape become loops. */
