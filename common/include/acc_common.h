@@ -31,6 +31,7 @@
 extern "C" {
 #endif
 
+/* The one definition of acc's version: CMakeLists.txt reads it from this line. */
 #define ACC_VERSION_STRING "0.1.0"
 
 #if defined(__GNUC__)

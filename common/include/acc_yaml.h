@@ -15,6 +15,12 @@
 
 #include <yaml.h>
 
+/* These helpers serve acc's own formats and are not part of the installed API (this header is
+ * not installed), so libacc.so keeps them to itself: its version script exports every acc_
+ * name, and hidden visibility is what overrides that.  The push comes after the includes, so
+ * that libyaml's own functions keep their default visibility. */
+#pragma GCC visibility push(hidden)
+
 typedef struct acc_yaml_doc acc_yaml_doc_t;
 typedef yaml_node_t acc_yaml_node_t;
 
@@ -74,5 +80,7 @@ acc_status_t acc_yaml_error(acc_yaml_doc_t *doc, const acc_yaml_node_t *n, acc_s
 void acc_yaml_put_scalar(acc_buf_t *b, const char *s);
 /* Append a double in the shortest form that reads back to the same value. */
 void acc_yaml_put_double(acc_buf_t *b, double v);
+
+#pragma GCC visibility pop
 
 #endif /* ACC_YAML_H */

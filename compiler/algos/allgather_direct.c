@@ -37,6 +37,6 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return algo_rounds_plan(&rounds, topo, args, out);
 }
 
-const acc_algo_t acc_algo_allgather_direct = {
+const acc_algo_t algo_allgather_direct = {
     "direct", ACC_COLL_ALLGATHER, "peer memory, one node: every rank writes its input to all",
     supports, build};

@@ -83,7 +83,7 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return ACC_OK;
 }
 
-const acc_algo_t acc_algo_allgather_hier = {
+const acc_algo_t algo_allgather_hier = {
     "hier", ACC_COLL_ALLGATHER,
     "per-rail inter-node allgather, then intra-node allgather (inner=ring|direct, "
     "outer=ring|rd)",

@@ -32,6 +32,6 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return algo_rounds_plan(&rounds, topo, args, out);
 }
 
-const acc_algo_t acc_algo_allgather_rd = {
+const acc_algo_t algo_allgather_rd = {
     "rd", ACC_COLL_ALLGATHER, "recursive doubling, any rank count (extra ranks fold in first)",
     supports, build};

@@ -32,6 +32,6 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return algo_rounds_plan(&rounds, topo, args, out);
 }
 
-const acc_algo_t acc_algo_allgather_ring = {
+const acc_algo_t algo_allgather_ring = {
     "ring", ACC_COLL_ALLGATHER, "ring allgather; rings searched on the topology as for allreduce",
     supports, build};

@@ -122,7 +122,7 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return ACC_OK;
 }
 
-const acc_algo_t acc_algo_allreduce_hier = {
+const acc_algo_t algo_allreduce_hier = {
     "hier", ACC_COLL_ALLREDUCE,
     "intra-node reduce-scatter, per-rail inter-node allreduce, intra-node allgather "
     "(inner=ring|direct, outer=ring|rhd|tree)",

@@ -44,7 +44,7 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return algo_rounds_plan(&rounds, topo, args, out);
 }
 
-const acc_algo_t acc_algo_allreduce_oneshot = {
+const acc_algo_t algo_allreduce_oneshot = {
     "oneshot", ACC_COLL_ALLREDUCE,
     "peer memory, one node: every rank reads all peers' inputs and reduces locally", supports,
     build};

@@ -37,7 +37,7 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return algo_rounds_plan(&rounds, topo, args, out);
 }
 
-const acc_algo_t acc_algo_allreduce_rhd = {
+const acc_algo_t algo_allreduce_rhd = {
     "rhd", ACC_COLL_ALLREDUCE,
     "recursive halving-doubling (Rabenseifner), any rank count (extra ranks fold in first)",
     supports, build};

@@ -36,7 +36,7 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return algo_rounds_plan(&rounds, topo, args, out);
 }
 
-const acc_algo_t acc_algo_allreduce_ring = {
+const acc_algo_t algo_allreduce_ring = {
     "ring", ACC_COLL_ALLREDUCE,
     "ring reduce-scatter + allgather; rings searched for the widest hops, rail-aligned across "
     "nodes",

@@ -75,7 +75,7 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return ACC_OK;
 }
 
-const acc_algo_t acc_algo_allreduce_tree = {
+const acc_algo_t algo_allreduce_tree = {
     "tree", ACC_COLL_ALLREDUCE,
     "double binary tree (two complementary trees, half the data each), pipelined in chunks",
     supports, build};

@@ -41,6 +41,6 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return algo_rounds_plan(&rounds, topo, args, out);
 }
 
-const acc_algo_t acc_algo_allreduce_twoshot = {
+const acc_algo_t algo_allreduce_twoshot = {
     "twoshot", ACC_COLL_ALLREDUCE,
     "peer memory, one node: reduce-scatter by reads, allgather by writes", supports, build};

@@ -18,5 +18,5 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return algo_rooted_plan(&spec, ACC_COLL_BROADCAST, "ring", 3, topo, args, out);
 }
 
-const acc_algo_t acc_algo_broadcast_ring = {
+const acc_algo_t algo_broadcast_ring = {
     "ring", ACC_COLL_BROADCAST, "pipelined chain from the root along the ring", supports, build};

@@ -17,5 +17,5 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return algo_rooted_plan(&spec, ACC_COLL_REDUCE, "ring", 3, topo, args, out);
 }
 
-const acc_algo_t acc_algo_reduce_ring = {
-    "ring", ACC_COLL_REDUCE, "pipelined chain to the root along the ring", supports, build};
+const acc_algo_t algo_reduce_ring = {"ring", ACC_COLL_REDUCE,
+                                     "pipelined chain to the root along the ring", supports, build};

@@ -39,6 +39,6 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return algo_rounds_plan(&rounds, topo, args, out);
 }
 
-const acc_algo_t acc_algo_reduce_scatter_direct = {
+const acc_algo_t algo_reduce_scatter_direct = {
     "direct", ACC_COLL_REDUCE_SCATTER,
     "peer memory, one node: every rank reduces its block from all peers' inputs", supports, build};

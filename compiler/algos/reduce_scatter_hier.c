@@ -88,7 +88,7 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return ACC_OK;
 }
 
-const acc_algo_t acc_algo_reduce_scatter_hier = {
+const acc_algo_t algo_reduce_scatter_hier = {
     "hier", ACC_COLL_REDUCE_SCATTER,
     "intra-node reduce-scatter into scratch, then per-rail inter-node reduce-scatter "
     "(inner=ring|direct, outer=ring|rh)",

@@ -35,7 +35,7 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return algo_rounds_plan(&rounds, topo, args, out);
 }
 
-const acc_algo_t acc_algo_reduce_scatter_rh = {
+const acc_algo_t algo_reduce_scatter_rh = {
     "rh", ACC_COLL_REDUCE_SCATTER,
     "recursive halving, any rank count (extra ranks fold in first); partial sums in scratch",
     supports, build};

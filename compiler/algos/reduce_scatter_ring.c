@@ -31,6 +31,6 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return algo_rounds_plan(&rounds, topo, args, out);
 }
 
-const acc_algo_t acc_algo_reduce_scatter_ring = {
+const acc_algo_t algo_reduce_scatter_ring = {
     "ring", ACC_COLL_REDUCE_SCATTER,
     "ring reduce-scatter; rings searched on the topology as for allreduce", supports, build};

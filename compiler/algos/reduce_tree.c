@@ -18,5 +18,5 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return algo_rooted_plan(&spec, ACC_COLL_REDUCE, "tree", 2, topo, args, out);
 }
 
-const acc_algo_t acc_algo_reduce_tree = {
+const acc_algo_t algo_reduce_tree = {
     "tree", ACC_COLL_REDUCE, "binary tree to the root, pipelined in chunks", supports, build};

@@ -7,20 +7,19 @@
 
 #include <string.h>
 
-extern const acc_algo_t acc_algo_allreduce_ring, acc_algo_allreduce_tree, acc_algo_allreduce_rhd,
-    acc_algo_allreduce_oneshot, acc_algo_allreduce_twoshot, acc_algo_allreduce_hier,
-    acc_algo_allgather_ring, acc_algo_allgather_direct, acc_algo_allgather_rd,
-    acc_algo_allgather_hier, acc_algo_reduce_scatter_ring, acc_algo_reduce_scatter_direct,
-    acc_algo_reduce_scatter_rh, acc_algo_reduce_scatter_hier, acc_algo_broadcast_ring,
-    acc_algo_broadcast_tree, acc_algo_reduce_ring, acc_algo_reduce_tree;
+extern const acc_algo_t algo_allreduce_ring, algo_allreduce_tree, algo_allreduce_rhd,
+    algo_allreduce_oneshot, algo_allreduce_twoshot, algo_allreduce_hier, algo_allgather_ring,
+    algo_allgather_direct, algo_allgather_rd, algo_allgather_hier, algo_reduce_scatter_ring,
+    algo_reduce_scatter_direct, algo_reduce_scatter_rh, algo_reduce_scatter_hier,
+    algo_broadcast_ring, algo_broadcast_tree, algo_reduce_ring, algo_reduce_tree;
 
 static const acc_algo_t *const algos[] = {
-    &acc_algo_allreduce_ring,    &acc_algo_allreduce_tree,      &acc_algo_allreduce_rhd,
-    &acc_algo_allreduce_oneshot, &acc_algo_allreduce_twoshot,   &acc_algo_allreduce_hier,
-    &acc_algo_allgather_ring,    &acc_algo_allgather_direct,    &acc_algo_allgather_rd,
-    &acc_algo_allgather_hier,    &acc_algo_reduce_scatter_ring, &acc_algo_reduce_scatter_direct,
-    &acc_algo_reduce_scatter_rh, &acc_algo_reduce_scatter_hier, &acc_algo_broadcast_ring,
-    &acc_algo_broadcast_tree,    &acc_algo_reduce_ring,         &acc_algo_reduce_tree,
+    &algo_allreduce_ring,    &algo_allreduce_tree,      &algo_allreduce_rhd,
+    &algo_allreduce_oneshot, &algo_allreduce_twoshot,   &algo_allreduce_hier,
+    &algo_allgather_ring,    &algo_allgather_direct,    &algo_allgather_rd,
+    &algo_allgather_hier,    &algo_reduce_scatter_ring, &algo_reduce_scatter_direct,
+    &algo_reduce_scatter_rh, &algo_reduce_scatter_hier, &algo_broadcast_ring,
+    &algo_broadcast_tree,    &algo_reduce_ring,         &algo_reduce_tree,
 };
 
 const acc_algo_t *const *acc_algo_list(size_t *count)
