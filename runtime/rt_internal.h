@@ -120,6 +120,7 @@ struct acc_comm {
     rt_table_t tables[ACC_COLL_COUNT];
     rt_fallback_t *fallbacks;
     size_t nfallbacks, fallbacks_cap;
+    void *nccl; /* the NCCL communicator it was made from (acc_comm_from_nccl), borrowed */
     /* the backend */
     const rt_backend_t *be;
     void *be_state;
