@@ -102,10 +102,11 @@ typedef struct {
 struct acc_comm {
     int rank, nranks;
     acc_backend_t backend_kind;
-    int timeout_ms;     /* < 0: none */
-    volatile int abort; /* set by acc_comm_abort: every wait gives up */
-    int inflight;       /* calls running (__atomic): abort waits for them to give up */
-    acc_status_t error; /* sticky: the failure that broke the communicator */
+    int timeout_ms;        /* < 0: none */
+    int external_fallback; /* the caller runs the fallback: return ACC_NO_DATA instead */
+    volatile int abort;    /* set by acc_comm_abort: every wait gives up */
+    int inflight;          /* calls running (__atomic): abort waits for them to give up */
+    acc_status_t error;    /* sticky: the failure that broke the communicator */
     char error_msg[512];
     rt_boot_t *boot;
     char shm_tag[20]; /* random, from rank 0: names this communicator's shared memory */

@@ -110,6 +110,7 @@ acc_status_t acc_comm_init_rank(acc_comm_t **out, int nranks, const acc_unique_i
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a communicator");
     c->rank = rank;
     c->nranks = nranks;
+    c->external_fallback = opts && opts->external_fallback;
     if ((st = read_timeout(opts, &c->timeout_ms)) != ACC_OK ||
         (st = choose_backend(c, opts)) != ACC_OK ||
         (st = boot_create(id, rank, nranks, c->timeout_ms, &c->abort, &c->boot)) != ACC_OK ||

@@ -92,7 +92,11 @@ static acc_status_t run_call(acc_comm_t *c, const rt_call_t *k)
     if (broken)
         return comm_break(c, st);
     /* The tables give this size to NCCL, have no range for it, or acc's plan cannot run here
-     * (the backend agreed on that on every rank): the fallback serves it. */
+     * (the backend agreed on that on every rank): the fallback serves it, ours or the
+     * caller's. */
+    if (c->external_fallback)
+        return acc_error_set(ACC_NO_DATA, "acc_%s: not acc's to run (%llu bytes)",
+                             acc_coll_name(k->coll), (unsigned long long)k->nbytes);
     if (!(plan = comm_fallback_plan(c, k->coll, k->root, &fb)))
         return comm_break(c, ACC_ERR_INTERNAL);
     if ((st = c->be->run(c, c->be_state, plan, k, &broken)) != ACC_OK)
@@ -104,6 +108,22 @@ static acc_status_t run_call(acc_comm_t *c, const rt_call_t *k)
         fb->calls++;
         fb->bytes += k->nbytes;
     }
+    return ACC_OK;
+}
+
+acc_status_t acc_comm_serves(const acc_comm_t *c, acc_coll_t coll, size_t count, acc_dtype_t dt,
+                             int root, int *serves)
+{
+    rt_call_t k = {.coll = coll, .count = count, .dt = dt, .op = ACC_RED_SUM, .root = root};
+    size_t entry;
+    acc_plan_t *plan;
+
+    if (!c || !serves || coll < 0 || coll >= ACC_COLL_COUNT || dt < 0 || dt >= ACC_DT_COUNT)
+        return acc_error_set(ACC_ERR_INVALID, "acc_comm_serves: bad argument");
+    k.nbytes = (uint64_t)count * acc_dtype_size(dt) *
+               (coll == ACC_COLL_ALLGATHER || coll == ACC_COLL_REDUCE_SCATTER ? c->nranks : 1);
+    plan = table_plan((acc_comm_t *)c, &k, &entry);
+    *serves = plan && c->error == ACC_OK && c->be->supports(c, plan) == ACC_OK;
     return ACC_OK;
 }
 

@@ -218,6 +218,9 @@ typedef struct {
     int timeout_ms;        /* 0: ACC_TIMEOUT_MS; negative: wait for ever */
     int device;            /* cuda: the GPU; -1: the rank modulo the GPUs visible */
     int disable;           /* 1: the fallback for every call (as ACC_DISABLE=1) */
+    /* 1: the caller runs the fallback itself (a drop-in NCCL hands those calls to the real
+     * one): calls acc would give its fallback return ACC_NO_DATA without touching memory. */
+    int external_fallback;
 } acc_comm_opts_t;
 
 void acc_comm_opts_init(acc_comm_opts_t *opts);
@@ -263,6 +266,12 @@ acc_status_t acc_reduce(const void *sendbuf, void *recvbuf, size_t count, acc_dt
  * run at the outermost end, in order; their arguments are checked when they are made. */
 acc_status_t acc_group_start(void);
 acc_status_t acc_group_end(void);
+
+/* Would acc run its own plan for this call (1), or the fallback (0)?  The arguments as the
+ * collective takes them; the answer is the same on every rank.  It can still turn out 0 at the
+ * call, when the backend cannot set a plan up (then every rank falls back together). */
+acc_status_t acc_comm_serves(const acc_comm_t *comm, acc_coll_t coll, size_t count, acc_dtype_t dt,
+                             int root, int *serves);
 
 /* What ran, per collective and size range of the tables (and one row per fallback reason):
  * calls and bytes since creation. */

@@ -27,11 +27,14 @@ static void build_db(const char *path, const char *spec)
     acc_topo_destroy(topo);
 }
 
-/* Each rank's stderr goes to its own file, so that the parent can count the warnings. */
+/* Each rank's stderr goes to a file of its own and of the case (ctest runs cases side by
+ * side), so that the parent can count the warnings. */
+static const char *log_case = "load";
+
 static void log_to_file(int rank)
 {
-    char name[64];
-    snprintf(name, sizeof(name), "load_rank%d.log", rank);
+    char name[96];
+    snprintf(name, sizeof(name), "%s_rank%d.log", log_case, rank);
     CHECK(freopen(acc_test_tmp(name), "w", stderr) != NULL);
     setvbuf(stderr, NULL, _IONBF, 0);
 }
@@ -40,9 +43,9 @@ static int count_warnings(const char *fragment)
 {
     int n = 0;
     for (int r = 0; r < NRANKS; r++) {
-        char name[64], line[2048];
+        char name[96], line[2048];
         FILE *f;
-        snprintf(name, sizeof(name), "load_rank%d.log", r);
+        snprintf(name, sizeof(name), "%s_rank%d.log", log_case, r);
         if (!(f = fopen(acc_test_tmp(name), "r")))
             continue;
         while (fgets(line, sizeof(line), f))
@@ -122,6 +125,8 @@ static int sweep_and_check(int rank, int nranks, const acc_unique_id_t *id, void
 
 static void env(const char *db)
 {
+    const char *base = strrchr(db, '/');
+    log_case = base ? base + 1 : db;
     setenv("ACC_TOPO", TOPO, 1);
     setenv("ACC_DB", db, 1);
     setenv("ACC_LOG_LEVEL", "warn", 1);
