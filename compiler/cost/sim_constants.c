@@ -234,10 +234,9 @@ double sim_mem_efficiency(void)
     return rows[K_MEM_EFF].value;
 }
 
-double sim_lane_cap_gbs(acc_proto_t proto, int sm, int nodes)
+double sim_lane_cap_gbs(acc_proto_t proto, int sm)
 {
     int g = gen_row(sm);
-    (void)nodes; /* see the note on the per-lane tables */
     if (proto == ACC_PROTO_LL128)
         return lane_ll128[g];
     if (proto == ACC_PROTO_LL)
