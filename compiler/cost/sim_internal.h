@@ -67,8 +67,6 @@ double sim_lane_cap_gbs(acc_proto_t proto, int sm);
 double sim_ll_gpu_cap_gbs(int sm, int nodes);
 /* Bytes after which a receiver sees the first part of a message (the protocol's step). */
 double sim_slice_bytes(acc_proto_t proto);
-/* GPU memory bandwidth (GB/s, datasheet) of a GPU vertex. */
-double sim_mem_bw_gbs(const acc_topo_vertex_t *gpu);
 /* Memory bytes per byte moved: reading a message's source, landing and consuming it. */
 double sim_mem_weight_send(void);
 double sim_mem_weight_recv(int reduces);

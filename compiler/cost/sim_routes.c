@@ -171,8 +171,15 @@ static acc_status_t build_caps(acc_sim_t *sim)
     for (r = 0; r < sim->nranks; r++) {
         const acc_topo_vertex_t *g =
             acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_GPU, r % sim->gpn));
+        /* The datasheet's memory bandwidth of the part (topo's GPU table). */
+        const acc_gpu_model_t *m = acc_topo_gpu_model_of(g);
+        if (!m)
+            return acc_error_set(ACC_ERR_TOPO,
+                                 "simulator: %s (sm_%d) is older than every GPU whose memory "
+                                 "bandwidth acc knows (topo/topo_hw.c)",
+                                 g->name, g->sm);
         sim->res[sim->res_mem + r].kind = SIM_RES_MEM;
-        sim->raw_cap[sim->res_mem + r] = sim_mem_bw_gbs(g) * 1e3 * sim_mem_efficiency();
+        sim->raw_cap[sim->res_mem + r] = m->mem_gbs * 1e3 * sim_mem_efficiency();
         sim->res[sim->res_ll + r].kind = SIM_RES_LL;
         sim->raw_cap[sim->res_ll + r] = sim_ll_gpu_cap_gbs(sim->min_sm, sim->nodes) * 1e3;
     }

@@ -246,12 +246,19 @@ typedef struct {
     const char *model;       /* "H100 SXM5 80GB" */
     int sm, sm_count;
     uint64_t mem_bytes;
+    double mem_gbs;          /* memory bandwidth, GB/s (datasheet) */
     int nvlinks;             /* NVLinks of the part (0 for PCIe cards without a bridge) */
     int pcie_gen;
 } acc_gpu_model_t;
 
 const acc_gpu_arch_t *acc_topo_gpu_arch(int sm);
 const acc_gpu_model_t *acc_topo_gpu_model_by_pci(int device_id);
+/* The whole table, for listings. */
+const acc_gpu_model_t *acc_topo_gpu_models(size_t *count);
+/* The part a GPU vertex is: its PCI device id's row, else its generation's data-centre part
+ * (the SXM form; the larger-memory SXM part where the vertex's memory exceeds the smaller
+ * one's).  NULL for a compute capability older than every row. */
+const acc_gpu_model_t *acc_topo_gpu_model_of(const acc_topo_vertex_t *gpu);
 /* Match a marketing name such as "NVIDIA H100 80GB HBM3" or "Tesla V100-SXM2-16GB". */
 const acc_gpu_model_t *acc_topo_gpu_model_by_name(const char *name);
 /* PCIe bandwidth per direction in GB/s for a generation and width (128b/130b encoding etc.). */
