@@ -31,6 +31,8 @@ struct acc_topo {
     int *adj_start;       /* CSR adjacency: outgoing links of vertex v are */
     int *adj_links;       /* adj_links[adj_start[v] .. adj_start[v+1]) */
     acc_topo_path_t *vpaths; /* nvertices x nvertices, node-local best paths */
+    int *route_start;     /* the links of the best path va -> vb, source first, are */
+    int *route_links;     /* route_links[route_start[p] .. route_start[p+1]), p = va x n + vb */
     int *gpu_vertex;      /* GPU id -> vertex index */
     int *gpu_nic;         /* GPU id -> NIC vertex index of its rail, -1 without NICs */
     int *vertex_numa;     /* vertex -> CPU id, -1 */

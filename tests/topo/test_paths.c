@@ -102,6 +102,40 @@ ACC_TEST(nvlink_through_a_gpu_is_nvb)
     acc_topo_destroy(t);
 }
 
+/* The links of a best path chain from one end to the other and give its hops, bottleneck and
+ * latency: the simulator routes transfers over them. */
+ACC_TEST(route_links_chain_the_best_path)
+{
+    acc_topo_t *t = two_socket(2, 4, "0000", 0);
+    const int *links;
+    int n, i, va, vb, at;
+    double bw = 1e300, lat = 0;
+    acc_topo_path_t p;
+
+    CHECK_OK(acc_topo_finalize(t));
+    va = acc_topo_find(t, ACC_VTX_GPU, 0);
+    vb = acc_topo_find(t, ACC_VTX_GPU, 2);
+    CHECK_OK(acc_topo_vertex_path(t, va, vb, &p));
+    CHECK_OK(acc_topo_vertex_route(t, va, vb, &links, &n));
+    CHECK_INT(n, p.hops);
+    CHECK_INT(n, 2); /* GPU0 - GPU1 - GPU2 over NVLink (NVB) */
+    for (i = 0, at = va; i < n; i++) {
+        const acc_topo_link_t *l = acc_topo_link(t, links[i]);
+        CHECK_INT(l->from, at);
+        CHECK_INT(l->kind, ACC_LINK_NVLINK);
+        at = l->to;
+        bw = l->bw < bw ? l->bw : bw;
+        lat += l->lat_us;
+    }
+    CHECK_INT(at, vb);
+    CHECK_NEAR(bw, p.bw, 1e-9);
+    CHECK_NEAR(lat, p.lat_us, 1e-9);
+    CHECK_OK(acc_topo_vertex_route(t, va, va, &links, &n));
+    CHECK_INT(n, 0);
+    CHECK_ERR(acc_topo_vertex_route(t, va, 999, &links, &n), ACC_ERR_INVALID);
+    acc_topo_destroy(t);
+}
+
 ACC_TEST(rails_pair_each_gpu_with_its_pix_nic)
 {
     acc_topo_t *t = two_socket(1, 18, "0000", 1);

@@ -212,6 +212,10 @@ int acc_topo_nvlinks_to_switches(const acc_topo_t *t, int gpu);
 acc_status_t acc_topo_path(const acc_topo_t *t, int rank_a, int rank_b, acc_topo_path_t *out);
 /* Between two vertices of the node graph (any kinds). */
 acc_status_t acc_topo_vertex_path(const acc_topo_t *t, int va, int vb, acc_topo_path_t *out);
+/* The links of that path, in order from va to vb (indices for acc_topo_link): *n of them, none
+ * for va == vb and for a disconnected pair.  The array belongs to the topology. */
+acc_status_t acc_topo_vertex_route(const acc_topo_t *t, int va, int vb, const int **links,
+                                   int *n);
 /* The NIC a GPU uses to leave the node (its rail): vertex index, or -1 without NICs. */
 int acc_topo_gpu_nic(const acc_topo_t *t, int gpu);
 /* The NUMA node (CPU id) closest to a vertex, or -1. */
