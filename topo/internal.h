@@ -85,6 +85,11 @@ const acc_gpu_model_t *topo_gpu_model_for_pcie_gen(int gen);
 /* Default PCIe generation for a GPU architecture (the GPU's own host link). */
 int topo_default_pcie_gen(int sm);
 
+/* GPUs whose part has NVLinks in an input that lists none (topo_nvlink.c): their count, and,
+ * when out is given and there are some, the warning that plans will be PCIe plans and how to get
+ * NVLink plans.  0 for synthetic and live topologies, which state their NVLinks. */
+int topo_missing_nvlinks(const acc_topo_t *t, acc_buf_t *out);
+
 /* topo_nccl_xml.h and topo_hwloc.h are private to their importers' files. */
 
 /* Paths: computed by finalize (topo_paths.c). */
