@@ -159,6 +159,15 @@ acc_status_t acc_topo_create(acc_topo_t **out);
 void acc_topo_destroy(acc_topo_t *t);
 /* A deep copy (finalized state included). */
 acc_status_t acc_topo_clone(const acc_topo_t *t, acc_topo_t **out);
+/* A finalized copy of t with the NVLink fabric of `platform` (a shipped platform, typically):
+ * its GPU-NVSwitch and GPU-GPU NVLinks, GPU by id, recorded among the copy's assumptions.  For
+ * inputs that list no NVLink although their GPUs have them (NCCL topology files of network
+ * plugins and cloud images: NCCL discovers NVLinks at run time).  ACC_ERR_TOPO, naming both,
+ * when t already lists NVLinks, when the GPU counts or any GPU's compute capability differ,
+ * when the platform gives a GPU more NVLinks than t's part has, or when the platform has none;
+ * ACC_ERR_UNSUPPORTED for a platform with NVLink or C2C to its CPUs.  Both are borrowed. */
+acc_status_t acc_topo_nvlink_from(const acc_topo_t *t, const acc_topo_t *platform,
+                                  acc_topo_t **out);
 
 /* Add a vertex; its id is the next free one of its kind and its name is derived from kind and id
  * unless set afterwards.  *index receives its vertex index.  The returned pointer from
