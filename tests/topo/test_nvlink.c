@@ -75,15 +75,24 @@ ACC_TEST(other_generation_refused_naming_both)
     acc_topo_destroy(file);
 }
 
+/* The p5 file against a synthetic "platform" named `name`: refused with msg, naming the file. */
+static void refused_against(const char *desc, const char *name, const char *msg)
+{
+    acc_topo_t *file = p5_file(), *p = NULL, *t = NULL;
+    CHECK_OK(acc_topo_load(desc, &p));
+    acc_topo_set_name(p, name);
+    CHECK_ERR(acc_topo_nvlink_from(file, p, &t), ACC_ERR_TOPO);
+    CHECK(t == NULL);
+    CHECK_MSG_HAS(msg);
+    CHECK_MSG_HAS(P5);
+    acc_topo_destroy(p);
+    acc_topo_destroy(file);
+}
+
 ACC_TEST(other_gpu_count_refused_naming_both)
 {
-    acc_topo_t *file = p5_file(), *four = NULL, *t = NULL;
-    CHECK_OK(acc_topo_load("nodes=1 gpus=4 nvlink=18", &four));
-    acc_topo_set_name(four, "four-h100");
-    CHECK_ERR(acc_topo_nvlink_from(file, four, &t), ACC_ERR_TOPO);
-    CHECK_MSG_HAS(P5 " has 8 GPUs per node but four-h100 has 4");
-    acc_topo_destroy(four);
-    acc_topo_destroy(file);
+    refused_against("nodes=1 gpus=4 nvlink=18", "four-h100",
+                    " has 8 GPUs per node but four-h100 has 4");
 }
 
 ACC_TEST(input_with_nvlinks_refused)
@@ -107,7 +116,6 @@ ACC_TEST(part_without_nvlinks_refused)
     acc_topo_t *file = NULL, *dgx = platform("dgx-h100"), *t = NULL;
 
     CHECK_OK(acc_topo_load_buffer(pcie, strlen(pcie), "p5-pcie.xml", &file));
-
     CHECK_STR(tt_gpu(file, 0)->model, "H100 PCIe 80GB");
     CHECK_INT(topo_missing_nvlinks(file, NULL), 0);
     CHECK_ERR(acc_topo_nvlink_from(file, dgx, &t), ACC_ERR_TOPO);
@@ -121,12 +129,5 @@ ACC_TEST(part_without_nvlinks_refused)
 
 ACC_TEST(platform_without_nvlinks_refused)
 {
-    acc_topo_t *file = p5_file(), *flat = NULL, *t = NULL;
-    CHECK_OK(acc_topo_load("nodes=1 gpus=8 nvlink=0", &flat));
-    acc_topo_set_name(flat, "flat-h100");
-    CHECK_ERR(acc_topo_nvlink_from(file, flat, &t), ACC_ERR_TOPO);
-    CHECK_MSG_HAS("flat-h100 has no NVLink to take for ");
-    CHECK_MSG_HAS(P5);
-    acc_topo_destroy(flat);
-    acc_topo_destroy(file);
+    refused_against("nodes=1 gpus=8 nvlink=0", "flat-h100", "flat-h100 has no NVLink to take for ");
 }
