@@ -10,8 +10,8 @@
 #include <string.h>
 
 static const char usage_text[] =
-    "usage: acc-compile --topo SRC [--print-topo [--json]] [--export-topo yaml|nccl-xml [-o "
-    "FILE]]\n"
+    "usage: acc-compile --topo SRC [--nvlink-from PLATFORM] [--print-topo [--json]]\n"
+    "                   [--export-topo yaml|nccl-xml [-o FILE]]\n"
     "       acc-compile --topo SRC --list-algos\n"
     "       acc-compile --topo SRC --coll C --algo NAME [--lanes N] [--chunks M] [--root R]\n"
     "                   [--inner A --outer B] [--proto P] [--emit-plan FILE.yaml]\n"
@@ -35,8 +35,11 @@ static const char usage_text[] =
     "  a description     synthetic, e.g. \"nodes=2 gpus=8 nvlink=18 nic=8x400\"\n"
     "\n"
     "Topology\n"
+    "  --nvlink-from PLATFORM  add the NVLinks of a shipped platform with as many GPUs of\n"
+    "                       the same generation to SRC, a file that lists none (NCCL\n"
+    "                       discovers them at run time), e.g. --nvlink-from dgx-h100\n"
     "  --print-topo         print a summary: GPUs, path matrix, NICs, NUMA, network,\n"
-    "                       every assumed fact, and the fingerprint (default action)\n"
+    "                       warnings, every assumed fact, and the fingerprint (default)\n"
     "  --json               print the summary (or the --report) as JSON\n"
     "  --export-topo FMT    write the topology as acc YAML (yaml) or NCCL topology XML\n"
     "                       (nccl-xml, usable as NCCL_TOPO_FILE)\n"
@@ -129,6 +132,7 @@ enum { OPT_EMIT_CUDA = 400, OPT_ARCH, OPT_TYPES, OPT_OPS };
 
 enum {
     OPT_TOPO = 256,
+    OPT_NVLINK_FROM,
     OPT_PRINT,
     OPT_JSON,
     OPT_EXPORT,
@@ -155,6 +159,7 @@ enum {
 
 static const struct option longopts[] = {
     {"topo", required_argument, NULL, OPT_TOPO},
+    {"nvlink-from", required_argument, NULL, OPT_NVLINK_FROM},
     {"emit-cuda", required_argument, NULL, OPT_EMIT_CUDA},
     {"arch", required_argument, NULL, OPT_ARCH},
     {"types", required_argument, NULL, OPT_TYPES},
@@ -207,6 +212,9 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
         switch (c) {
         case OPT_TOPO:
             o->topo = optarg;
+            break;
+        case OPT_NVLINK_FROM:
+            o->nvlink_from = optarg;
             break;
         case OPT_EMIT_CUDA:
             o->emit_cuda = optarg;
@@ -352,6 +360,8 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
         return usage_error("--db and --print-selection need --topo SRC", NULL);
     if (o->print_selection && !o->db)
         return usage_error("--print-selection reads a database: add --db FILE", NULL);
+    if (o->nvlink_from && !o->topo)
+        return usage_error("--nvlink-from PLATFORM adds NVLinks to --topo SRC; add it", NULL);
     if (!o->list_platforms && !o->topo && !o->verify_file && !o->import_msccl)
         return usage_error("--topo SRC is required", NULL);
     if (o->topo && !o->export_fmt && !o->algo && !o->list_algos && !o->report && !o->db)
@@ -387,8 +397,8 @@ int main(int argc, char **argv)
         o.print_topo = 0;
     if (o.list_platforms)
         return list_platforms();
-    if (o.topo && acc_topo_load(o.topo, &topo) != ACC_OK)
-        return compile_fail(EXIT_INPUT);
+    if (o.topo && (rc = compile_topo_load(&o, &topo)) != EXIT_OK)
+        return rc;
     rc = topo ? compile_topo_actions(&o, topo) : EXIT_OK;
     /* With --db the kernels are those of the selected plans, built as they are stored. */
     if (rc == EXIT_OK && (o.emit_cuda || o.arch) && !o.db)

@@ -9,6 +9,7 @@
 
 typedef struct {
     const char *topo;
+    const char *nvlink_from; /* --nvlink-from PLATFORM */
     const char *export_fmt;
     const char *output;
     int print_topo;
@@ -44,6 +45,8 @@ int compile_fail(int code);
 /* Write a buffer to a path ("-" or NULL: standard output). */
 int compile_write(const char *path, const acc_buf_t *b);
 
+/* --topo SRC, with the NVLinks of --nvlink-from PLATFORM; EXIT_INPUT with the message set. */
+int compile_topo_load(const compile_opts_t *o, acc_topo_t **out);
 int compile_topo_actions(const compile_opts_t *o, const acc_topo_t *topo);
 int compile_list_algos(const acc_topo_t *topo);
 /* --emit-cuda DIR, --arch LIST: generate (and compile) the kernels of the run's plans. */

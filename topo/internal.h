@@ -31,6 +31,8 @@ struct acc_topo {
     int *adj_start;       /* CSR adjacency: outgoing links of vertex v are */
     int *adj_links;       /* adj_links[adj_start[v] .. adj_start[v+1]) */
     acc_topo_path_t *vpaths; /* nvertices x nvertices, node-local best paths */
+    int *route_start;     /* the links of the best path va -> vb, source first, are */
+    int *route_links;     /* route_links[route_start[p] .. route_start[p+1]), p = va x n + vb */
     int *gpu_vertex;      /* GPU id -> vertex index */
     int *gpu_nic;         /* GPU id -> NIC vertex index of its rail, -1 without NICs */
     int *vertex_numa;     /* vertex -> CPU id, -1 */
@@ -82,6 +84,11 @@ int topo_cpu_max_pcie_gen(const acc_topo_vertex_t *cpu);
 const acc_gpu_model_t *topo_gpu_model_for_pcie_gen(int gen);
 /* Default PCIe generation for a GPU architecture (the GPU's own host link). */
 int topo_default_pcie_gen(int sm);
+
+/* GPUs whose part has NVLinks in an input that lists none (topo_nvlink.c): their count, and,
+ * when out is given and there are some, the warning that plans will be PCIe plans and how to get
+ * NVLink plans.  0 for synthetic and live topologies, which state their NVLinks. */
+int topo_missing_nvlinks(const acc_topo_t *t, acc_buf_t *out);
 
 /* topo_nccl_xml.h and topo_hwloc.h are private to their importers' files. */
 

@@ -27,37 +27,53 @@ static const acc_gpu_arch_t archs[] = {
 };
 
 /* PCI device ids of NVIDIA data-centre and common workstation GPUs (vendor 0x10de), as they
- * appear in lspci, hwloc and NCCL dumps; SM counts and memory from each product's datasheet. */
+ * appear in lspci, hwloc and NCCL dumps; SM counts, memory and memory bandwidth (GB/s) from each
+ * product's datasheet.  Memory bandwidth feeds the simulator's memory resources. */
 static const acc_gpu_model_t models[] = {
-    {0x1094, "Tesla M2075", 20, 14, 6 * GIB, 0, 2},
-    {0x1023, "Tesla K40m", 35, 15, 12 * GIB, 0, 3},
-    {0x15f9, "P100 SXM2 16GB", 60, 56, 16 * GIB, 4, 3},
-    {0x1db1, "V100 SXM2 16GB", 70, 80, 16 * GIB, 6, 3},
-    {0x1db5, "V100 SXM2 32GB", 70, 80, 32 * GIB, 6, 3},
-    {0x1db8, "V100 SXM3 32GB", 70, 80, 32 * GIB, 6, 3},
-    {0x1db4, "V100 PCIe 16GB", 70, 80, 16 * GIB, 0, 3},
-    {0x1eb8, "T4", 75, 40, 16 * GIB, 0, 3},
-    {0x20b0, "A100 SXM4 40GB", 80, 108, 40 * GIB, 12, 4},
-    {0x20b2, "A100 SXM4 80GB", 80, 108, 80 * GIB, 12, 4},
-    {0x20b5, "A100 PCIe 80GB", 80, 108, 80 * GIB, 0, 4},
-    {0x20f1, "A100 PCIe 40GB", 80, 108, 40 * GIB, 0, 4},
+    {0x1094, "Tesla M2075", 20, 14, 6 * GIB, 150, 0, 2},
+    {0x1023, "Tesla K40m", 35, 15, 12 * GIB, 288, 0, 3},
+    {0x15f9, "P100 SXM2 16GB", 60, 56, 16 * GIB, 732, 4, 3},
+    {0x1db1, "V100 SXM2 16GB", 70, 80, 16 * GIB, 900, 6, 3},
+    {0x1db5, "V100 SXM2 32GB", 70, 80, 32 * GIB, 900, 6, 3},
+    {0x1db8, "V100 SXM3 32GB", 70, 80, 32 * GIB, 980, 6, 3}, /* the DGX-2H part */
+    {0x1db4, "V100 PCIe 16GB", 70, 80, 16 * GIB, 900, 0, 3},
+    {0x1eb8, "T4", 75, 40, 16 * GIB, 320, 0, 3},
+    {0x20b0, "A100 SXM4 40GB", 80, 108, 40 * GIB, 1555, 12, 4},
+    {0x20b2, "A100 SXM4 80GB", 80, 108, 80 * GIB, 2039, 12, 4},
+    {0x20b5, "A100 PCIe 80GB", 80, 108, 80 * GIB, 1935, 0, 4},
+    {0x20f1, "A100 PCIe 40GB", 80, 108, 40 * GIB, 1555, 0, 4},
     /* A800 and H800, the export parts for China, are A100 and H100 silicon with 8 NVLinks:
      * 400 GB/s bidirectional (reference/04-topology.md §5; the NV8 matrix of NVIDIA/nccl#933),
      * SMs, memory and PCIe as their A100 SXM4 80GB and H100 SXM5 80GB siblings.  PCI ids as the
      * driver lists "NVIDIA A800-SXM4-80GB" 20F3 and "NVIDIA H800" 2324 (README of
      * NVIDIA/open-gpu-kernel-modules 560.31.02, "Compatible GPUs"). */
-    {0x20f3, "A800 SXM4 80GB", 80, 108, 80 * GIB, 8, 4},
-    {0x2236, "A10", 86, 72, 24 * GIB, 0, 4},
-    {0x2237, "A10G", 86, 80, 24 * GIB, 0, 4},
-    {0x2235, "A40", 86, 84, 48 * GIB, 0, 4},
-    {0x2684, "GeForce RTX 4090", 89, 128, 24 * GIB, 0, 4},
-    {0x26b5, "L40", 89, 142, 48 * GIB, 0, 4},
-    {0x26b9, "L40S", 89, 142, 48 * GIB, 0, 4},
-    {0x2330, "H100 SXM5 80GB", 90, 132, 80 * GIB, 18, 5},
-    {0x2331, "H100 PCIe 80GB", 90, 114, 80 * GIB, 0, 5},
-    {0x2324, "H800 SXM5 80GB", 90, 132, 80 * GIB, 8, 5},
-    {0x2335, "H200 SXM 141GB", 90, 132, 141 * GIB, 18, 5},
-    {0x2901, "B200", 100, 148, 180 * GIB, 18, 5},
+    {0x20f3, "A800 SXM4 80GB", 80, 108, 80 * GIB, 2039, 8, 4},
+    {0x2236, "A10", 86, 72, 24 * GIB, 600, 0, 4},
+    {0x2237, "A10G", 86, 80, 24 * GIB, 600, 0, 4},
+    {0x2235, "A40", 86, 84, 48 * GIB, 696, 0, 4},
+    {0x2684, "GeForce RTX 4090", 89, 128, 24 * GIB, 1008, 0, 4},
+    {0x26b5, "L40", 89, 142, 48 * GIB, 864, 0, 4},
+    {0x26b9, "L40S", 89, 142, 48 * GIB, 864, 0, 4},
+    {0x2330, "H100 SXM5 80GB", 90, 132, 80 * GIB, 3350, 18, 5},
+    {0x2331, "H100 PCIe 80GB", 90, 114, 80 * GIB, 2000, 0, 5},
+    {0x2324, "H800 SXM5 80GB", 90, 132, 80 * GIB, 3350, 8, 5},
+    {0x2335, "H200 SXM 141GB", 90, 132, 141 * GIB, 4800, 18, 5},
+    {0x2901, "B200", 100, 148, 180 * GIB, 8000, 18, 5},
+};
+
+/* The part a GPU known only by its compute capability (and perhaps its memory) is taken to be:
+ * the generation's data-centre part, its SXM form where there is one, and the larger-memory SXM
+ * part where the memory exceeds the smaller one's (an A100 with more than 48 GiB is the 80 GB
+ * one, an sm_90 part with more than 100 GiB the H200).  A compute capability between two rows
+ * takes the lower row. */
+static const struct {
+    int sm;
+    uint64_t mem_above;
+    int device_id;
+} generation_parts[] = {
+    {20, 0, 0x1094}, {35, 0, 0x1023}, {60, 0, 0x15f9},         {70, 0, 0x1db1},
+    {75, 0, 0x1eb8}, {80, 0, 0x20b0}, {80, 48 * GIB, 0x20b2},  {86, 0, 0x2236},
+    {89, 0, 0x26b5}, {90, 0, 0x2330}, {90, 100 * GIB, 0x2335}, {100, 0, 0x2901},
 };
 
 /* Name fragments as nvidia-smi, NVML and hwloc's GPUModel or PCIDevice print them, most specific
@@ -130,6 +146,30 @@ const acc_gpu_model_t *acc_topo_gpu_model_by_pci(int device_id)
         if (models[i].device_id == device_id)
             return &models[i];
     return NULL;
+}
+
+const acc_gpu_model_t *acc_topo_gpu_models(size_t *count)
+{
+    *count = sizeof(models) / sizeof(models[0]);
+    return models;
+}
+
+/* The generation's part for a compute capability and memory size, or NULL below the first row. */
+static const acc_gpu_model_t *generation_part(int sm, uint64_t mem_bytes)
+{
+    const acc_gpu_model_t *m = NULL;
+    size_t i;
+    for (i = 0; i < sizeof(generation_parts) / sizeof(generation_parts[0]); i++)
+        if (generation_parts[i].sm <= sm &&
+            (!generation_parts[i].mem_above || mem_bytes > generation_parts[i].mem_above))
+            m = acc_topo_gpu_model_by_pci(generation_parts[i].device_id);
+    return m;
+}
+
+const acc_gpu_model_t *acc_topo_gpu_model_of(const acc_topo_vertex_t *gpu)
+{
+    const acc_gpu_model_t *m = acc_topo_gpu_model_by_pci(gpu->device_id);
+    return m ? m : generation_part(gpu->sm, gpu->mem_bytes);
 }
 
 /* A name character folded for matching: case and the separator between words do not count. */
@@ -257,10 +297,10 @@ int topo_cpu_max_pcie_gen(const acc_topo_vertex_t *cpu)
 const acc_gpu_model_t *topo_gpu_model_for_pcie_gen(int gen)
 {
     if (gen >= 5)
-        return acc_topo_gpu_model_by_pci(0x2330); /* H100 SXM5 80GB */
+        return generation_part(90, 0); /* Hopper */
     if (gen == 4)
-        return acc_topo_gpu_model_by_pci(0x20b0); /* A100 SXM4 40GB */
+        return generation_part(80, 0); /* Ampere */
     if (gen == 3)
-        return acc_topo_gpu_model_by_pci(0x1db1); /* V100 SXM2 16GB */
+        return generation_part(70, 0); /* Volta */
     return NULL;
 }

@@ -7,25 +7,34 @@
 #include <sys/stat.h>
 
 #define ALTERNATIVES                                                                               \
-    "a topology file (NCCL topology XML from NCCL_TOPO_DUMP_FILE, hwloc XML from `lstopo --of "  \
-    "xml`, `nvidia-smi topo -m` output, or acc YAML), a shipped platform name (see "             \
-    "`acc-compile --list-platforms`), 'auto', or a synthetic description such as "               \
+    "a topology file (NCCL topology XML from NCCL_TOPO_DUMP_FILE, hwloc XML from `lstopo --of "    \
+    "xml`, `nvidia-smi topo -m` output, or acc YAML), a shipped platform name (see "               \
+    "`acc-compile --list-platforms`), 'auto', or a synthetic description such as "                 \
     "\"nodes=2 gpus=8 nvlink=18 nic=8x400\""
 
+/* Finalize an import; an input whose GPUs lack the NVLinks their part has is worth a warning,
+ * since every plan for it will be a PCIe plan. */
 static acc_status_t finish(acc_topo_t *t, const char *source, acc_topo_format_t fmt)
 {
     acc_status_t st = ACC_OK;
+    acc_buf_t warning;
+
     if (!acc_topo_source(t)[0])
         st = acc_topo_set_source(t, source, fmt);
     else
         t->format = fmt;
-    if (st == ACC_OK && (st = acc_topo_finalize(t)) != ACC_OK)
-        acc_error_prefix(st, "%s: ", source);
-    return st;
+    if (st != ACC_OK)
+        return st;
+    if ((st = acc_topo_finalize(t)) != ACC_OK)
+        return acc_error_prefix(st, "%s: ", source);
+    acc_buf_init(&warning);
+    if (topo_missing_nvlinks(t, &warning) && warning.data)
+        ACC_WARN(TOPO, "%s", warning.data);
+    acc_buf_free(&warning);
+    return ACC_OK;
 }
 
-acc_status_t acc_topo_load_buffer(const char *text, size_t len, const char *name,
-                                  acc_topo_t **out)
+acc_status_t acc_topo_load_buffer(const char *text, size_t len, const char *name, acc_topo_t **out)
 {
     acc_topo_t *t = NULL;
     acc_topo_format_t fmt = acc_topo_detect_format(text, len);
@@ -125,8 +134,10 @@ acc_status_t acc_topo_load_platform(const char *name, acc_topo_t **out)
     if ((st = acc_buf_status(&path)) != ACC_OK)
         return st;
     if (stat(path.data, &sb) != 0) {
-        st = acc_error_set(ACC_ERR_NOT_FOUND, "no shipped platform '%s' in %s (see "
-                           "`acc-compile --list-platforms`)", name, acc_topo_platform_dir());
+        st = acc_error_set(ACC_ERR_NOT_FOUND,
+                           "no shipped platform '%s' in %s (see "
+                           "`acc-compile --list-platforms`)",
+                           name, acc_topo_platform_dir());
     } else {
         st = acc_topo_load_file(path.data, out);
         if (st == ACC_OK && !acc_topo_name(*out)[0])
@@ -179,7 +190,7 @@ acc_status_t acc_topo_load(const char *src, acc_topo_t **out)
     acc_buf_free(&path);
     if (platform)
         return acc_topo_load_platform(src, out);
-    return acc_error_set(ACC_ERR_NOT_FOUND,
-                         "'%s' is no file, shipped platform or synthetic description; pass "
-                         ALTERNATIVES, src);
+    return acc_error_set(
+        ACC_ERR_NOT_FOUND,
+        "'%s' is no file, shipped platform or synthetic description; pass " ALTERNATIVES, src);
 }

@@ -195,8 +195,7 @@ static acc_status_t make_cpu(nxml_ctx_t *c, int i)
 static acc_status_t guess_generation(nxml_ctx_t *c, const nxml_item_t *it)
 {
     acc_topo_vertex_t *v = &c->t->vertices[it->vertex];
-    const acc_topo_vertex_t *cpu =
-        it->cpu >= 0 ? &c->t->vertices[c->items[it->cpu].vertex] : NULL;
+    const acc_topo_vertex_t *cpu = it->cpu >= 0 ? &c->t->vertices[c->items[it->cpu].vertex] : NULL;
     int gen = it->gen, cap = topo_cpu_max_pcie_gen(cpu);
     const acc_gpu_model_t *m;
 
@@ -206,17 +205,41 @@ static acc_status_t guess_generation(nxml_ctx_t *c, const nxml_item_t *it)
     if (!m)
         return ACC_OK; /* the caller's error explains what to add */
     snprintf(v->model, sizeof(v->model), "%s", m->model);
-    if (acc_topo_assume(c->t, "NVLinks: a partial PCI tree lists none and acc invents none (NCCL "
-                              "detects them at run time); pass the file NCCL_TOPO_DUMP_FILE "
-                              "writes, or a shipped platform, for NVLink-aware schedules") !=
-        ACC_OK)
-        return ACC_ERR_NOMEM;
     return acc_topo_assume(c->t,
                            "GPU model not in the file (a partial PCI tree: NCCL fills it from the "
                            "GPU it detects): %s taken from the PCIe Gen%d link%s; add "
                            "device=\"0x....\" or <gpu sm=\"..\"/>, or pass the file "
                            "NCCL_TOPO_DUMP_FILE writes, to state it",
                            m->model, gen, cap && it->gen > cap ? " (capped by the host CPU)" : "");
+}
+
+/* Network plugins' files (aws-ofi-nccl's p5.48xlarge) give a GPU its compute capability but no
+ * model: NCCL completes it from the GPU it detects.  An sm_80 or sm_90 GPU of class 0x0302 (a
+ * 3D controller, as data-centre parts are; workstation cards are VGA, 0x0300) on a 16 or 32 GT/s
+ * link is taken as its generation's SXM part, the part of the 8-GPU machines these files
+ * describe; the H100 and A100 PCIe cards share class and link, so the assumption says how to
+ * state the part.  The SXM part's NVLinks are still not invented (topo_missing_nvlinks warns). */
+static acc_status_t sxm_from_arch(nxml_ctx_t *c, const nxml_item_t *it)
+{
+    acc_topo_vertex_t *v = &c->t->vertices[it->vertex];
+    const acc_gpu_model_t *m;
+    char cls[NXML_ATTR_MAX];
+    int has_cls;
+    acc_status_t st;
+
+    if ((v->sm != 80 && v->sm != 90) || (it->gen != 4 && it->gen != 5))
+        return ACC_OK;
+    if ((st = topo_nxml_attr(c, it->pci, "class", cls, &has_cls)) != ACC_OK)
+        return st;
+    if (!has_cls || !topo_nxml_class_is(cls, "0x0302") || !(m = acc_topo_gpu_model_of(v)))
+        return ACC_OK;
+    snprintf(v->model, sizeof(v->model), "%s", m->model);
+    return acc_topo_assume(c->t,
+                           "GPU model not in the file (NCCL fills it from the GPU it detects): "
+                           "%s for sm_%d GPUs of class 0x0302 on %s GT/s links, the SXM part; "
+                           "add device=\"0x....\" to their <pci> to state another (the PCIe "
+                           "card looks the same)",
+                           m->model, v->sm, it->gen == 5 ? "32" : "16");
 }
 
 static acc_status_t make_gpu(nxml_ctx_t *c, int i)
@@ -248,6 +271,8 @@ static acc_status_t make_gpu(nxml_ctx_t *c, int i)
         v->mem_bytes = present ? (uint64_t)x : 0;
     }
     if (!v->sm && !v->device_id && !v->model[0] && (st = guess_generation(c, it)) != ACC_OK)
+        return st;
+    if (v->sm && !v->device_id && !v->model[0] && it->pci && (st = sxm_from_arch(c, it)) != ACC_OK)
         return st;
     if ((st = topo_fill_gpu_defaults(c->t, it->vertex)) != ACC_OK) {
         const acc_topo_vertex_t *g = &c->t->vertices[it->vertex];

@@ -4,10 +4,13 @@
  * Within a node the best path between two vertices is the one with fewest hops, then the widest
  * (largest bottleneck bandwidth), then the lowest latency: the order in which NCCL's breadth-first
  * path search prefers routes (a longer path never replaces a shorter one; among equally short
- * ones the wider wins).  So a direct NVLink beats a wider detour through a third GPU, as in NCCL.  Paths never pass through a NIC, and pass through a GPU only from
- * NVLink to NVLink (NCCL's NVB).  Between nodes, a path leaves by the source GPU's rail NIC and
- * enters by the destination GPU's rail NIC; the cluster's node graphs are identical, so inter-node
- * paths are composed from node-local ones in O(1) instead of searching a graph of 1024 GPUs.
+ * ones the wider wins).  So a direct NVLink beats a wider detour through a third GPU, as in
+ * NCCL.  Paths never pass through a NIC, and pass through a GPU only from NVLink to NVLink
+ * (NCCL's NVB).  Each path's links are kept (acc_topo_vertex_route), so that the simulator routes
+ * transfers over exactly the paths this search chose: the rule lives here only.  Between nodes, a
+ * path leaves by the source GPU's rail NIC and enters by the destination GPU's rail NIC; the
+ * cluster's node graphs are identical, so inter-node paths are composed from node-local ones in
+ * O(1) instead of searching a graph of 1024 GPUs.
  */
 #include "internal.h"
 
@@ -89,8 +92,27 @@ static acc_path_class_t classify(const acc_topo_t *t, const int *links, int n)
     return switches > 1 ? ACC_PATH_PXB : ACC_PATH_PIX;
 }
 
-/* Best paths from one source to every vertex; fills row `src` of t->vpaths. */
-static acc_status_t paths_from(acc_topo_t *t, int src, state_t *st, int *trail)
+/* The links of every best path, appended source by source as they are found. */
+typedef struct {
+    int *links;
+    size_t n, cap;
+} route_buf_t;
+
+static acc_status_t keep_route(acc_topo_t *t, route_buf_t *r, int pair, const int *trail, int n)
+{
+    void *p = r->links;
+    if (acc_array_reserve(&p, &r->cap, r->n + (size_t)n + 1, sizeof(int)) != ACC_OK)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory keeping the paths of %d vertices",
+                             t->nvertices);
+    r->links = p;
+    memcpy(r->links + r->n, trail, (size_t)n * sizeof(int));
+    r->n += (size_t)n;
+    t->route_start[pair + 1] = (int)r->n;
+    return ACC_OK;
+}
+
+/* Best paths from one source to every vertex; fills row `src` of t->vpaths and its routes. */
+static acc_status_t paths_from(acc_topo_t *t, int src, state_t *st, int *trail, route_buf_t *r)
 {
     int nv = t->nvertices, nstates = 2 * nv, i;
 
@@ -107,8 +129,8 @@ static acc_status_t paths_from(acc_topo_t *t, int src, state_t *st, int *trail)
     for (;;) {
         int cur = -1, v, k;
         for (i = 0; i < nstates; i++)
-            if (!st[i].done && st[i].bw >= 0 && (cur < 0 || better(st[i].bw, st[i].hops,
-                                                                     st[i].lat, &st[cur])))
+            if (!st[i].done && st[i].bw >= 0 &&
+                (cur < 0 || better(st[i].bw, st[i].hops, st[i].lat, &st[cur])))
                 cur = i;
         if (cur < 0)
             break;
@@ -136,18 +158,13 @@ static acc_status_t paths_from(acc_topo_t *t, int src, state_t *st, int *trail)
         if (st[2 * i + 1].bw >= 0 && (best < 0 || better(st[2 * i + 1].bw, st[2 * i + 1].hops,
                                                          st[2 * i + 1].lat, &st[best])))
             best = 2 * i + 1;
-        if (i == src) {
-            p->cls = ACC_PATH_LOC;
+        if (i == src || best < 0) {
+            p->cls = i == src ? ACC_PATH_LOC : ACC_PATH_DIS;
             p->bw = 0;
             p->lat_us = 0;
             p->hops = 0;
-            continue;
-        }
-        if (best < 0) {
-            p->cls = ACC_PATH_DIS;
-            p->bw = 0;
-            p->lat_us = 0;
-            p->hops = 0;
+            if (keep_route(t, r, src * nv + i, trail, 0) != ACC_OK)
+                return ACC_ERR_NOMEM;
             continue;
         }
         for (s = best; st[s].prev_state >= 0; s = st[s].prev_state)
@@ -162,6 +179,8 @@ static acc_status_t paths_from(acc_topo_t *t, int src, state_t *st, int *trail)
         p->bw = st[best].bw;
         p->lat_us = st[best].lat;
         p->hops = st[best].hops;
+        if (keep_route(t, r, src * nv + i, trail, n) != ACC_OK)
+            return ACC_ERR_NOMEM;
     }
     return ACC_OK;
 }
@@ -201,7 +220,10 @@ void topo_free_paths(acc_topo_t *t)
     acc_free(t->gpu_vertex);
     acc_free(t->gpu_nic);
     acc_free(t->vertex_numa);
+    acc_free(t->route_start);
+    acc_free(t->route_links);
     t->adj_start = t->adj_links = t->gpu_vertex = t->gpu_nic = t->vertex_numa = NULL;
+    t->route_start = t->route_links = NULL;
     t->vpaths = NULL;
     t->finalized = 0;
 }
@@ -211,6 +233,7 @@ acc_status_t topo_compute_paths(acc_topo_t *t)
     int nv = t->nvertices, i, v;
     state_t *st = NULL;
     int *trail = NULL;
+    route_buf_t routes = {NULL, 0, 0};
     acc_status_t st_ = ACC_OK;
 
     t->adj_start = acc_calloc((size_t)nv + 1, sizeof(int));
@@ -219,10 +242,11 @@ acc_status_t topo_compute_paths(acc_topo_t *t)
     t->gpu_vertex = acc_calloc((size_t)t->kind_count[ACC_VTX_GPU] + 1, sizeof(int));
     t->gpu_nic = acc_calloc((size_t)t->kind_count[ACC_VTX_GPU] + 1, sizeof(int));
     t->vertex_numa = acc_calloc((size_t)nv + 1, sizeof(int));
+    t->route_start = acc_calloc((size_t)nv * (size_t)nv + 1, sizeof(int));
     st = acc_calloc(2 * (size_t)nv, sizeof(state_t));
     trail = acc_calloc(2 * (size_t)nv + 1, sizeof(int));
     if (!t->adj_start || !t->adj_links || !t->vpaths || !t->gpu_vertex || !t->gpu_nic ||
-        !t->vertex_numa || !st || !trail) {
+        !t->vertex_numa || !t->route_start || !st || !trail) {
         st_ = acc_error_set(ACC_ERR_NOMEM, "out of memory computing paths of %d vertices", nv);
         goto out;
     }
@@ -246,8 +270,12 @@ acc_status_t topo_compute_paths(acc_topo_t *t)
     for (v = 0; v < nv; v++)
         if (t->vertices[v].kind == ACC_VTX_GPU)
             t->gpu_vertex[t->vertices[v].id] = v;
-    for (v = 0; v < nv; v++)
-        paths_from(t, v, st, trail);
+    for (v = 0; v < nv && st_ == ACC_OK; v++)
+        st_ = paths_from(t, v, st, trail, &routes);
+    if (st_ != ACC_OK)
+        goto out;
+    t->route_links = routes.links;
+    routes.links = NULL;
     assign_rails(t);
     for (v = 0; v < nv; v++) {
         int best = -1, c;
@@ -274,6 +302,7 @@ acc_status_t topo_compute_paths(acc_topo_t *t)
 out:
     acc_free(st);
     acc_free(trail);
+    acc_free(routes.links);
     if (st_ != ACC_OK)
         topo_free_paths(t);
     return st_;
@@ -297,8 +326,10 @@ static acc_status_t set_nvlink_bandwidths(acc_topo_t *t)
                 continue;
             a = acc_topo_gpu_arch(ends[e]->sm);
             if (!a || a->nvlink_gbs <= 0)
-                return acc_error_set(ACC_ERR_TOPO, "%s (sm_%d) has NVLinks but its generation "
-                                     "has none", ends[e]->name, ends[e]->sm);
+                return acc_error_set(ACC_ERR_TOPO,
+                                     "%s (sm_%d) has NVLinks but its generation "
+                                     "has none",
+                                     ends[e]->name, ends[e]->sm);
             if (rate == 0 || a->nvlink_gbs < rate)
                 rate = a->nvlink_gbs;
         }
@@ -327,8 +358,10 @@ acc_status_t acc_topo_finalize(acc_topo_t *t)
             const acc_topo_path_t *p =
                 &t->vpaths[(size_t)t->gpu_vertex[a] * t->nvertices + t->gpu_vertex[b]];
             if (p->cls == ACC_PATH_DIS) {
-                st = acc_error_set(ACC_ERR_TOPO, "GPU%d cannot reach GPU%d: the input has no "
-                                   "PCIe or NVLink path between them", a, b);
+                st = acc_error_set(ACC_ERR_TOPO,
+                                   "GPU%d cannot reach GPU%d: the input has no "
+                                   "PCIe or NVLink path between them",
+                                   a, b);
                 topo_free_paths(t);
                 return st;
             }
@@ -357,6 +390,20 @@ acc_status_t acc_topo_vertex_path(const acc_topo_t *t, int va, int vb, acc_topo_
     if (va < 0 || va >= t->nvertices || vb < 0 || vb >= t->nvertices)
         return acc_error_set(ACC_ERR_INVALID, "no vertex %d or %d", va, vb);
     *out = t->vpaths[(size_t)va * t->nvertices + vb];
+    return ACC_OK;
+}
+
+acc_status_t acc_topo_vertex_route(const acc_topo_t *t, int va, int vb, const int **links, int *n)
+{
+    acc_status_t st = need_final(t);
+    size_t pair;
+    if (st != ACC_OK)
+        return st;
+    if (va < 0 || va >= t->nvertices || vb < 0 || vb >= t->nvertices)
+        return acc_error_set(ACC_ERR_INVALID, "no vertex %d or %d", va, vb);
+    pair = (size_t)va * t->nvertices + vb;
+    *links = t->route_links + t->route_start[pair];
+    *n = t->route_start[pair + 1] - t->route_start[pair];
     return ACC_OK;
 }
 
@@ -407,8 +454,8 @@ acc_status_t acc_topo_path(const acc_topo_t *t, int rank_a, int rank_b, acc_topo
         return acc_error_set(ACC_ERR_RANGE, "rank %d or %d outside 0..%d", rank_a, rank_b,
                              ranks - 1);
     if (rank_a / g == rank_b / g)
-        *out = t->vpaths[(size_t)t->gpu_vertex[rank_a % g] * t->nvertices +
-                         t->gpu_vertex[rank_b % g]];
+        *out =
+            t->vpaths[(size_t)t->gpu_vertex[rank_a % g] * t->nvertices + t->gpu_vertex[rank_b % g]];
     else
         net_path(t, rank_a % g, rank_b % g, out);
     return ACC_OK;
@@ -434,8 +481,8 @@ acc_status_t acc_topo_path_matrix(const acc_topo_t *t, acc_topo_path_t **out)
     /* Every node pair repeats the same g x g block: compute the two blocks once. */
     for (a = 0; a < g; a++) {
         for (b = 0; b < g; b++) {
-            local[a * g + b] = t->vpaths[(size_t)t->gpu_vertex[a] * t->nvertices +
-                                         t->gpu_vertex[b]];
+            local[a * g + b] =
+                t->vpaths[(size_t)t->gpu_vertex[a] * t->nvertices + t->gpu_vertex[b]];
             if (t->net.nodes > 1)
                 net_path(t, a, b, &remote[a * g + b]);
         }
@@ -444,8 +491,8 @@ acc_status_t acc_topo_path_matrix(const acc_topo_t *t, acc_topo_path_t **out)
         acc_topo_path_t *row = m + (size_t)a * n;
         int node_a = a / g, ga = a % g, node_b;
         for (node_b = 0; node_b < n / g; node_b++)
-            memcpy(row + (size_t)node_b * g,
-                   (node_b == node_a ? local : remote) + (size_t)ga * g, sizeof(*m) * g);
+            memcpy(row + (size_t)node_b * g, (node_b == node_a ? local : remote) + (size_t)ga * g,
+                   sizeof(*m) * g);
     }
     acc_free(local);
     acc_free(remote);

@@ -15,7 +15,8 @@ static void cell(const acc_topo_t *t, int va, int vb, char out[16])
         snprintf(out, 16, "X");
     } else if (p->cls == ACC_PATH_NVL && a->kind == ACC_VTX_GPU && b->kind == ACC_VTX_GPU) {
         int direct = acc_topo_nvlinks_between(t, a->id, b->id);
-        int sa = acc_topo_nvlinks_to_switches(t, a->id), sb = acc_topo_nvlinks_to_switches(t, b->id);
+        int sa = acc_topo_nvlinks_to_switches(t, a->id),
+            sb = acc_topo_nvlinks_to_switches(t, b->id);
         int via = sa < sb ? sa : sb;
         snprintf(out, 16, "NV%d", direct + via);
     } else {
@@ -85,9 +86,9 @@ static void nics(const acc_topo_t *t, acc_buf_t *out)
             if (c < best)
                 best = c;
         }
-        acc_buf_printf(out, "  %-5s %-12s %4.0f Gb/s  NUMA %d  GDR %s  nearest GPUs (%s):",
-                       n->name, n->dev_name[0] ? n->dev_name : "-", n->speed_gbps,
-                       t->vertex_numa[v], n->gdr ? "yes" : "no", acc_path_class_name(best));
+        acc_buf_printf(out, "  %-5s %-12s %4.0f Gb/s  NUMA %d  GDR %s  nearest GPUs (%s):", n->name,
+                       n->dev_name[0] ? n->dev_name : "-", n->speed_gbps, t->vertex_numa[v],
+                       n->gdr ? "yes" : "no", acc_path_class_name(best));
         for (g = 0; g < t->kind_count[ACC_VTX_GPU]; g++)
             if (t->vpaths[(size_t)t->gpu_vertex[g] * t->nvertices + v].cls == best)
                 acc_buf_printf(out, " GPU%d", g);
@@ -124,62 +125,122 @@ static void numa(const acc_topo_t *t, acc_buf_t *out)
     }
 }
 
+/* GPUs whose model, SM count or memory the input left out and no default filled: unknown, which
+ * is not the same as assumed.  Appends the statement to out when there are some. */
+static int unknown_facts(const acc_topo_t *t, acc_buf_t *out)
+{
+    int g, n = 0;
+    for (g = 0; g < t->kind_count[ACC_VTX_GPU]; g++) {
+        const acc_topo_vertex_t *v = &t->vertices[t->gpu_vertex[g]];
+        if (v->model[0] && v->sm_count && v->mem_bytes)
+            continue;
+        acc_buf_printf(out, "%s%s", n ? ", " : "GPU model, SM count or memory unknown for ",
+                       v->name);
+        n++;
+    }
+    if (n)
+        acc_buf_puts(out, ": not in the input, and acc assumed none (add the PCI device id or "
+                          "the model to the input)");
+    return n;
+}
+
+/* The missing-NVLink warning and the unknown facts, each into its buffer. */
+static acc_status_t warnings(const acc_topo_t *t, acc_buf_t *nvlinks, acc_buf_t *unknown)
+{
+    acc_status_t st;
+    topo_missing_nvlinks(t, nvlinks);
+    unknown_facts(t, unknown);
+    if ((st = acc_buf_status(nvlinks)) != ACC_OK)
+        return st;
+    return acc_buf_status(unknown);
+}
+
+static void text_warnings(const acc_buf_t *nvlinks, const acc_buf_t *unknown, acc_buf_t *out)
+{
+    if (!nvlinks->len && !unknown->len)
+        return;
+    acc_buf_puts(out, "\nWarnings\n");
+    if (nvlinks->len)
+        acc_buf_printf(out, "  - %s\n", nvlinks->data);
+    if (unknown->len)
+        acc_buf_printf(out, "  - %s\n", unknown->data);
+}
+
 acc_status_t acc_topo_summary(const acc_topo_t *t, acc_buf_t *out)
 {
     char fp[ACC_SHA256_HEX_LEN + 1];
+    acc_buf_t nvlinks, unknown;
     acc_status_t st = acc_topo_fingerprint(t, fp);
     int i;
 
     if (st != ACC_OK)
         return st;
+    acc_buf_init(&nvlinks);
+    acc_buf_init(&unknown);
+    if ((st = warnings(t, &nvlinks, &unknown)) != ACC_OK)
+        goto out;
     acc_buf_printf(out, "Topology     %s\nSource       %s (%s)\n", t->name[0] ? t->name : "-",
                    acc_topo_source(t), acc_topo_format_name(t->format));
     acc_buf_printf(out, "Ranks        %d node%s x %d GPUs = %d\n", t->net.nodes,
                    t->net.nodes > 1 ? "s" : "", t->kind_count[ACC_VTX_GPU], acc_topo_ranks(t));
-    acc_buf_printf(out, "Vertices     %d GPU, %d NVSwitch fabric, %d PCIe switch, %d NUMA, %d NIC\n",
-                   t->kind_count[ACC_VTX_GPU], t->kind_count[ACC_VTX_NVSWITCH],
-                   t->kind_count[ACC_VTX_PCISW], t->kind_count[ACC_VTX_CPU],
-                   t->kind_count[ACC_VTX_NIC]);
+    acc_buf_printf(
+        out, "Vertices     %d GPU, %d NVSwitch fabric, %d PCIe switch, %d NUMA, %d NIC\n",
+        t->kind_count[ACC_VTX_GPU], t->kind_count[ACC_VTX_NVSWITCH], t->kind_count[ACC_VTX_PCISW],
+        t->kind_count[ACC_VTX_CPU], t->kind_count[ACC_VTX_NIC]);
     acc_buf_printf(out, "Fingerprint  %s\n", fp);
+    text_warnings(&nvlinks, &unknown, out);
     gpus(t, out);
     matrix(t, out);
     nics(t, out);
     numa(t, out);
     if (t->net.nodes > 1)
-        acc_buf_printf(out, "\nNetwork\n  %d nodes, fabric %s, latency %.2f us, %s, "
-                       "oversubscription %.2f:1\n", t->net.nodes,
-                       t->net.name[0] ? t->net.name : "-", t->net.latency_us,
+        acc_buf_printf(out,
+                       "\nNetwork\n  %d nodes, fabric %s, latency %.2f us, %s, "
+                       "oversubscription %.2f:1\n",
+                       t->net.nodes, t->net.name[0] ? t->net.name : "-", t->net.latency_us,
                        t->net.rail_optimized ? "rail-optimised" : "not rail-optimised",
                        t->net.oversubscription);
     acc_buf_puts(out, "\nAssumed\n");
     if (!t->nassumed)
-        acc_buf_puts(out, "  nothing: every fact came from the input\n");
+        acc_buf_puts(out, unknown.len ? "  nothing, but some facts are unknown (see Warnings)\n"
+                                      : "  nothing: every fact came from the input\n");
     for (i = 0; i < t->nassumed; i++)
         acc_buf_printf(out, "  - %s\n", t->assumed[i]);
-    return acc_buf_status(out);
+    st = acc_buf_status(out);
+out:
+    acc_buf_free(&nvlinks);
+    acc_buf_free(&unknown);
+    return st;
 }
 
 acc_status_t acc_topo_summary_json(const acc_topo_t *t, acc_buf_t *out)
 {
     char fp[ACC_SHA256_HEX_LEN + 1];
+    acc_buf_t nvlinks, unknown;
     acc_status_t st = acc_topo_fingerprint(t, fp);
     int v, w, i, first;
 
     if (st != ACC_OK)
         return st;
+    acc_buf_init(&nvlinks);
+    acc_buf_init(&unknown);
+    if ((st = warnings(t, &nvlinks, &unknown)) != ACC_OK)
+        goto out;
     acc_buf_puts(out, "{\"name\": ");
     acc_buf_put_json(out, t->name);
     acc_buf_puts(out, ", \"source\": ");
     acc_buf_put_json(out, acc_topo_source(t));
-    acc_buf_printf(out, ", \"format\": \"%s\", \"fingerprint\": \"%s\", \"nodes\": %d, "
+    acc_buf_printf(out,
+                   ", \"format\": \"%s\", \"fingerprint\": \"%s\", \"nodes\": %d, "
                    "\"gpus_per_node\": %d, \"ranks\": %d,\n \"gpus\": [",
-                   acc_topo_format_name(t->format), fp, t->net.nodes,
-                   t->kind_count[ACC_VTX_GPU], acc_topo_ranks(t));
+                   acc_topo_format_name(t->format), fp, t->net.nodes, t->kind_count[ACC_VTX_GPU],
+                   acc_topo_ranks(t));
     for (i = 0; i < t->kind_count[ACC_VTX_GPU]; i++) {
         const acc_topo_vertex_t *g = &t->vertices[t->gpu_vertex[i]];
         acc_buf_printf(out, "%s\n  {\"id\": %d, \"model\": ", i ? "," : "", g->id);
         acc_buf_put_json(out, g->model);
-        acc_buf_printf(out, ", \"sm\": %d, \"sms\": %d, \"memory_bytes\": %llu, \"numa\": %d, "
+        acc_buf_printf(out,
+                       ", \"sm\": %d, \"sms\": %d, \"memory_bytes\": %llu, \"numa\": %d, "
                        "\"busid\": \"%s\", \"nvlinks_to_nvswitch\": %d, \"nic\": %d}",
                        g->sm, g->sm_count, (unsigned long long)g->mem_bytes,
                        t->vertex_numa[t->gpu_vertex[i]], g->busid,
@@ -205,9 +266,11 @@ acc_status_t acc_topo_summary_json(const acc_topo_t *t, acc_buf_t *out)
             continue;
         for (w = 0; w < t->nvertices; w++) {
             const acc_topo_path_t *p = &t->vpaths[(size_t)v * t->nvertices + w];
-            if (w == v || (t->vertices[w].kind != ACC_VTX_GPU && t->vertices[w].kind != ACC_VTX_NIC))
+            if (w == v ||
+                (t->vertices[w].kind != ACC_VTX_GPU && t->vertices[w].kind != ACC_VTX_NIC))
                 continue;
-            acc_buf_printf(out, "%s\n  {\"from\": \"%s\", \"to\": \"%s\", \"class\": \"%s\", "
+            acc_buf_printf(out,
+                           "%s\n  {\"from\": \"%s\", \"to\": \"%s\", \"class\": \"%s\", "
                            "\"bw_gbs\": %.3f, \"lat_us\": %.3f, \"hops\": %d}",
                            first ? "" : ",", t->vertices[v].name, t->vertices[w].name,
                            acc_path_class_name(p->cls), p->bw, p->lat_us, p->hops);
@@ -216,13 +279,28 @@ acc_status_t acc_topo_summary_json(const acc_topo_t *t, acc_buf_t *out)
     }
     acc_buf_printf(out, "],\n \"network\": {\"nodes\": %d, \"fabric\": ", t->net.nodes);
     acc_buf_put_json(out, t->net.name);
-    acc_buf_printf(out, ", \"latency_us\": %g, \"rail_optimized\": %s, \"oversubscription\": %g},"
-                   "\n \"assumed\": [", t->net.latency_us, t->net.rail_optimized ? "true" : "false",
+    acc_buf_printf(out,
+                   ", \"latency_us\": %g, \"rail_optimized\": %s, \"oversubscription\": %g},"
+                   "\n \"assumed\": [",
+                   t->net.latency_us, t->net.rail_optimized ? "true" : "false",
                    t->net.oversubscription);
     for (i = 0; i < t->nassumed; i++) {
         acc_buf_puts(out, i ? ",\n  " : "\n  ");
         acc_buf_put_json(out, t->assumed[i]);
     }
+    acc_buf_puts(out, "],\n \"warnings\": [");
+    if (nvlinks.len) {
+        acc_buf_puts(out, "\n  ");
+        acc_buf_put_json(out, nvlinks.data);
+    }
+    if (unknown.len) {
+        acc_buf_puts(out, nvlinks.len ? ",\n  " : "\n  ");
+        acc_buf_put_json(out, unknown.data);
+    }
     acc_buf_puts(out, "]}\n");
-    return acc_buf_status(out);
+    st = acc_buf_status(out);
+out:
+    acc_buf_free(&nvlinks);
+    acc_buf_free(&unknown);
+    return st;
 }

@@ -268,7 +268,7 @@ static acc_status_t prepare(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nby
         for (i = 0; i <= k; i++)
             sim->bounds[b][i] = k ? (uint64_t)(((unsigned __int128)i * sim->elems[b]) / k) : 0;
     }
-    sim->lane_cap = sim_lane_cap_gbs(plan->proto, sim->min_sm, sim->nodes) * 1e3;
+    sim->lane_cap = sim_lane_cap_gbs(plan->proto, sim->min_sm) * 1e3;
     sim->slice = sim_slice_bytes(plan->proto);
     sim->peer_trips = sim_peer_read_trips();
     sim->reduces = acc_coll_reduces(plan->coll);

@@ -128,43 +128,6 @@ static const double lane_ll128[4] = {20.0, 20.0, 36.7, 40.0};  /* perChMaxRingLL
 static const double ll_gpu[4][3] = {
     {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}};
 
-/* GPU memory bandwidth, GB/s, from each part's datasheet (the V100, A100, H100 and H200 rows
- * are those the issue lists).  By PCI device id first, then by generation. */
-static const struct {
-    int device_id;
-    double gbs;
-} mem_parts[] = {
-    {0x15f9, 732},  /* P100 SXM2 */
-    {0x1db1, 900},  /* V100 SXM2 16GB */
-    {0x1db5, 900},  /* V100 SXM2 32GB */
-    {0x1db8, 980},  /* V100 SXM3 32GB (DGX-2H) */
-    {0x1db4, 900},  /* V100 PCIe */
-    {0x1eb8, 320},  /* T4 */
-    {0x20b0, 1555}, /* A100 SXM4 40GB */
-    {0x20b2, 2039}, /* A100 SXM4 80GB */
-    {0x20b5, 1935}, /* A100 PCIe 80GB */
-    {0x20f1, 1555}, /* A100 PCIe 40GB */
-    {0x20f3, 2039}, /* A800 SXM4 80GB (A100 80GB silicon) */
-    {0x2236, 600},  /* A10 */
-    {0x2237, 600},  /* A10G */
-    {0x2235, 696},  /* A40 */
-    {0x2684, 1008}, /* GeForce RTX 4090 */
-    {0x26b5, 864},  /* L40 */
-    {0x26b9, 864},  /* L40S */
-    {0x2330, 3350}, /* H100 SXM5 80GB */
-    {0x2331, 2000}, /* H100 PCIe 80GB */
-    {0x2324, 3350}, /* H800 SXM5 80GB */
-    {0x2335, 4800}, /* H200 SXM 141GB */
-    {0x2901, 8000}, /* B200 */
-};
-
-static const struct {
-    int sm;
-    double gbs;
-} mem_gens[] = {
-    {60, 732}, {70, 900}, {75, 320}, {80, 1555}, {86, 600}, {89, 864}, {90, 3350}, {100, 8000},
-};
-
 static int gen_row(int sm)
 {
     if (sm >= 100)
@@ -234,10 +197,9 @@ double sim_mem_efficiency(void)
     return rows[K_MEM_EFF].value;
 }
 
-double sim_lane_cap_gbs(acc_proto_t proto, int sm, int nodes)
+double sim_lane_cap_gbs(acc_proto_t proto, int sm)
 {
     int g = gen_row(sm);
-    (void)nodes; /* see the note on the per-lane tables */
     if (proto == ACC_PROTO_LL128)
         return lane_ll128[g];
     if (proto == ACC_PROTO_LL)
@@ -259,25 +221,6 @@ double sim_slice_bytes(acc_proto_t proto)
     return rows[K_SLICE_SIMPLE].value;
 }
 
-double sim_mem_bw_gbs(const acc_topo_vertex_t *gpu)
-{
-    size_t i;
-    double best = mem_gens[0].gbs;
-    for (i = 0; i < sizeof(mem_parts) / sizeof(mem_parts[0]); i++)
-        if (gpu->device_id == mem_parts[i].device_id)
-            return mem_parts[i].gbs;
-    /* Without a known part: the generation's SXM part (an SXM A100/H100 with more than 48/100
-     * GiB is the 80 GB / H200 one). */
-    if (gpu->sm >= 80 && gpu->sm < 86 && gpu->mem_bytes > (48ull << 30))
-        return 2039;
-    if (gpu->sm >= 90 && gpu->sm < 100 && gpu->mem_bytes > (100ull << 30))
-        return 4800;
-    for (i = 0; i < sizeof(mem_gens) / sizeof(mem_gens[0]); i++)
-        if (gpu->sm >= mem_gens[i].sm)
-            best = mem_gens[i].gbs;
-    return best;
-}
-
 double sim_mem_weight_send(void)
 {
     return rows[K_MEM_W_SEND].value;
@@ -292,7 +235,8 @@ acc_status_t acc_sim_constants_dump(acc_buf_t *out)
 {
     static const char *const gens[4] = {"volta", "ampere", "hopper", "blackwell"};
     static const char *const classes[SIM_CLASS_COUNT] = {"nvlink", "pci", "net"};
-    size_t i;
+    const acc_gpu_model_t *models;
+    size_t i, nmodels;
     int g, c, p;
 
     acc_buf_puts(out, "# acc plan simulator constants (compiler/sim_constants.c)\n");
@@ -318,10 +262,9 @@ acc_status_t acc_sim_constants_dump(acc_buf_t *out)
                        "ll_gpu_%-15s %10.4g GB/s llMaxBws 1/2/>=4 nodes: %g %g %g (sheet §2)\n",
                        gens[g], ll_gpu[g][0], ll_gpu[g][0], ll_gpu[g][1], ll_gpu[g][2]);
     }
-    for (i = 0; i < sizeof(mem_parts) / sizeof(mem_parts[0]); i++) {
-        const acc_gpu_model_t *m = acc_topo_gpu_model_by_pci(mem_parts[i].device_id);
-        acc_buf_printf(out, "memory_%-15s %10.4g GB/s datasheet\n", m ? m->model : "?",
-                       mem_parts[i].gbs);
-    }
+    models = acc_topo_gpu_models(&nmodels);
+    for (i = 0; i < nmodels; i++)
+        acc_buf_printf(out, "memory_%-15s %10.4g GB/s datasheet (topo/topo_hw.c)\n",
+                       models[i].model, models[i].mem_gbs);
     return acc_buf_status(out);
 }

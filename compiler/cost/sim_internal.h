@@ -61,14 +61,12 @@ double sim_proto_efficiency(acc_proto_t proto);
 double sim_link_efficiency(acc_link_kind_t kind, const char *cpu_vendor);
 double sim_nic_efficiency(void);
 double sim_mem_efficiency(void);
-/* Per-lane payload cap (GB/s) by protocol, GPU generation (min SM over the GPUs) and node
- * count; the aggregate LL cap of one GPU (GB/s). */
-double sim_lane_cap_gbs(acc_proto_t proto, int sm, int nodes);
+/* Per-lane payload cap (GB/s) by protocol and GPU generation (min SM over the GPUs), the same
+ * for every node count; the aggregate LL cap of one GPU (GB/s) by generation and node count. */
+double sim_lane_cap_gbs(acc_proto_t proto, int sm);
 double sim_ll_gpu_cap_gbs(int sm, int nodes);
 /* Bytes after which a receiver sees the first part of a message (the protocol's step). */
 double sim_slice_bytes(acc_proto_t proto);
-/* GPU memory bandwidth (GB/s, datasheet) of a GPU vertex. */
-double sim_mem_bw_gbs(const acc_topo_vertex_t *gpu);
 /* Memory bytes per byte moved: reading a message's source, landing and consuming it. */
 double sim_mem_weight_send(void);
 double sim_mem_weight_recv(int reduces);

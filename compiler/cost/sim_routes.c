@@ -2,12 +2,10 @@
  * Routes of the simulator: which links, NICs and fabric a transfer between two ranks crosses,
  * and how the simulator numbers those resources.
  *
- * acc_topo_t gives only the summary of its best paths (class, bottleneck, latency), not their
- * links, so the routes are searched here once per simulator with the rule of topo/topo_paths.c:
- * fewest hops, then the widest bottleneck, then the lowest latency; never through a NIC, and
- * through a GPU only from NVLink to NVLink.  Only the routes transfers can take are kept: GPU to
- * GPU within a node, and GPU to its rail NIC and back.  Between nodes a transfer leaves by the
- * source GPU's rail NIC and enters by the destination GPU's (acc_topo_gpu_nic), crossing the
+ * A transfer within a node takes the links of topo's best path (acc_topo_vertex_route), the path
+ * whose class and bottleneck the rest of acc sees.  Only the routes transfers can take are kept:
+ * GPU to GPU within a node, and GPU to its rail NIC and back.  Between nodes a transfer leaves by
+ * the source GPU's rail NIC and enters by the destination GPU's (acc_topo_gpu_nic), crossing the
  * fabric in between: every node of a cluster has the same graph, so a node's routes serve all.
  *
  * Resources are numbered: the directed links of every node (node x links + link), then each
@@ -16,117 +14,31 @@
  */
 #include "sim_internal.h"
 
-#include <float.h>
-#include <string.h>
-
-typedef struct {
-    double bw, lat;
-    int hops;
-    int prev; /* previous state, -1 at the source */
-    int via;  /* link into this state */
-    int done;
-} state_t;
-
-static int better(double bw, int hops, double lat, const state_t *s)
+/* Append the route from vertex src to vertex dst: the links of topo's best path. */
+static acc_status_t take_route(acc_sim_t *sim, int src, int dst, sim_route_t *out)
 {
-    if (s->bw < 0)
-        return 1;
-    if (hops != s->hops)
-        return hops < s->hops;
-    if (bw != s->bw)
-        return bw > s->bw;
-    return lat < s->lat;
-}
+    const acc_topo_t *t = sim->topo;
+    const int *links;
+    int n, i;
+    acc_status_t st = acc_topo_vertex_route(t, src, dst, &links, &n);
 
-typedef struct {
-    const acc_topo_t *t;
-    int nv, nl;
-    int *adj_start, *adj;
-    state_t *st;
-} search_t;
-
-static int may_transit(const search_t *s, int v, int in, int out)
-{
-    const acc_topo_vertex_t *vx = acc_topo_vertex(s->t, v);
-    if (vx->kind == ACC_VTX_NIC)
-        return 0;
-    if (vx->kind == ACC_VTX_GPU)
-        return acc_topo_link(s->t, in)->kind == ACC_LINK_NVLINK &&
-               acc_topo_link(s->t, out)->kind == ACC_LINK_NVLINK;
-    return 1;
-}
-
-/* Best paths from src; state 2v + 1 is "v entered over NVLink" (needed for NVB transit). */
-static void search_from(search_t *s, int src)
-{
-    int i, n = 2 * s->nv;
-    for (i = 0; i < n; i++) {
-        s->st[i].bw = -1;
-        s->st[i].lat = DBL_MAX;
-        s->st[i].hops = 0;
-        s->st[i].prev = -1;
-        s->st[i].via = -1;
-        s->st[i].done = 0;
-    }
-    s->st[2 * src].bw = DBL_MAX;
-    s->st[2 * src].lat = 0;
-    for (;;) {
-        int cur = -1, v, k;
-        for (i = 0; i < n; i++)
-            if (!s->st[i].done && s->st[i].bw >= 0 &&
-                (cur < 0 || better(s->st[i].bw, s->st[i].hops, s->st[i].lat, &s->st[cur])))
-                cur = i;
-        if (cur < 0)
-            return;
-        s->st[cur].done = 1;
-        v = cur / 2;
-        for (k = s->adj_start[v]; k < s->adj_start[v + 1]; k++) {
-            int li = s->adj[k];
-            const acc_topo_link_t *l = acc_topo_link(s->t, li);
-            int next = 2 * l->to + (l->kind == ACC_LINK_NVLINK);
-            double bw = s->st[cur].bw < l->bw ? s->st[cur].bw : l->bw;
-            if (v != src && !may_transit(s, v, s->st[cur].via, li))
-                continue;
-            if (s->st[next].done ||
-                !better(bw, s->st[cur].hops + 1, s->st[cur].lat + l->lat_us, &s->st[next]))
-                continue;
-            s->st[next].bw = bw;
-            s->st[next].hops = s->st[cur].hops + 1;
-            s->st[next].lat = s->st[cur].lat + l->lat_us;
-            s->st[next].prev = cur;
-            s->st[next].via = li;
-        }
-    }
-}
-
-/* Append the route from the last search's source to dst. */
-static acc_status_t take_route(acc_sim_t *sim, search_t *s, int dst, sim_route_t *out)
-{
-    int best = s->st[2 * dst].bw >= 0 ? 2 * dst : -1, n = 0, k, i;
-    uint32_t links[SIM_ROUTE_MAXLINKS];
-
-    if (s->st[2 * dst + 1].bw >= 0 &&
-        (best < 0 || better(s->st[2 * dst + 1].bw, s->st[2 * dst + 1].hops, s->st[2 * dst + 1].lat,
-                            &s->st[best])))
-        best = 2 * dst + 1;
-    if (best < 0)
-        return acc_error_set(ACC_ERR_TOPO, "simulator: no route to %s in the node graph",
-                             acc_topo_vertex(s->t, dst)->name);
-    for (k = best; s->st[k].prev >= 0; k = s->st[k].prev) {
-        if (n == SIM_ROUTE_MAXLINKS)
-            return acc_error_set(ACC_ERR_UNSUPPORTED,
-                                 "simulator: the route to %s has more than %d links",
-                                 acc_topo_vertex(s->t, dst)->name, SIM_ROUTE_MAXLINKS);
-        links[n++] = (uint32_t)s->st[k].via;
-    }
+    if (st != ACC_OK)
+        return st;
+    if (n == 0)
+        return acc_error_set(ACC_ERR_TOPO, "simulator: no route from %s to %s in the node graph",
+                             acc_topo_vertex(t, src)->name, acc_topo_vertex(t, dst)->name);
+    if (n > SIM_ROUTE_MAXLINKS)
+        return acc_error_set(
+            ACC_ERR_UNSUPPORTED, "simulator: the route from %s to %s has more than %d links",
+            acc_topo_vertex(t, src)->name, acc_topo_vertex(t, dst)->name, SIM_ROUTE_MAXLINKS);
     out->off = sim->nroute_links;
     out->n = (uint32_t)n;
     out->cls = SIM_CLASS_NVLINK;
-    for (i = n - 1; i >= 0; i--) {
-        acc_link_kind_t kind = acc_topo_link(s->t, (int)links[i])->kind;
+    for (i = 0; i < n; i++) {
+        acc_link_kind_t kind = acc_topo_link(t, links[i])->kind;
         if (kind != ACC_LINK_NVLINK && kind != ACC_LINK_C2C)
             out->cls = SIM_CLASS_PCI;
-        sim->route_links[sim->nroute_links++] = links[i];
+        sim->route_links[sim->nroute_links++] = (uint32_t)links[i];
     }
     return ACC_OK;
 }
@@ -171,8 +83,15 @@ static acc_status_t build_caps(acc_sim_t *sim)
     for (r = 0; r < sim->nranks; r++) {
         const acc_topo_vertex_t *g =
             acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_GPU, r % sim->gpn));
+        /* The datasheet's memory bandwidth of the part (topo's GPU table). */
+        const acc_gpu_model_t *m = acc_topo_gpu_model_of(g);
+        if (!m)
+            return acc_error_set(ACC_ERR_TOPO,
+                                 "simulator: %s (sm_%d) is older than every GPU whose memory "
+                                 "bandwidth acc knows (topo/topo_hw.c)",
+                                 g->name, g->sm);
         sim->res[sim->res_mem + r].kind = SIM_RES_MEM;
-        sim->raw_cap[sim->res_mem + r] = sim_mem_bw_gbs(g) * 1e3 * sim_mem_efficiency();
+        sim->raw_cap[sim->res_mem + r] = m->mem_gbs * 1e3 * sim_mem_efficiency();
         sim->res[sim->res_ll + r].kind = SIM_RES_LL;
         sim->raw_cap[sim->res_ll + r] = sim_ll_gpu_cap_gbs(sim->min_sm, sim->nodes) * 1e3;
     }
@@ -183,57 +102,31 @@ acc_status_t sim_routes_build(acc_sim_t *sim)
 {
     const acc_topo_t *t = sim->topo;
     const acc_topo_network_t *net = acc_topo_network(t);
-    search_t s;
-    int a, b, l, v, *fill = NULL;
+    int a, b;
     size_t nroutes = (size_t)sim->gpn * (size_t)sim->gpn + 2 * (size_t)sim->gpn;
     acc_status_t st = ACC_OK;
 
-    memset(&s, 0, sizeof(s));
-    s.t = t;
-    s.nv = sim->nverts;
-    s.nl = sim->nlinks;
-    s.adj_start = acc_calloc((size_t)s.nv + 1, sizeof(int));
-    s.adj = acc_calloc((size_t)s.nl + 1, sizeof(int));
-    s.st = acc_calloc(2 * (size_t)s.nv, sizeof(state_t));
-    fill = acc_calloc((size_t)s.nv + 1, sizeof(int));
     sim->route_gg = acc_calloc(nroutes, sizeof(sim_route_t));
     sim->route_links = acc_calloc(nroutes * SIM_ROUTE_MAXLINKS, sizeof(uint32_t));
     sim->gpu_nic = acc_calloc((size_t)sim->gpn, sizeof(int));
-    if (!s.adj_start || !s.adj || !s.st || !fill || !sim->route_gg || !sim->route_links ||
-        !sim->gpu_nic) {
-        st = acc_error_set(ACC_ERR_NOMEM, "out of memory for the simulator's routes");
-        goto out;
-    }
+    if (!sim->route_gg || !sim->route_links || !sim->gpu_nic)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory for the simulator's routes");
     sim->route_gn = sim->route_gg + (size_t)sim->gpn * sim->gpn;
     sim->route_ng = sim->route_gn + sim->gpn;
-    for (l = 0; l < s.nl; l++)
-        s.adj_start[acc_topo_link(t, l)->from + 1]++;
-    for (v = 0; v < s.nv; v++)
-        s.adj_start[v + 1] += s.adj_start[v];
-    for (l = 0; l < s.nl; l++) {
-        int f = acc_topo_link(t, l)->from;
-        s.adj[s.adj_start[f] + fill[f]++] = l;
-    }
     for (a = 0; a < sim->gpn && st == ACC_OK; a++) {
         int va = acc_topo_find(t, ACC_VTX_GPU, a), nic = acc_topo_gpu_nic(t, a);
-        search_from(&s, va);
         for (b = 0; b < sim->gpn && st == ACC_OK; b++)
             if (b != a)
-                st = take_route(sim, &s, acc_topo_find(t, ACC_VTX_GPU, b),
+                st = take_route(sim, va, acc_topo_find(t, ACC_VTX_GPU, b),
                                 &sim->route_gg[a * sim->gpn + b]);
         sim->gpu_nic[a] = nic >= 0 ? acc_topo_vertex(t, nic)->id : -1;
         if (nic >= 0 && st == ACC_OK)
-            st = take_route(sim, &s, nic, &sim->route_gn[a]);
-    }
-    for (b = 0; b < sim->gpn && st == ACC_OK; b++) {
-        int nic = acc_topo_gpu_nic(t, b);
-        if (nic < 0)
-            continue;
-        search_from(&s, nic);
-        st = take_route(sim, &s, acc_topo_find(t, ACC_VTX_GPU, b), &sim->route_ng[b]);
+            st = take_route(sim, va, nic, &sim->route_gn[a]);
+        if (nic >= 0 && st == ACC_OK)
+            st = take_route(sim, nic, va, &sim->route_ng[a]);
     }
     if (st != ACC_OK)
-        goto out;
+        return st;
     sim->nnics = acc_topo_count(t, ACC_VTX_NIC);
     sim->fabric = sim->nodes > 1 && net->oversubscription > 1.0;
     sim->res_nic = (uint32_t)(sim->nodes * sim->nlinks);
@@ -245,17 +138,9 @@ acc_status_t sim_routes_build(acc_sim_t *sim)
     sim->raw_cap = acc_calloc(sim->nres, sizeof(double));
     sim->res_on = acc_calloc(sim->nres, 1);
     sim->res_bound = acc_calloc(sim->nres, sizeof(double));
-    if (!sim->res || !sim->raw_cap || !sim->res_on || !sim->res_bound) {
-        st = acc_error_set(ACC_ERR_NOMEM, "out of memory for %u simulator resources", sim->nres);
-        goto out;
-    }
-    st = build_caps(sim);
-out:
-    acc_free(s.adj_start);
-    acc_free(s.adj);
-    acc_free(s.st);
-    acc_free(fill);
-    return st;
+    if (!sim->res || !sim->raw_cap || !sim->res_on || !sim->res_bound)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory for %u simulator resources", sim->nres);
+    return build_caps(sim);
 }
 
 void sim_routes_free(acc_sim_t *sim)

@@ -130,7 +130,7 @@ ACC_TEST(lane_cap_binds)
     /* Four NVLinks (80 GB/s achievable) are faster than one Hopper lane (NCCL's per-channel
      * Simple cap): one lane moves at the lane's rate; two lanes at twice that. */
     acc_topo_t *t = pair(4);
-    double lane = sim_lane_cap_gbs(ACC_PROTO_SIMPLE, 90, 1) * 1e3, fixed;
+    double lane = sim_lane_cap_gbs(ACC_PROTO_SIMPLE, 90) * 1e3, fixed;
     uint64_t b = 38700000;
     acc_plan_t *p1 = bare(2, 1, 1, ACC_PROTO_SIMPLE), *p2 = bare(2, 2, 2, ACC_PROTO_SIMPLE);
     int l;
@@ -196,8 +196,8 @@ ACC_TEST(ll_beats_simple_small_and_loses_large)
     fs = sim_call_overhead_us(ACC_PROTO_SIMPLE) +
          sim_step_latency_us(ACC_PROTO_SIMPLE, SIM_CLASS_NVLINK);
     fl = sim_call_overhead_us(ACC_PROTO_LL) + sim_step_latency_us(ACC_PROTO_LL, SIM_CLASS_NVLINK);
-    rs = sim_lane_cap_gbs(ACC_PROTO_SIMPLE, 90, 1) * 1e3;
-    rl = sim_lane_cap_gbs(ACC_PROTO_LL, 90, 1) * 1e3;
+    rs = sim_lane_cap_gbs(ACC_PROTO_SIMPLE, 90) * 1e3;
+    rl = sim_lane_cap_gbs(ACC_PROTO_LL, 90) * 1e3;
     cross = (fs - fl) / (1.0 / rl - 1.0 / rs);
     CHECK(fl < fs && rl < rs);
     p->proto = ACC_PROTO_LL;

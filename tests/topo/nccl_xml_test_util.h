@@ -19,6 +19,7 @@ static const char *const fixtures[] = {
     "azure-ncv4-graph.xml",
     "aws-p4d-24xl-topo.xml",
     "aws-ofi-nccl-g5.48xl-topo.xml",
+    "aws-ofi-nccl-p5.48xl-topo.xml",
 };
 #define NFIXTURES ((int)(sizeof(fixtures) / sizeof(fixtures[0])))
 

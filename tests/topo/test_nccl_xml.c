@@ -71,6 +71,93 @@ ACC_TEST(aws_p4d_partial_tree)
     acc_topo_destroy(t);
 }
 
+/* aws-ofi-nccl's p5.48xlarge file: the PCIe tree, 32 EFA NICs and <gpu sm="90"> under class
+ * 0x0302 on 32 GT/s links, but no model and no <nvlink> (NCCL finds both at run time). */
+#define P5 "aws-ofi-nccl-p5.48xl-topo.xml"
+
+ACC_TEST(aws_p5_gpu_facts_filled_from_the_architecture)
+{
+    acc_topo_t *t = load(P5);
+    acc_buf_t b;
+    int g;
+
+    CHECK_INT(acc_topo_gpus_per_node(t), 8);
+    for (g = 0; g < 8; g++) {
+        CHECK_INT(tt_gpu(t, g)->sm, 90);
+        CHECK_STR(tt_gpu(t, g)->model, "H100 SXM5 80GB");
+        CHECK_INT(tt_gpu(t, g)->sm_count, 132);
+        CHECK(tt_gpu(t, g)->mem_bytes == 80ull << 30);
+    }
+    /* Every filled fact is listed. */
+    CHECK(tt_assumed(t, "H100 SXM5 80GB for sm_90 GPUs of class 0x0302", "32 GT/s"));
+    CHECK(tt_assumed(t, "132 SMs", NULL));
+    CHECK(tt_assumed(t, "80 GiB memory", NULL));
+    check_nics(t, 32, 100.0);
+    /* NVLinks are not invented; the warning says so and names both ways to get them. */
+    check_no_nvlinks(t);
+    acc_buf_init(&b);
+    CHECK_INT(topo_missing_nvlinks(t, &b), 8);
+    CHECK(strstr(b.data, "PCIe plans") != NULL);
+    CHECK(strstr(b.data, "--nvlink-from PLATFORM") != NULL);
+    CHECK(strstr(b.data, "--topo auto") != NULL);
+    acc_buf_free(&b);
+    acc_topo_destroy(t);
+}
+
+ACC_TEST(aws_p5_load_warns_in_the_log_and_the_summary)
+{
+    acc_topo_t *t;
+    acc_buf_t b;
+    FILE *log = tmpfile();
+    char text[4096];
+    size_t n;
+
+    CHECK(log != NULL);
+    acc_log_set_stream(log);
+    CHECK_OK(acc_topo_load_file(acc_test_data("topologies/nccl-xml/" P5), &t));
+    acc_log_set_stream(NULL);
+    rewind(log);
+    n = fread(text, 1, sizeof(text) - 1, log);
+    text[n] = '\0';
+    fclose(log);
+    CHECK_MSG(strstr(text, "acc WARN topo: ") && strstr(text, P5 " lists no NVLink"), "log: %s",
+              text);
+    acc_buf_init(&b);
+    CHECK_OK(acc_topo_summary(t, &b));
+    CHECK(strstr(b.data, "\nWarnings\n  - ") != NULL);
+    CHECK(strstr(b.data, "plans for it will be PCIe plans") != NULL);
+    CHECK(strstr(b.data, "nothing: every fact came from the input") == NULL);
+    acc_buf_reset(&b);
+    CHECK_OK(acc_topo_summary_json(t, &b));
+    CHECK(strstr(b.data, "\"warnings\": [\n  \"") != NULL);
+    acc_buf_free(&b);
+    acc_topo_destroy(t);
+}
+
+/* A GPU of the VGA class (0x0300: workstation cards) says nothing about SXM: its model stays
+ * unknown, and the summary says so instead of claiming every fact came from the input. */
+ACC_TEST(unknown_gpu_facts_are_not_called_input)
+{
+    char *text = slurp(P5, NULL),
+         *vga = replace(text, "class=\"0x030200\"", "class=\"0x030000\"", 0);
+    acc_topo_t *t = import_ok(vga, P5);
+    acc_buf_t b;
+
+    CHECK_STR(tt_gpu(t, 0)->model, "");
+    CHECK_INT(tt_gpu(t, 0)->sm_count, 0);
+    CHECK_INT(acc_topo_assumption_count(t), 0);
+    CHECK_INT(topo_missing_nvlinks(t, NULL), 0); /* no named part, no NVLinks to miss */
+    acc_buf_init(&b);
+    CHECK_OK(acc_topo_summary(t, &b));
+    CHECK(strstr(b.data, "GPU model, SM count or memory unknown for GPU0, GPU1") != NULL);
+    CHECK(strstr(b.data, "every fact came from the input") == NULL);
+    CHECK(strstr(b.data, "Assumed\n  nothing, but some facts are unknown") != NULL);
+    acc_buf_free(&b);
+    acc_topo_destroy(t);
+    acc_free(vga);
+    acc_free(text);
+}
+
 ACC_TEST(azure_ncv4_self_nvlinks_and_cpu_nic)
 {
     acc_topo_t *t = load("azure-ncv4-topo.xml");
@@ -112,8 +199,8 @@ ACC_TEST(azure_partial_files_load_with_the_generation_assumed)
         CHECK_INT(acc_topo_gpus_per_node(t), 8);
         CHECK_INT(tt_gpu(t, 0)->sm, sm[i]);
         CHECK(tt_assumed(t, "GPU model not in the file", NULL));
-        CHECK(tt_assumed(t, "acc invents none", NULL));
         check_no_nvlinks(t);
+        CHECK_INT(topo_missing_nvlinks(t, NULL), 8); /* every generation guessed has NVLinks */
         acc_topo_destroy(t);
         acc_free(text);
     }

@@ -50,8 +50,8 @@ static acc_topo_t *two_socket(int nvlink, int links, const char *bus_prefix, int
     return t;
 }
 
-static acc_topo_path_t vpath(const acc_topo_t *t, acc_vertex_kind_t ka, int a,
-                             acc_vertex_kind_t kb, int b)
+static acc_topo_path_t vpath(const acc_topo_t *t, acc_vertex_kind_t ka, int a, acc_vertex_kind_t kb,
+                             int b)
 {
     acc_topo_path_t p;
     CHECK_OK(acc_topo_vertex_path(t, acc_topo_find(t, ka, a), acc_topo_find(t, kb, b), &p));
@@ -99,6 +99,40 @@ ACC_TEST(nvlink_through_a_gpu_is_nvb)
     CHECK_NEAR(vpath(t, ACC_VTX_GPU, 0, ACC_VTX_GPU, 2).bw, 100.0, 1e-9);
     /* A NIC is never reached through a GPU. */
     CHECK_INT(vpath(t, ACC_VTX_GPU, 0, ACC_VTX_NIC, 2).cls, ACC_PATH_SYS);
+    acc_topo_destroy(t);
+}
+
+/* The links of a best path chain from one end to the other and give its hops, bottleneck and
+ * latency: the simulator routes transfers over them. */
+ACC_TEST(route_links_chain_the_best_path)
+{
+    acc_topo_t *t = two_socket(2, 4, "0000", 0);
+    const int *links;
+    int n, i, va, vb, at;
+    double bw = 1e300, lat = 0;
+    acc_topo_path_t p;
+
+    CHECK_OK(acc_topo_finalize(t));
+    va = acc_topo_find(t, ACC_VTX_GPU, 0);
+    vb = acc_topo_find(t, ACC_VTX_GPU, 2);
+    CHECK_OK(acc_topo_vertex_path(t, va, vb, &p));
+    CHECK_OK(acc_topo_vertex_route(t, va, vb, &links, &n));
+    CHECK_INT(n, p.hops);
+    CHECK_INT(n, 2); /* GPU0 - GPU1 - GPU2 over NVLink (NVB) */
+    for (i = 0, at = va; i < n; i++) {
+        const acc_topo_link_t *l = acc_topo_link(t, links[i]);
+        CHECK_INT(l->from, at);
+        CHECK_INT(l->kind, ACC_LINK_NVLINK);
+        at = l->to;
+        bw = l->bw < bw ? l->bw : bw;
+        lat += l->lat_us;
+    }
+    CHECK_INT(at, vb);
+    CHECK_NEAR(bw, p.bw, 1e-9);
+    CHECK_NEAR(lat, p.lat_us, 1e-9);
+    CHECK_OK(acc_topo_vertex_route(t, va, va, &links, &n));
+    CHECK_INT(n, 0);
+    CHECK_ERR(acc_topo_vertex_route(t, va, 999, &links, &n), ACC_ERR_INVALID);
     acc_topo_destroy(t);
 }
 
@@ -185,8 +219,7 @@ ACC_TEST(check_rejects_impossible_machines)
 
     t = two_socket(0, 0, "0000", 0);
     nic = acc_topo_find(t, ACC_VTX_NIC, 0);
-    CHECK_OK(acc_topo_add_link(t, acc_topo_find(t, ACC_VTX_GPU, 0), nic, ACC_LINK_NVLINK, 1, 1,
-                               0));
+    CHECK_OK(acc_topo_add_link(t, acc_topo_find(t, ACC_VTX_GPU, 0), nic, ACC_LINK_NVLINK, 1, 1, 0));
     CHECK_ERR(acc_topo_finalize(t), ACC_ERR_TOPO);
     CHECK_MSG_HAS("NVLink GPU0 - NIC0");
     acc_topo_destroy(t);
@@ -259,6 +292,38 @@ ACC_TEST(gpu_facts_come_from_pci_id_with_assumptions)
     CHECK(acc_topo_gpu_model_by_name("NVIDIA H100 80GB HBM3")->sm == 90);
     CHECK(acc_topo_gpu_model_by_name("Tesla V100-SXM2-16GB")->device_id == 0x1db1);
     CHECK_NEAR(acc_topo_pcie_bw(3, 16), 15.75, 0.01);
+}
+
+/* The part behind a GPU vertex, whose datasheet memory bandwidth the simulator uses: the PCI id's
+ * row, else the generation's SXM part, the larger-memory one where the memory says so. */
+ACC_TEST(gpu_model_of_a_vertex_by_id_then_generation)
+{
+    acc_topo_vertex_t v;
+    const acc_gpu_model_t *models;
+    size_t n, i;
+
+    memset(&v, 0, sizeof(v));
+    v.device_id = 0x2331;
+    v.sm = 90;
+    CHECK_STR(acc_topo_gpu_model_of(&v)->model, "H100 PCIe 80GB");
+    CHECK_NEAR(acc_topo_gpu_model_of(&v)->mem_gbs, 2000, 0.5);
+    v.device_id = 0;
+    CHECK_STR(acc_topo_gpu_model_of(&v)->model, "H100 SXM5 80GB");
+    CHECK_NEAR(acc_topo_gpu_model_of(&v)->mem_gbs, 3350, 0.5);
+    v.mem_bytes = 141ull << 30;
+    CHECK_STR(acc_topo_gpu_model_of(&v)->model, "H200 SXM 141GB");
+    v.sm = 80;
+    CHECK_STR(acc_topo_gpu_model_of(&v)->model, "A100 SXM4 80GB");
+    v.mem_bytes = 40ull << 30;
+    CHECK_STR(acc_topo_gpu_model_of(&v)->model, "A100 SXM4 40GB");
+    v.sm = 87; /* between rows: the lower one */
+    CHECK_STR(acc_topo_gpu_model_of(&v)->model, "A10");
+    v.sm = 10;
+    CHECK(acc_topo_gpu_model_of(&v) == NULL);
+    models = acc_topo_gpu_models(&n);
+    CHECK(n > 20);
+    for (i = 0; i < n; i++)
+        CHECK_MSG(models[i].mem_gbs > 100, "%s has no memory bandwidth", models[i].model);
 }
 
 ACC_TEST(format_detection_reads_content)

@@ -159,6 +159,15 @@ acc_status_t acc_topo_create(acc_topo_t **out);
 void acc_topo_destroy(acc_topo_t *t);
 /* A deep copy (finalized state included). */
 acc_status_t acc_topo_clone(const acc_topo_t *t, acc_topo_t **out);
+/* A finalized copy of t with the NVLink fabric of `platform` (a shipped platform, typically):
+ * its GPU-NVSwitch and GPU-GPU NVLinks, GPU by id, recorded among the copy's assumptions.  For
+ * inputs that list no NVLink although their GPUs have them (NCCL topology files of network
+ * plugins and cloud images: NCCL discovers NVLinks at run time).  ACC_ERR_TOPO, naming both,
+ * when t already lists NVLinks, when the GPU counts or any GPU's compute capability differ,
+ * when the platform gives a GPU more NVLinks than t's part has, or when the platform has none;
+ * ACC_ERR_UNSUPPORTED for a platform with NVLink or C2C to its CPUs.  Both are borrowed. */
+acc_status_t acc_topo_nvlink_from(const acc_topo_t *t, const acc_topo_t *platform,
+                                  acc_topo_t **out);
 
 /* Add a vertex; its id is the next free one of its kind and its name is derived from kind and id
  * unless set afterwards.  *index receives its vertex index.  The returned pointer from
@@ -231,6 +240,10 @@ int acc_topo_nvlinks_to_switches(const acc_topo_t *t, int gpu);
 acc_status_t acc_topo_path(const acc_topo_t *t, int rank_a, int rank_b, acc_topo_path_t *out);
 /* Between two vertices of the node graph (any kinds). */
 acc_status_t acc_topo_vertex_path(const acc_topo_t *t, int va, int vb, acc_topo_path_t *out);
+/* The links of that path, in order from va to vb (indices for acc_topo_link): *n of them, none
+ * for va == vb and for a disconnected pair.  The array belongs to the topology. */
+acc_status_t acc_topo_vertex_route(const acc_topo_t *t, int va, int vb, const int **links,
+                                   int *n);
 /* The NIC a GPU uses to leave the node (its rail): vertex index, or -1 without NICs. */
 int acc_topo_gpu_nic(const acc_topo_t *t, int gpu);
 /* The NUMA node (CPU id) closest to a vertex, or -1. */
@@ -265,12 +278,19 @@ typedef struct {
     const char *model;       /* "H100 SXM5 80GB" */
     int sm, sm_count;
     uint64_t mem_bytes;
+    double mem_gbs;          /* memory bandwidth, GB/s (datasheet) */
     int nvlinks;             /* NVLinks of the part (0 for PCIe cards without a bridge) */
     int pcie_gen;
 } acc_gpu_model_t;
 
 const acc_gpu_arch_t *acc_topo_gpu_arch(int sm);
 const acc_gpu_model_t *acc_topo_gpu_model_by_pci(int device_id);
+/* The whole table, for listings. */
+const acc_gpu_model_t *acc_topo_gpu_models(size_t *count);
+/* The part a GPU vertex is: its PCI device id's row, else its generation's data-centre part
+ * (the SXM form; the larger-memory SXM part where the vertex's memory exceeds the smaller
+ * one's).  NULL for a compute capability older than every row. */
+const acc_gpu_model_t *acc_topo_gpu_model_of(const acc_topo_vertex_t *gpu);
 /* Match a marketing name such as "NVIDIA H100 80GB HBM3" or "Tesla V100-SXM2-16GB". */
 const acc_gpu_model_t *acc_topo_gpu_model_by_name(const char *name);
 /* PCIe bandwidth per direction in GB/s for a generation and width (128b/130b encoding etc.). */
