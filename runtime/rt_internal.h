@@ -90,11 +90,13 @@ typedef struct {
     uint64_t *calls, *bytes;
 } rt_table_t;
 
-/* Fallback plans are generated on first use per (collective, root). */
+/* What serves the calls acc's tables do not: per (collective, root, what ran) - NCCL through
+ * the backend, or acc's ring plan, generated on first use - with what it served. */
 typedef struct {
     acc_coll_t coll;
     int root;
-    acc_plan_t *plan;
+    char name[16];                 /* "NCCL", "ring" */
+    acc_plan_t *plan;              /* the ring's; NULL for NCCL */
     uint64_t calls, bytes;         /* calls of ranges the tables give NCCL, and of no range */
     uint64_t forced, forced_bytes; /* calls acc's plan could not serve */
 } rt_fallback_t;
@@ -118,6 +120,7 @@ struct acc_comm {
     /* loading: tables in use, or why everything goes to the fallback */
     int use_tables;
     char fallback_reason[512];
+    int forced_said; /* the warning that acc's plan could not run here was given */
     rt_table_t tables[ACC_COLL_COUNT];
     rt_fallback_t *fallbacks;
     size_t nfallbacks, fallbacks_cap;
@@ -138,6 +141,9 @@ struct rt_backend {
                         int *broken);
     /* Can this backend run plan on this communicator?  ACC_ERR_UNSUPPORTED saying why not. */
     acc_status_t (*supports)(const acc_comm_t *c, const acc_plan_t *plan);
+    /* Optional: run a call the backend's own way (NCCL); ACC_ERR_UNSUPPORTED when it has none,
+     * and then acc's ring plan serves it through run(). */
+    acc_status_t (*fallback)(acc_comm_t *c, void *state, const rt_call_t *call, int *broken);
 };
 
 extern const rt_backend_t rt_host_backend;
@@ -148,8 +154,15 @@ extern const rt_backend_t rt_host_backend;
 acc_status_t comm_prepare(acc_comm_t *c, const acc_comm_opts_t *opts);
 void comm_load(acc_comm_t *c, const acc_comm_opts_t *opts);
 void comm_unload(acc_comm_t *c);
-/* The fallback plan of (coll, root), generated on first use; NULL with the message set. */
+/* The statistics slot of what served a fallback call; NULL when out of memory. */
+rt_fallback_t *comm_fallback_slot(acc_comm_t *c, acc_coll_t coll, int root, const char *name);
+/* The ring plan of (coll, root), generated on first use; NULL with the message set. */
 acc_plan_t *comm_fallback_plan(acc_comm_t *c, acc_coll_t coll, int root, rt_fallback_t **fb);
+
+/* A collective step of set-up: every rank learns whether every rank managed it (mine is this
+ * rank's status, its message the current one); the first failure, with its rank and message,
+ * for all, so that all give up together instead of waiting for a peer that already has. */
+acc_status_t comm_agree(acc_comm_t *c, acc_status_t mine, const char *step);
 
 /* Break the communicator with the current error message (the first failure wins). */
 acc_status_t comm_break(acc_comm_t *c, acc_status_t st);

@@ -44,6 +44,33 @@ acc_status_t acc_unique_id_from_string(const char *host_port, acc_unique_id_t *i
     return boot_id_from_string(host_port, id);
 }
 
+typedef struct {
+    int32_t status;
+    char text[252];
+} verdict_t;
+
+acc_status_t comm_agree(acc_comm_t *c, acc_status_t mine, const char *step)
+{
+    verdict_t v, *all = acc_calloc((size_t)c->nranks, sizeof(verdict_t));
+    acc_status_t st;
+
+    if (!all)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    memset(&v, 0, sizeof(v));
+    v.status = mine;
+    if (mine != ACC_OK)
+        snprintf(v.text, sizeof(v.text), "%s", acc_error_message());
+    if ((st = boot_allgather(c->boot, &v, sizeof(v), all)) == ACC_OK)
+        for (int r = 0; r < c->nranks; r++)
+            if (all[r].status != ACC_OK) {
+                st = acc_error_set((acc_status_t)all[r].status, "%s, at rank %d: %s", step, r,
+                                   all[r].text);
+                break;
+            }
+    acc_free(all);
+    return st;
+}
+
 acc_status_t comm_break(acc_comm_t *c, acc_status_t st)
 {
     if (c->error == ACC_OK) {

@@ -74,13 +74,30 @@ static acc_plan_t *table_plan(acc_comm_t *c, const rt_call_t *k, size_t *entry)
     return p;
 }
 
+/* A call the tables do not give acc, or acc's plan could not serve: the backend's own way
+ * (NCCL), else acc's ring plan. */
+static acc_status_t run_fallback(acc_comm_t *c, const rt_call_t *k, rt_fallback_t **fb, int *broken)
+{
+    acc_status_t st = ACC_ERR_UNSUPPORTED;
+    acc_plan_t *plan;
+
+    if (c->be->fallback &&
+        (st = c->be->fallback(c, c->be_state, k, broken)) != ACC_ERR_UNSUPPORTED) {
+        *fb = comm_fallback_slot(c, k->coll, k->root, "NCCL");
+        return st;
+    }
+    if (!(plan = comm_fallback_plan(c, k->coll, k->root, fb)))
+        return ACC_ERR_INTERNAL;
+    return c->be->run(c, c->be_state, plan, k, broken);
+}
+
 static acc_status_t run_call(acc_comm_t *c, const rt_call_t *k)
 {
     size_t entry = SIZE_MAX;
     acc_plan_t *plan = table_plan(c, k, &entry);
     rt_fallback_t *fb = NULL;
     acc_status_t st = ACC_ERR_UNSUPPORTED;
-    int broken = 0;
+    int broken = 0, forced;
 
     if (plan && c->be->supports(c, plan) == ACC_OK)
         st = c->be->run(c, c->be_state, plan, k, &broken);
@@ -91,17 +108,25 @@ static acc_status_t run_call(acc_comm_t *c, const rt_call_t *k)
     }
     if (broken)
         return comm_break(c, st);
-    /* The tables give this size to NCCL, have no range for it, or acc's plan cannot run here
-     * (the backend agreed on that on every rank): the fallback serves it, ours or the
-     * caller's. */
+    forced = entry != SIZE_MAX && c->tables[k->coll].plans[entry];
+    if (forced && !c->forced_said && c->rank == 0) {
+        /* Said once per communicator: acc's plan could not be set up here (the backend agreed
+         * on that on every rank), and its calls go to the fallback. */
+        ACC_WARN(RUNTIME,
+                 "%s: acc's plan %s for %llu bytes cannot run here, the fallback serves "
+                 "it (%s)",
+                 acc_coll_name(k->coll), plan->algo, (unsigned long long)k->nbytes,
+                 acc_error_message());
+        c->forced_said = 1;
+    }
+    /* The tables give this size to NCCL or have no range for it, or acc's plan cannot run here:
+     * the fallback serves it, ours or the caller's. */
     if (c->external_fallback)
         return acc_error_set(ACC_NO_DATA, "acc_%s: not acc's to run (%llu bytes)",
                              acc_coll_name(k->coll), (unsigned long long)k->nbytes);
-    if (!(plan = comm_fallback_plan(c, k->coll, k->root, &fb)))
-        return comm_break(c, ACC_ERR_INTERNAL);
-    if ((st = c->be->run(c, c->be_state, plan, k, &broken)) != ACC_OK)
-        return broken ? comm_break(c, st) : st;
-    if (entry != SIZE_MAX && c->tables[k->coll].plans[entry]) {
+    if ((st = run_fallback(c, k, &fb, &broken)) != ACC_OK)
+        return broken || !fb ? comm_break(c, st) : st;
+    if (forced) {
         fb->forced++;
         fb->forced_bytes += k->nbytes;
     } else {
@@ -292,7 +317,7 @@ acc_status_t acc_comm_stats(const acc_comm_t *c, acc_comm_stat_t **out, size_t *
                                                 .fallback = 1,
                                                 .calls = calls,
                                                 .bytes = forced ? f->forced_bytes : f->bytes};
-                snprintf(rows[count++].ran, sizeof(rows->ran), "fallback: %s%s%s", f->plan->algo,
+                snprintf(rows[count++].ran, sizeof(rows->ran), "fallback: %s%s%s", f->name,
                          forced ? " (acc's plan could not run here)" : "",
                          c->use_tables ? "" : " (no tables)");
             }

@@ -272,26 +272,39 @@ static void synthetic_spec(int n, char *buf, size_t len)
     snprintf(buf, len, "nodes=%d gpus=%d", n / g, g);
 }
 
-acc_plan_t *comm_fallback_plan(acc_comm_t *c, acc_coll_t coll, int root, rt_fallback_t **fb)
+rt_fallback_t *comm_fallback_slot(acc_comm_t *c, acc_coll_t coll, int root, const char *name)
 {
-    const acc_algo_t *ring = acc_algo_find(coll, "ring");
-    acc_algo_args_t args;
-    acc_topo_t *synth = NULL;
     rt_fallback_t *f;
-    size_t i;
-
-    for (i = 0; i < c->nfallbacks; i++)
-        if (c->fallbacks[i].coll == coll && c->fallbacks[i].root == root) {
-            *fb = &c->fallbacks[i];
-            return c->fallbacks[i].plan;
-        }
-    if (!ring)
-        return NULL;
+    for (size_t i = 0; i < c->nfallbacks; i++)
+        if (c->fallbacks[i].coll == coll && c->fallbacks[i].root == root &&
+            !strcmp(c->fallbacks[i].name, name))
+            return &c->fallbacks[i];
     if (acc_array_reserve((void **)&c->fallbacks, &c->fallbacks_cap, c->nfallbacks + 1,
                           sizeof(rt_fallback_t)) != ACC_OK) {
         acc_error_set(ACC_ERR_NOMEM, "out of memory");
         return NULL;
     }
+    f = &c->fallbacks[c->nfallbacks++];
+    memset(f, 0, sizeof(*f));
+    f->coll = coll;
+    f->root = root;
+    snprintf(f->name, sizeof(f->name), "%s", name);
+    return f;
+}
+
+acc_plan_t *comm_fallback_plan(acc_comm_t *c, acc_coll_t coll, int root, rt_fallback_t **fb)
+{
+    const acc_algo_t *ring = acc_algo_find(coll, "ring");
+    acc_algo_args_t args;
+    acc_topo_t *synth = NULL;
+    rt_fallback_t *f = comm_fallback_slot(c, coll, root, "ring");
+    acc_status_t st;
+
+    if (!f || !ring)
+        return NULL;
+    *fb = f;
+    if (f->plan)
+        return f->plan;
     if (!c->topo || acc_topo_ranks(c->topo) != c->nranks) {
         char spec[64];
         synthetic_spec(c->nranks, spec, sizeof(spec));
@@ -300,19 +313,13 @@ acc_plan_t *comm_fallback_plan(acc_comm_t *c, acc_coll_t coll, int root, rt_fall
     }
     memset(&args, 0, sizeof(args));
     args.root = root;
-    f = &c->fallbacks[c->nfallbacks];
-    memset(f, 0, sizeof(*f));
-    f->coll = coll;
-    f->root = root;
-    if (acc_algo_generate(ring, synth ? synth : c->topo, &args, &f->plan) != ACC_OK) {
+    st = acc_algo_generate(ring, synth ? synth : c->topo, &args, &f->plan);
+    acc_topo_destroy(synth);
+    if (st != ACC_OK) {
         acc_error_prefix(ACC_ERR_INTERNAL, "the %s fallback of %d ranks: ", acc_coll_name(coll),
                          c->nranks);
-        acc_topo_destroy(synth);
         return NULL;
     }
-    acc_topo_destroy(synth);
-    c->nfallbacks++;
-    *fb = f;
     return f->plan;
 }
 

@@ -26,7 +26,16 @@ enum {
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
     CU_STREAM_NON_BLOCKING = 1,
     CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+    CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1,
+    CU_MEMHOSTALLOC_PORTABLE = 1,
+    CU_MEMHOSTALLOC_DEVICEMAP = 2,
+    CU_STREAM_CAPTURE_STATUS_NONE = 0,
 };
+
+/* CUipcMemHandle: 64 opaque bytes. */
+typedef struct {
+    char reserved[64];
+} CUipcMemHandle;
 
 /* The entry points: name, the symbol it has in libcuda.so.1, parameters (all return
  * CUresult). */
@@ -69,7 +78,15 @@ enum {
       (CUgraphExec *, CUgraph, unsigned long long))                                                \
     X(cuGraphLaunch, "cuGraphLaunch", (CUgraphExec, CUstream))                                     \
     X(cuGraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec))                                     \
-    X(cuGraphDestroy, "cuGraphDestroy", (CUgraph))
+    X(cuGraphDestroy, "cuGraphDestroy", (CUgraph))                                                 \
+    X(cuIpcGetMemHandle, "cuIpcGetMemHandle", (CUipcMemHandle *, CUdeviceptr))                     \
+    X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2", (CUdeviceptr *, CUipcMemHandle, unsigned))      \
+    X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", (CUdeviceptr))                                   \
+    X(cuMemHostAlloc, "cuMemHostAlloc", (void **, size_t, unsigned))                               \
+    X(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2",                                   \
+      (CUdeviceptr *, void *, unsigned))                                                           \
+    X(cuMemFreeHost, "cuMemFreeHost", (void *))                                                    \
+    X(cuStreamIsCapturing, "cuStreamIsCapturing", (CUstream, int *))
 
 static struct {
 #define DRIVER_FIELD(name, sym, params) CUresult(*name) params;
@@ -410,5 +427,76 @@ acc_status_t rt_cuda_launch(void *fn, unsigned gx, unsigned gy, unsigned threads
 {
     CALL(cu.cuLaunchKernel((CUfunction)fn, gx, gy, 1, threads, 1, 1, 0, (CUstream)s, args, NULL),
          "cuLaunchKernel");
+    return ACC_OK;
+}
+
+/* ---- internal: what the cuda backend adds (gpu_exec.h) ----------------------------------- */
+
+acc_status_t rt_cuda_ipc_get(void *dev_ptr, unsigned char handle[RT_CUDA_IPC_BYTES])
+{
+    CUipcMemHandle h;
+    acc_status_t st = driver();
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuIpcGetMemHandle(&h, dptr(dev_ptr)), "cuIpcGetMemHandle");
+    memcpy(handle, &h, RT_CUDA_IPC_BYTES);
+    return ACC_OK;
+}
+
+acc_status_t rt_cuda_ipc_open(const unsigned char handle[RT_CUDA_IPC_BYTES], void **dev_ptr)
+{
+    CUipcMemHandle h;
+    CUdeviceptr p = 0;
+    acc_status_t st = driver();
+    *dev_ptr = NULL;
+    if (st != ACC_OK)
+        return st;
+    memcpy(&h, handle, RT_CUDA_IPC_BYTES);
+    CALL(cu.cuIpcOpenMemHandle(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), "cuIpcOpenMemHandle");
+    *dev_ptr = (void *)(uintptr_t)p;
+    return ACC_OK;
+}
+
+void rt_cuda_ipc_close(void *dev_ptr)
+{
+    if (dev_ptr && open_status == ACC_OK)
+        cu.cuIpcCloseMemHandle(dptr(dev_ptr));
+}
+
+acc_status_t rt_cuda_host_alloc(size_t bytes, void **host, void **dev)
+{
+    CUdeviceptr d = 0;
+    CUresult r;
+    acc_status_t st = driver();
+    *host = *dev = NULL;
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuMemHostAlloc(host, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP),
+         "cuMemHostAlloc");
+    if ((r = cu.cuMemHostGetDevicePointer(&d, *host, 0)) != 0) {
+        cu.cuMemFreeHost(*host);
+        *host = NULL;
+        return fail(r, "cuMemHostGetDevicePointer");
+    }
+    memset(*host, 0, bytes);
+    *dev = (void *)(uintptr_t)d;
+    return ACC_OK;
+}
+
+void rt_cuda_host_free(void *host)
+{
+    if (host && open_status == ACC_OK)
+        cu.cuMemFreeHost(host);
+}
+
+acc_status_t rt_cuda_capturing(acc_cuda_stream_t s, int *capturing)
+{
+    int status = CU_STREAM_CAPTURE_STATUS_NONE;
+    acc_status_t st = driver();
+    *capturing = 0;
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuStreamIsCapturing((CUstream)s, &status), "cuStreamIsCapturing");
+    *capturing = status != CU_STREAM_CAPTURE_STATUS_NONE;
     return ACC_OK;
 }

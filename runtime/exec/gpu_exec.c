@@ -88,8 +88,7 @@ static uint64_t align_up(uint64_t v, uint64_t a)
     return (v + a - 1) / a * a;
 }
 
-/* The largest input or output chunk for count elements. */
-static uint64_t max_chunk(const acc_plan_t *p, uint64_t count)
+uint64_t gx_max_chunk(const acc_plan_t *p, uint64_t count)
 {
     uint64_t ein = acc_plan_buf_elems(p, ACC_BUF_IN, count);
     uint64_t eout = acc_plan_buf_elems(p, ACC_BUF_OUT, count);
@@ -98,19 +97,18 @@ static uint64_t max_chunk(const acc_plan_t *p, uint64_t count)
     return a > b ? a : b;
 }
 
-static uint64_t slice_bytes(const acc_gpu_exec_t *x, uint64_t cap, int copies)
+uint64_t gx_slice_bytes(size_t es, uint64_t cap, int copies)
 {
-    return acc_kslice(cap, (uint32_t)copies, (uint32_t)(16 / x->es)) * x->es;
+    return acc_kslice(cap, (uint32_t)copies, (uint32_t)(16 / es)) * es;
 }
 
-/* Staging bytes of a connection: room for its slots in every copy, for any copy count. */
-static uint64_t stage_bytes(const acc_gpu_exec_t *x, const acc_kconn_t *c, uint64_t cap)
+uint64_t gx_stage_bytes(int slots, size_t es, const acc_kconn_t *c, uint64_t cap, int kmax)
 {
     uint64_t best = 0, b;
     int k;
-    for (k = 1; k <= x->kmax; k++) {
-        b = (uint64_t)k * (uint64_t)x->plan->slots *
-            (acc_kslot_header(c->maxcnt) + (uint64_t)c->maxcnt * slice_bytes(x, cap, k));
+    for (k = 1; k <= kmax; k++) {
+        b = (uint64_t)k * (uint64_t)slots *
+            (acc_kslot_header(c->maxcnt) + (uint64_t)c->maxcnt * gx_slice_bytes(es, cap, k));
         if (b > best)
             best = b;
     }
@@ -143,7 +141,7 @@ static acc_status_t layout(acc_gpu_exec_t *x)
 {
     const acc_kernel_t *k = x->kernel;
     layout_t l = counter_layout(x);
-    uint64_t cap = max_chunk(x->plan, x->max_count), stage_total = 0, sbytes, off, word;
+    uint64_t cap = gx_max_chunk(x->plan, x->max_count), stage_total = 0, sbytes, off, word;
     acc_krank_t *ranks = NULL;
     acc_kconn_dev_t *conns = NULL;
     acc_kctr_dev_t *ctrs = NULL;
@@ -162,7 +160,7 @@ static acc_status_t layout(acc_gpu_exec_t *x)
                              (unsigned long long)x->max_count, (unsigned long long)cap);
     x->scratch_cap = align_up(cap ? cap : 1, 16 / x->es);
     for (i = 0; i < k->nconns; i++)
-        stage_total += stage_bytes(x, &k->conns[i], cap);
+        stage_total += gx_stage_bytes(x->plan->slots, x->es, &k->conns[i], cap, x->kmax);
     sbytes = align_up(x->scratch_cap * x->es * k->chunks[ACC_BUF_SCRATCH], 256);
     x->counter_bytes = l.total * sizeof(uint32_t);
     if ((st = x->mem->alloc(x->counter_bytes, &x->counters)) != ACC_OK ||
@@ -200,7 +198,7 @@ static acc_status_t layout(acc_gpu_exec_t *x)
         conns[i].acked = conns[i].sent + 4 * (size_t)x->kmax;
         conns[i].msgs = k->conns[i].msgs;
         conns[i].maxcnt = k->conns[i].maxcnt;
-        off += stage_bytes(x, &k->conns[i], cap);
+        off += gx_stage_bytes(x->plan->slots, x->es, &k->conns[i], cap, x->kmax);
     }
     for (i = 0; i < k->nctrs; i++) {
         ctrs[i].val = word + 4 * (l.ctr + (size_t)x->kmax * i);
@@ -378,15 +376,20 @@ void acc_gpu_exec_destroy(acc_gpu_exec_t *x)
     acc_free(x);
 }
 
-int acc_gpu_exec_copies(const acc_gpu_exec_t *x, uint64_t count)
+int gx_copies_for(uint64_t count, size_t es, int nlanes, int kmax)
 {
-    uint64_t bytes = count * x->es, k;
-    if (x->fixed_copies)
-        return x->fixed_copies;
-    k = (bytes + (uint64_t)x->nlanes * BYTES_PER_COPY - 1) / ((uint64_t)x->nlanes * BYTES_PER_COPY);
+    uint64_t bytes = count * es, k;
+    k = (bytes + (uint64_t)nlanes * BYTES_PER_COPY - 1) / ((uint64_t)nlanes * BYTES_PER_COPY);
     if (k < 1)
         k = 1;
-    return k > (uint64_t)x->kmax ? x->kmax : (int)k;
+    return k > (uint64_t)kmax ? kmax : (int)k;
+}
+
+int acc_gpu_exec_copies(const acc_gpu_exec_t *x, uint64_t count)
+{
+    if (x->fixed_copies)
+        return x->fixed_copies;
+    return gx_copies_for(count, x->es, x->nlanes, x->kmax);
 }
 
 int acc_gpu_exec_capacity(const acc_gpu_exec_t *x)
@@ -424,7 +427,7 @@ acc_status_t gx_args(acc_gpu_exec_t *x, uint64_t count, void *const *in, void *c
     a->elems_in = acc_plan_buf_elems(p, ACC_BUF_IN, count);
     a->elems_out = acc_plan_buf_elems(p, ACC_BUF_OUT, count);
     a->scratch_cap = x->scratch_cap;
-    a->slice_bytes = align_up(slice_bytes(x, max_chunk(p, count), copies), 16);
+    a->slice_bytes = align_up(gx_slice_bytes(x->es, gx_max_chunk(p, count), copies), 16);
     a->timeout_ns = x->timeout_ns;
     a->copies = (uint32_t)copies;
     a->kmax = (uint32_t)x->kmax;
@@ -475,11 +478,9 @@ acc_status_t acc_gpu_exec_launch(acc_gpu_exec_t *x, uint64_t count, void *const 
                           params, s);
 }
 
-/* A failure the kernel recorded, in words. */
-static acc_status_t report(const acc_gpu_exec_t *x, const uint32_t *w)
+acc_status_t gx_describe_failure(const acc_plan_t *p, const acc_kernel_t *k, const uint32_t *w,
+                                 double timeout_s)
 {
-    const acc_kernel_t *k = x->kernel;
-    const acc_plan_t *p = x->plan;
     char what[256];
     int rank = (int)w[1], lane = (int)w[2];
     uint32_t opi = w[4], idx = w[5];
@@ -513,8 +514,7 @@ static acc_status_t report(const acc_gpu_exec_t *x, const uint32_t *w)
                          "GPU executor: rank %d lane %d (block copy %u) operation %u (%s) gave "
                          "up waiting for %s after %.1f s: counter at %u, wanted %u (a deadlock, "
                          "or blocks that were not all resident)",
-                         rank, lane, w[3], opi, opname, what, (double)x->timeout_ns / 1e9, w[7],
-                         w[6]);
+                         rank, lane, w[3], opi, opname, what, timeout_s, w[7], w[6]);
 }
 
 acc_status_t acc_gpu_exec_check(acc_gpu_exec_t *x, acc_cuda_stream_t s)
@@ -532,7 +532,7 @@ acc_status_t acc_gpu_exec_check(acc_gpu_exec_t *x, acc_cuda_stream_t s)
 
 acc_status_t gx_failure(acc_gpu_exec_t *x, const uint32_t *status)
 {
-    acc_status_t st = report(x, status);
+    acc_status_t st = gx_describe_failure(x->plan, x->kernel, status, (double)x->timeout_ns / 1e9);
     /* Counters of an interrupted launch are inconsistent: start again from zero. */
     if (x->mem->fill(x->counters, 0, x->counter_bytes) != ACC_OK)
         ACC_WARN(RUNTIME, "GPU executor: could not reset its counters after a failure");

@@ -32,4 +32,29 @@ acc_status_t rt_cuda_occupancy(void *fn, int threads, int *blocks_per_sm);
 acc_status_t rt_cuda_launch(void *fn, unsigned gx, unsigned gy, unsigned threads, void **args,
                             acc_cuda_stream_t s);
 
+/* ---- the layout both the single-GPU executor and the cuda backend use (gpu_exec.c) ----- */
+
+/* The largest input or output chunk for count elements. */
+uint64_t gx_max_chunk(const acc_plan_t *p, uint64_t count);
+/* Bytes of the largest slice copy of `copies` takes of a chunk of cap elements. */
+uint64_t gx_slice_bytes(size_t es, uint64_t cap, int copies);
+/* Staging bytes of a connection: its slots in every copy, for any copy count up to kmax. */
+uint64_t gx_stage_bytes(int slots, size_t es, const acc_kconn_t *c, uint64_t cap, int kmax);
+/* Thread blocks per lane for a call of count elements. */
+int gx_copies_for(uint64_t count, size_t es, int nlanes, int kmax);
+/* The failure a launch's status words describe, in words (ACC_ERR_INTERNAL). */
+acc_status_t gx_describe_failure(const acc_plan_t *p, const acc_kernel_t *k, const uint32_t *w,
+                                 double timeout_s);
+
+/* ---- more of the driver, for the cuda backend (cuda_driver.c) ------------------------------ */
+#define RT_CUDA_IPC_BYTES 64
+acc_status_t rt_cuda_ipc_get(void *dev_ptr, unsigned char handle[RT_CUDA_IPC_BYTES]);
+acc_status_t rt_cuda_ipc_open(const unsigned char handle[RT_CUDA_IPC_BYTES], void **dev_ptr);
+void rt_cuda_ipc_close(void *dev_ptr);
+/* Pinned host memory the device reads and writes: *host for the host, *dev for kernels. */
+acc_status_t rt_cuda_host_alloc(size_t bytes, void **host, void **dev);
+void rt_cuda_host_free(void *host);
+/* Is s capturing into a graph now? */
+acc_status_t rt_cuda_capturing(acc_cuda_stream_t s, int *capturing);
+
 #endif

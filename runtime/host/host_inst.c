@@ -288,34 +288,6 @@ static acc_status_t seg_map(const acc_comm_t *c, hb_inst_t *in, int r, int creat
     return ACC_OK;
 }
 
-/* Every rank learns whether every rank got this far; the first failure's message for all. */
-typedef struct {
-    int32_t status;
-    char text[252];
-} verdict_t;
-
-static acc_status_t agree(acc_comm_t *c, acc_status_t mine, const char *step)
-{
-    verdict_t v, *all = acc_calloc((size_t)c->nranks, sizeof(verdict_t));
-    acc_status_t st;
-
-    if (!all)
-        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
-    memset(&v, 0, sizeof(v));
-    v.status = mine;
-    if (mine != ACC_OK)
-        snprintf(v.text, sizeof(v.text), "%s", acc_error_message());
-    if ((st = boot_allgather(c->boot, &v, sizeof(v), all)) == ACC_OK)
-        for (int r = 0; r < c->nranks; r++)
-            if (all[r].status != ACC_OK) {
-                st = acc_error_set((acc_status_t)all[r].status, "%s, at rank %d: %s", step, r,
-                                   all[r].text);
-                break;
-            }
-    acc_free(all);
-    return st;
-}
-
 static acc_status_t prepare(acc_comm_t *c, hb_inst_t *in)
 {
     acc_status_t st;
@@ -354,15 +326,15 @@ acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_
     in->cap = cap ? cap : 1;
     /* Each step ends with every rank knowing whether every rank managed it, so that all give
      * up together instead of waiting for a peer that already has. */
-    st = agree(c, prepare(c, in), "setting up the shared memory of a plan");
+    st = comm_agree(c, prepare(c, in), "setting up the shared memory of a plan");
     if (st == ACC_OK) {
         for (int r = 0; r < plan->nranks && st == ACC_OK; r++)
             if (r != c->rank && c->node_of[r] == c->node_of[c->rank])
                 st = seg_map(c, in, r, 0);
-        st = agree(c, st, "mapping the peers' shared memory");
+        st = comm_agree(c, st, "mapping the peers' shared memory");
     }
     if (st == ACC_OK)
-        st = agree(c, hb_net_connect(c, in), "connecting to the ranks of other nodes");
+        st = comm_agree(c, hb_net_connect(c, in), "connecting to the ranks of other nodes");
     /* Once every rank has mapped it, the name has done its work: unlinked, the memory goes
      * away with the last mapping even if a process dies. */
     seg_name(c, in, c->rank, name, sizeof(name));
