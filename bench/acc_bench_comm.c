@@ -22,8 +22,12 @@ typedef struct {
     const bench_comm_t *b;
     const bench_sweep_t *s;
     acc_comm_t *comm;
-    FILE *out; /* rank 0's table; NULL on the others */
-    unsigned char *in, *outbuf;
+    FILE *out;                  /* rank 0's table; NULL on the others */
+    unsigned char *in, *outbuf; /* what the collectives get: device memory on the cuda runtime */
+    size_t bytes;               /* of each */
+    int device;
+    unsigned char *h_in, *h_out; /* the cuda runtime's host copies, for filling and checking */
+    void *d_fig;                 /* the cuda runtime's device word for sharing figures */
     double bw_sum;
     int bw_count;
     double wrong_total;
@@ -113,6 +117,35 @@ static void what_ran(run_t *w, const acc_comm_stat_t *before, size_t nbefore, ch
     acc_free(now);
 }
 
+/* Host data into what the collective reads (a copy on the cuda runtime), and back. */
+static acc_status_t to_api(run_t *w)
+{
+    return w->device ? acc_cuda_htod(w->in, w->h_in, w->bytes) : ACC_OK;
+}
+
+static acc_status_t from_api(run_t *w, int inplace)
+{
+    acc_status_t st;
+    if (!w->device)
+        return ACC_OK;
+    if ((st = acc_cuda_stream_sync(NULL)) != ACC_OK)
+        return st;
+    return acc_cuda_dtoh(inplace ? w->h_in : w->h_out, inplace ? w->in : w->outbuf, w->bytes);
+}
+
+/* The ranks' figure through the communicator itself, in memory it takes. */
+static acc_status_t share(run_t *w, double mine, acc_redop_t op, double *all)
+{
+    acc_status_t st;
+    if (!w->device)
+        return acc_allreduce(&mine, all, 1, ACC_DT_F64, op, w->comm, NULL);
+    if ((st = acc_cuda_htod(w->d_fig, &mine, sizeof(mine))) != ACC_OK ||
+        (st = acc_allreduce(w->d_fig, w->d_fig, 1, ACC_DT_F64, op, w->comm, NULL)) != ACC_OK ||
+        (st = acc_cuda_stream_sync(NULL)) != ACC_OK)
+        return st;
+    return acc_cuda_dtoh(all, w->d_fig, sizeof(*all));
+}
+
 /* One placement of one size: time it, check it, print its columns. */
 static void measure(run_t *w, acc_dtype_t dt, acc_redop_t op, uint64_t count, uint64_t bytes,
                     int inplace)
@@ -122,30 +155,33 @@ static void measure(run_t *w, acc_dtype_t dt, acc_redop_t op, uint64_t count, ui
     double t0 = 0, usec, slowest, wrong = 0, all_wrong = 0;
     char tstr[32], wstr[32];
     acc_status_t st = ACC_OK;
-    unsigned char *in = w->in, *out = inplace ? w->in : w->outbuf;
+    unsigned char *in = w->h_in, *out = inplace ? w->h_in : w->h_out;
     size_t es = acc_dtype_size(dt);
+    uint64_t shift =
+        inplace && (w->b->coll == ACC_COLL_ALLGATHER || w->b->coll == ACC_COLL_REDUCE_SCATTER)
+            ? (uint64_t)me * count * es
+            : 0;
     int i;
 
     acc_host_fill_rank(w->b->coll, n, me, dt, op, ACC_FILL_RANDOM, 1, count,
-                       inplace && w->b->coll == ACC_COLL_ALLGATHER
-                           ? in + (size_t)((uint64_t)me * count * es)
-                           : in);
+                       w->b->coll == ACC_COLL_ALLGATHER ? in + shift : in);
+    st = to_api(w);
     for (i = 0; i < s->warmup + s->iters && st == ACC_OK; i++) {
         if (i == s->warmup)
             t0 = acc_now_s();
         st = call(w, dt, op, count, inplace);
     }
+    if (st == ACC_OK && w->device)
+        st = acc_cuda_stream_sync(NULL); /* calls only queue their work on the cuda runtime */
     usec = s->iters > 0 ? (acc_now_s() - t0) * 1e6 / s->iters : 0;
     if (st == ACC_OK && s->check) {
-        if (inplace && w->b->coll == ACC_COLL_ALLGATHER)
-            in += (size_t)((uint64_t)me * count * es);
-        acc_host_fill_rank(w->b->coll, n, me, dt, op, ACC_FILL_RANDOM, 2, count, in);
-        if ((st = call(w, dt, op, count, inplace)) == ACC_OK) {
-            if (inplace && w->b->coll == ACC_COLL_REDUCE_SCATTER)
-                out += (size_t)((uint64_t)me * count * es);
-            wrong = (double)acc_host_check_rank(w->b->coll, n, w->b->root, me, dt, op,
-                                                ACC_FILL_RANDOM, 2, count, out, NULL);
-        }
+        acc_host_fill_rank(w->b->coll, n, me, dt, op, ACC_FILL_RANDOM, 2, count,
+                           w->b->coll == ACC_COLL_ALLGATHER ? in + shift : in);
+        if ((st = to_api(w)) == ACC_OK && (st = call(w, dt, op, count, inplace)) == ACC_OK &&
+            (st = from_api(w, inplace)) == ACC_OK)
+            wrong = (double)acc_host_check_rank(
+                w->b->coll, n, w->b->root, me, dt, op, ACC_FILL_RANDOM, 2, count,
+                w->b->coll == ACC_COLL_REDUCE_SCATTER ? out + shift : out, NULL);
     }
     if (st != ACC_OK) {
         fprintf(stderr, "acc-bench: rank %d: %s %s count %llu %s: %s\n", me, acc_dtype_name(dt),
@@ -155,8 +191,8 @@ static void measure(run_t *w, acc_dtype_t dt, acc_redop_t op, uint64_t count, ui
         return;
     }
     /* Every rank's figures through the communicator itself: the slowest mean, all wrong. */
-    if (acc_allreduce(&usec, &slowest, 1, ACC_DT_F64, ACC_RED_MAX, w->comm, NULL) != ACC_OK ||
-        acc_allreduce(&wrong, &all_wrong, 1, ACC_DT_F64, ACC_RED_SUM, w->comm, NULL) != ACC_OK) {
+    if (share(w, usec, ACC_RED_MAX, &slowest) != ACC_OK ||
+        share(w, wrong, ACC_RED_SUM, &all_wrong) != ACC_OK) {
         fprintf(stderr, "acc-bench: rank %d: %s\n", me, acc_error_message());
         w->failed = 1;
         return;
@@ -190,10 +226,21 @@ static int sweep(run_t *w)
         acc_dtype_t dt = s->dtypes[t];
         uint64_t mult = bench_size_mult(w->b->coll, n) * acc_dtype_size(dt);
         size_t bytes = (size_t)(s->max_bytes / mult * mult) + 64;
-        w->in = malloc(bytes);
-        w->outbuf = malloc(bytes);
-        if (!w->in || !w->outbuf) {
-            fprintf(stderr, "acc-bench: out of memory for buffers of %zu bytes\n", bytes);
+        w->bytes = bytes;
+        w->h_in = malloc(bytes);
+        w->h_out = malloc(bytes);
+        if (w->device) {
+            if (acc_cuda_malloc(bytes, (void **)&w->in) != ACC_OK ||
+                acc_cuda_malloc(bytes, (void **)&w->outbuf) != ACC_OK ||
+                acc_cuda_malloc(sizeof(double), &w->d_fig) != ACC_OK)
+                w->failed = 1;
+        } else {
+            w->in = w->h_in;
+            w->outbuf = w->h_out;
+        }
+        if (!w->h_in || !w->h_out || w->failed) {
+            fprintf(stderr, "acc-bench: no memory for buffers of %zu bytes: %s\n", bytes,
+                    acc_error_message());
             w->failed = 1;
         }
         for (int o = 0; o < s->nops && !w->failed; o++) {
@@ -223,9 +270,15 @@ static int sweep(run_t *w)
                     fflush(w->out);
             }
         }
-        free(w->in);
-        free(w->outbuf);
-        w->in = w->outbuf = NULL;
+        if (w->device) {
+            acc_cuda_free(w->in);
+            acc_cuda_free(w->outbuf);
+            acc_cuda_free(w->d_fig);
+        }
+        free(w->h_in);
+        free(w->h_out);
+        w->in = w->outbuf = w->h_in = w->h_out = NULL;
+        w->d_fig = NULL;
     }
     if (w->out) {
         fprintf(w->out, "# Out of bounds values : %.0f %s\n", w->wrong_total,
@@ -255,6 +308,7 @@ static int run_rank(const bench_comm_t *b, const bench_sweep_t *s, const acc_uni
     w.b = b;
     w.s = s;
     w.out = rank == 0 ? out : NULL;
+    w.device = opts.backend == ACC_BACKEND_CUDA;
     if (acc_comm_init_rank(&w.comm, b->nranks, id, rank, &opts) != ACC_OK) {
         fprintf(stderr, "acc-bench: %s\n", acc_error_message());
         return EXIT_INPUT;

@@ -106,6 +106,7 @@ struct acc_comm {
     acc_backend_t backend_kind;
     int timeout_ms;        /* < 0: none */
     int external_fallback; /* the caller runs the fallback: return ACC_NO_DATA instead */
+    int device_opt;        /* acc_comm_opts_t.device */
     volatile int abort;    /* set by acc_comm_abort: every wait gives up */
     int inflight;          /* calls running (__atomic): abort waits for them to give up */
     acc_status_t error;    /* sticky: the failure that broke the communicator */
@@ -119,6 +120,7 @@ struct acc_comm {
     char fingerprint[ACC_SHA256_HEX_LEN + 1];
     /* loading: tables in use, or why everything goes to the fallback */
     int use_tables;
+    char db_path[512]; /* the database the tables came from (the cuda backend's CUBINs too) */
     char fallback_reason[512];
     int forced_said; /* the warning that acc's plan could not run here was given */
     rt_table_t tables[ACC_COLL_COUNT];
@@ -144,9 +146,12 @@ struct rt_backend {
     /* Optional: run a call the backend's own way (NCCL); ACC_ERR_UNSUPPORTED when it has none,
      * and then acc's ring plan serves it through run(). */
     acc_status_t (*fallback)(acc_comm_t *c, void *state, const rt_call_t *call, int *broken);
+    /* Optional: a failure the backend found since (a launch that gave up), or ACC_OK. */
+    acc_status_t (*async_error)(acc_comm_t *c, void *state);
 };
 
 extern const rt_backend_t rt_host_backend;
+extern const rt_backend_t rt_cuda_backend;
 
 /* comm/comm_load.c: the communicator's shared-memory tag, its tables and where its ranks are.
  * Loading (the topology, the database, the tables, the agreement) never fails: what cannot be

@@ -4,6 +4,8 @@
  */
 #include "rt_internal.h"
 
+#include "exec/gpu_exec.h"
+
 #include <string.h>
 #include <unistd.h>
 
@@ -81,22 +83,34 @@ acc_status_t comm_break(acc_comm_t *c, acc_status_t st)
     return st;
 }
 
-/* The backend the options and ACC_BACKEND ask for; AUTO is the host backend until a GPU
- * backend is built in. */
-static acc_status_t choose_backend(acc_comm_t *c, const acc_comm_opts_t *opts)
+/* The backend the options and ACC_BACKEND ask for, before the ranks have met. */
+static acc_status_t wanted_backend(const acc_comm_opts_t *opts, acc_backend_t *out)
 {
-    acc_backend_t b = opts ? opts->backend : ACC_BACKEND_AUTO;
     acc_status_t st;
-
-    if (b == ACC_BACKEND_AUTO &&
-        (st = acc_backend_parse(acc_setting_str(ACC_SETTING_BACKEND), &b)) != ACC_OK)
+    *out = opts ? opts->backend : ACC_BACKEND_AUTO;
+    if (*out == ACC_BACKEND_AUTO &&
+        (st = acc_backend_parse(acc_setting_str(ACC_SETTING_BACKEND), out)) != ACC_OK)
         return acc_error_prefix(st, "ACC_BACKEND: ");
-    if (b == ACC_BACKEND_CUDA)
-        return acc_error_set(ACC_ERR_UNSUPPORTED,
-                             "the cuda backend is not part of this build of acc; use "
-                             "ACC_BACKEND=host (or auto)");
-    c->backend_kind = ACC_BACKEND_HOST;
-    c->be = &rt_host_backend;
+    return ACC_OK;
+}
+
+/* The backend every rank uses: cuda when it was asked for, or 'auto' and every rank has a GPU;
+ * else host.  Decided together, since the ranks must run the same plans the same way. */
+static acc_status_t choose_backend(acc_comm_t *c, acc_backend_t want)
+{
+    int ndev = 0,
+        gpu = want != ACC_BACKEND_HOST && rt_cuda_device_count(&ndev) == ACC_OK && ndev > 0;
+    acc_status_t st = ACC_OK;
+
+    if (want == ACC_BACKEND_CUDA && !gpu)
+        st = acc_error_set(ACC_ERR_NO_DEVICE, "ACC_BACKEND=cuda, but rank %d has no GPU (%s)",
+                           c->rank, acc_error_message());
+    if ((st = comm_agree(c, st, "choosing the backend")) != ACC_OK)
+        return st;
+    if (want == ACC_BACKEND_AUTO)
+        gpu = comm_agree(c, gpu ? ACC_OK : ACC_ERR_NO_DEVICE, "looking for GPUs") == ACC_OK;
+    c->backend_kind = gpu ? ACC_BACKEND_CUDA : ACC_BACKEND_HOST;
+    c->be = gpu ? &rt_cuda_backend : &rt_host_backend;
     return ACC_OK;
 }
 
@@ -122,6 +136,7 @@ acc_status_t acc_comm_init_rank(acc_comm_t **out, int nranks, const acc_unique_i
                                 const acc_comm_opts_t *opts)
 {
     acc_comm_t *c;
+    acc_backend_t want;
     acc_status_t st;
 
     if (!out)
@@ -138,10 +153,12 @@ acc_status_t acc_comm_init_rank(acc_comm_t **out, int nranks, const acc_unique_i
     c->rank = rank;
     c->nranks = nranks;
     c->external_fallback = opts && opts->external_fallback;
+    c->device_opt = opts ? opts->device : -1;
     if ((st = read_timeout(opts, &c->timeout_ms)) != ACC_OK ||
-        (st = choose_backend(c, opts)) != ACC_OK ||
+        (st = wanted_backend(opts, &want)) != ACC_OK ||
         (st = boot_create(id, rank, nranks, c->timeout_ms, &c->abort, &c->boot)) != ACC_OK ||
-        (st = comm_prepare(c, opts)) != ACC_OK || (st = c->be->create(c, &c->be_state)) != ACC_OK)
+        (st = choose_backend(c, want)) != ACC_OK || (st = comm_prepare(c, opts)) != ACC_OK ||
+        (st = c->be->create(c, &c->be_state)) != ACC_OK)
         goto out;
     *out = c;
     return ACC_OK;
@@ -194,8 +211,12 @@ acc_status_t acc_comm_abort(acc_comm_t *c)
 
 acc_status_t acc_comm_get_async_error(acc_comm_t *c, acc_status_t *err)
 {
+    acc_status_t found;
     if (!c || !err)
         return acc_error_set(ACC_ERR_INVALID, "acc_comm_get_async_error: NULL argument");
+    if (c->error == ACC_OK && c->be && c->be->async_error &&
+        (found = c->be->async_error(c, c->be_state)) != ACC_OK)
+        comm_break(c, found);
     *err = c->error;
     if (c->error != ACC_OK)
         acc_error_set(c->error, "%s", c->error_msg);

@@ -128,6 +128,8 @@ static int load_tables(acc_comm_t *c, const acc_comm_opts_t *opts, uint8_t diges
                         path, c->fingerprint, path);
     if (rc == 0 && acc_sha256_final(h, digest) != ACC_OK)
         rc = set_reason(c, "%s", acc_error_message());
+    if (rc == 0)
+        snprintf(c->db_path, sizeof(c->db_path), "%s", path);
 out:
     acc_sha256_destroy(h);
     acc_db_close(db);

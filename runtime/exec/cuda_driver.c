@@ -86,7 +86,8 @@ typedef struct {
     X(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2",                                   \
       (CUdeviceptr *, void *, unsigned))                                                           \
     X(cuMemFreeHost, "cuMemFreeHost", (void *))                                                    \
-    X(cuStreamIsCapturing, "cuStreamIsCapturing", (CUstream, int *))
+    X(cuStreamIsCapturing, "cuStreamIsCapturing", (CUstream, int *))                               \
+    X(cuCtxSynchronize, "cuCtxSynchronize", (void))
 
 static struct {
 #define DRIVER_FIELD(name, sym, params) CUresult(*name) params;
@@ -498,5 +499,24 @@ acc_status_t rt_cuda_capturing(acc_cuda_stream_t s, int *capturing)
         return st;
     CALL(cu.cuStreamIsCapturing((CUstream)s, &status), "cuStreamIsCapturing");
     *capturing = status != CU_STREAM_CAPTURE_STATUS_NONE;
+    return ACC_OK;
+}
+
+acc_status_t rt_cuda_device_count(int *n)
+{
+    acc_status_t st = driver();
+    *n = 0;
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuDeviceGetCount(n), "cuDeviceGetCount");
+    return ACC_OK;
+}
+
+acc_status_t rt_cuda_sync_all(void)
+{
+    acc_status_t st = driver();
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuCtxSynchronize(), "cuCtxSynchronize");
     return ACC_OK;
 }

@@ -54,6 +54,9 @@ void rt_cuda_ipc_close(void *dev_ptr);
 /* Pinned host memory the device reads and writes: *host for the host, *dev for kernels. */
 acc_status_t rt_cuda_host_alloc(size_t bytes, void **host, void **dev);
 void rt_cuda_host_free(void *host);
+acc_status_t rt_cuda_device_count(int *n);
+/* Wait for everything the current context has queued, on every stream. */
+acc_status_t rt_cuda_sync_all(void);
 /* Is s capturing into a graph now? */
 acc_status_t rt_cuda_capturing(acc_cuda_stream_t s, int *capturing);
 

@@ -1,0 +1,278 @@
+/*
+ * The cuda backend's face to the communicator: the GPU of each rank, the instance that serves
+ * a call and its launch on the caller's stream, NCCL for the rest.  Calls are asynchronous, as
+ * NCCL's are: they return once queued on the stream, and a failure inside a launch shows at
+ * the next call or through acc_comm_get_async_error.
+ */
+#include "cuda_internal.h"
+
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    char host[64];
+    int32_t device;
+} gpu_of_t;
+
+/* Which GPU this rank uses - the option, else its index among the ranks of its host modulo the
+ * GPUs there - and how many ranks share it. */
+static acc_status_t choose_gpu(acc_comm_t *c, cb_state_t *s)
+{
+    gpu_of_t mine, *all = acc_calloc((size_t)c->nranks, sizeof(gpu_of_t));
+    int ndev = 0, local = 0;
+    acc_status_t st = rt_cuda_device_count(&ndev);
+
+    if (!all)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    memset(&mine, 0, sizeof(mine));
+    gethostname(mine.host, sizeof(mine.host) - 1);
+    if (st == ACC_OK && ndev < 1)
+        st = acc_error_set(ACC_ERR_NO_DEVICE, "the driver sees no GPU");
+    if (st == ACC_OK && (st = boot_allgather(c->boot, &mine, sizeof(mine), all)) == ACC_OK) {
+        for (int r = 0; r < c->rank; r++)
+            local += strcmp(all[r].host, mine.host) == 0;
+        s->device = c->device_opt >= 0 ? c->device_opt : local % ndev;
+        mine.device = s->device;
+        st = boot_allgather(c->boot, &mine, sizeof(mine), all);
+    }
+    for (int r = 0; st == ACC_OK && r < c->nranks; r++)
+        s->sharers += strcmp(all[r].host, mine.host) == 0 && all[r].device == s->device;
+    acc_free(all);
+    return st;
+}
+
+static acc_status_t create(acc_comm_t *c, void **state)
+{
+    cb_state_t *s = acc_calloc(1, sizeof(*s));
+    int major = 0, minor = 0;
+    acc_status_t st;
+
+    if (!s)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory for the cuda backend");
+    *state = s;
+    if ((st = choose_gpu(c, s)) != ACC_OK || (st = acc_cuda_init(s->device)) != ACC_OK ||
+        (st = acc_cuda_info(s->device, &s->info)) != ACC_OK)
+        return acc_error_prefix(st, "cuda backend, rank %d: ", c->rank);
+    snprintf(s->arch, sizeof(s->arch), "sm_%d", s->info.sm);
+    if (acc_nvrtc_available() && acc_nvrtc_version(&major, &minor) == ACC_OK)
+        snprintf(s->compiler, sizeof(s->compiler), "nvrtc %d.%d", major, minor);
+    if ((st = acc_kcache_create(NULL, &s->cache)) != ACC_OK)
+        return st;
+    return cb_nccl_setup(c, s);
+}
+
+static void destroy(acc_comm_t *c, void *state, int abort)
+{
+    cb_state_t *s = state;
+    if (!s)
+        return;
+    /* Every launch of every rank must be over before any allocation goes: peers write into
+     * this rank's memory, and this rank into theirs. */
+    rt_cuda_sync_all();
+    if (!abort && c->error == ACC_OK)
+        boot_barrier(c->boot);
+    for (size_t i = 0; i < s->ninsts; i++)
+        cb_inst_destroy(s->insts[i]);
+    cb_nccl_teardown(s, abort);
+    acc_kcache_destroy(s->cache);
+    acc_free(s->insts);
+    acc_free(s->refused);
+    acc_free(s);
+}
+
+/* Plans whose messages or peer memory cross nodes are NCCL's in this version. */
+static acc_status_t supports(const acc_comm_t *c, const acc_plan_t *p)
+{
+    if (p->nranks != c->nranks)
+        return acc_error_set(ACC_ERR_UNSUPPORTED, "the plan has %d ranks, the communicator %d",
+                             p->nranks, c->nranks);
+    /* Each rank's buffers travel in the launch arguments, which hold this many ranks'. */
+    if (p->nranks > ACC_KARG_RANKS)
+        return acc_error_set(ACC_ERR_UNSUPPORTED,
+                             "the cuda backend runs acc's plans on up to %d ranks; NCCL serves %d",
+                             ACC_KARG_RANKS, p->nranks);
+    for (int r = 0; r < p->nranks; r++)
+        for (int l = 0; l < p->nlanes; l++) {
+            const acc_lane_prog_t *prog = acc_plan_prog(p, r, l);
+            for (uint32_t k = 0; k < prog->nops; k++) {
+                const acc_op_t *op = &prog->ops[k];
+                int far = (op->peer >= 0 && c->node_of[op->peer] != c->node_of[r]) ||
+                          (op->peer2 >= 0 && c->node_of[op->peer2] != c->node_of[r]);
+                for (uint32_t j = 0; op->code == ACC_OP_REDUCE_PEERS && j < op->npeers; j++)
+                    far |= c->node_of[p->peer_pool[op->peers_off + j]] != c->node_of[r];
+                if (far)
+                    return acc_error_set(ACC_ERR_UNSUPPORTED,
+                                         "%s %s has steps between nodes (rank %d lane %d "
+                                         "operation %u), which the cuda backend leaves to NCCL",
+                                         acc_coll_name(p->coll), p->algo, r, l, k);
+            }
+        }
+    return ACC_OK;
+}
+
+/* The instance of (plan, type, reduction) holding count, made or remade collectively. */
+static acc_status_t instance(acc_comm_t *c, cb_state_t *s, const acc_plan_t *plan,
+                             const rt_call_t *k, cb_inst_t **out)
+{
+    uint64_t cap = k->count;
+    int capturing = 0;
+    size_t i;
+    acc_status_t st;
+
+    for (i = 0; i < s->nrefused; i++)
+        if (s->refused[i] == plan)
+            return acc_error_set(ACC_ERR_UNSUPPORTED, "the plan could not be set up before");
+    for (i = 0; i < s->ninsts; i++) {
+        cb_inst_t *in = s->insts[i];
+        if (in->plan != plan || in->dt != k->dt || in->op != k->op)
+            continue;
+        if (in->cap >= k->count) {
+            *out = in;
+            return ACC_OK;
+        }
+        cap = in->cap * 2 > k->count ? in->cap * 2 : k->count;
+        break;
+    }
+    /* Setting up allocates and exchanges memory, which a stream being captured into a graph
+     * cannot take part in: this call goes to the fallback (NCCL captures). */
+    if (rt_cuda_capturing(k->stream, &capturing) == ACC_OK && capturing)
+        return acc_error_set(ACC_ERR_UNSUPPORTED, "the first call of a plan's size cannot be "
+                                                  "captured into a graph");
+    if (i < s->ninsts) {
+        rt_cuda_sync_all();
+        cb_inst_destroy(s->insts[i]);
+        s->insts[i] = s->insts[--s->ninsts];
+    }
+    if (acc_array_reserve((void **)&s->insts, &s->insts_cap, s->ninsts + 1, sizeof(cb_inst_t *)) !=
+        ACC_OK)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    if ((st = cb_inst_create(c, s, plan, k->dt, k->op, cap, out)) != ACC_OK) {
+        if (acc_array_reserve((void **)&s->refused, &s->refused_cap, s->nrefused + 1,
+                              sizeof(*s->refused)) == ACC_OK)
+            s->refused[s->nrefused++] = plan;
+        return st;
+    }
+    s->insts[s->ninsts++] = *out;
+    return ACC_OK;
+}
+
+/* The kernel's arguments for this call, the caller's buffers copied in where the plan needs
+ * them in the exchanged memory. */
+static acc_status_t arguments(acc_comm_t *c, cb_inst_t *in, const rt_call_t *k, acc_kargs_t *a)
+{
+    const acc_plan_t *p = in->plan;
+    int me = c->rank, copies = gx_copies_for(k->count, in->es, p->nlanes, in->kmax);
+    int has_in = p->coll != ACC_COLL_BROADCAST || me == p->root;
+    uint64_t inb = acc_plan_buf_elems(p, ACC_BUF_IN, k->count) * in->es;
+    acc_status_t st;
+
+    memset(a, 0, sizeof(*a));
+    a->ranks = in->d_ranks;
+    a->conns = in->d_conns;
+    a->ctrs = in->d_ctrs;
+    a->params = in->d_params;
+    a->status = (uint64_t)(uintptr_t)in->d_status;
+    a->elems_in = acc_plan_buf_elems(p, ACC_BUF_IN, k->count);
+    a->elems_out = acc_plan_buf_elems(p, ACC_BUF_OUT, k->count);
+    a->scratch_cap = in->scratch_cap;
+    a->slice_bytes = (gx_slice_bytes(in->es, gx_max_chunk(p, k->count), copies) + 15) / 16 * 16;
+    a->timeout_ns = c->timeout_ms > 0 ? (uint64_t)c->timeout_ms * 1000000u : 0;
+    a->copies = (uint32_t)copies;
+    a->kmax = (uint32_t)in->kmax;
+    a->param_stride = in->kernel->param_stride;
+    a->rank0 = (uint32_t)me;
+    a->slots = (uint32_t)p->slots;
+    a->chunks[0] = p->in_chunks;
+    a->chunks[1] = p->out_chunks;
+    a->chunks[2] = p->scratch_chunks;
+    if (in->staged) {
+        for (int r = 0; r < p->nranks && r < ACC_KARG_RANKS; r++)
+            if (in->seg[r]) {
+                a->io[0][r] = (uint64_t)(uintptr_t)in->seg[r] + in->layouts[r].in;
+                a->io[1][r] = (uint64_t)(uintptr_t)in->seg[r] + in->layouts[r].out;
+            }
+        if (has_in && inb)
+            return acc_cuda_dtod_async((void *)(uintptr_t)a->io[0][me], k->send, inb, k->stream);
+        return ACC_OK;
+    }
+    a->io[0][me] = (uint64_t)(uintptr_t)k->send;
+    a->io[1][me] = (uint64_t)(uintptr_t)k->recv;
+    if (k->inplace && !p->inplace && has_in && inb) {
+        /* The plan reads its input after writing its output there: give it a copy. */
+        if (!in->tmp_in &&
+            (st = acc_cuda_malloc(
+                 in->cap * in->es * (p->coll == ACC_COLL_REDUCE_SCATTER ? (uint64_t)p->nranks : 1),
+                 &in->tmp_in)) != ACC_OK)
+            return st;
+        a->io[0][me] = (uint64_t)(uintptr_t)in->tmp_in;
+        return acc_cuda_dtod_async(in->tmp_in, k->send, inb, k->stream);
+    }
+    return ACC_OK;
+}
+
+static acc_status_t run(acc_comm_t *c, void *state, const acc_plan_t *plan, const rt_call_t *k,
+                        int *broken)
+{
+    cb_state_t *s = state;
+    cb_inst_t *in;
+    acc_kargs_t a;
+    void *params[1] = {&a};
+    int me = c->rank, has_out = plan->coll != ACC_COLL_REDUCE || me == plan->root;
+    uint64_t blocks;
+    acc_status_t st;
+
+    if ((st = instance(c, s, plan, k, &in)) != ACC_OK)
+        return st;
+    if ((st = cb_inst_status(in, c->timeout_ms)) != ACC_OK) {
+        *broken = 1; /* an earlier launch gave up: the counters no longer agree */
+        return st;
+    }
+    if ((st = arguments(c, in, k, &a)) != ACC_OK ||
+        (st = rt_cuda_launch(in->fn, (unsigned)(plan->nlanes * (int)a.copies), 1, ACC_KTHREADS,
+                             params, k->stream)) != ACC_OK)
+        goto out;
+    if (in->fn_avg && a.elems_out && has_out) {
+        blocks = (a.elems_out + ACC_KTHREADS - 1) / ACC_KTHREADS;
+        st = rt_cuda_launch(in->fn_avg, (unsigned)(blocks > 1024 ? 1024 : blocks), 1, ACC_KTHREADS,
+                            params, k->stream);
+    }
+    if (st == ACC_OK && in->staged && has_out && a.elems_out)
+        st = acc_cuda_dtod_async(k->recv, (void *)(uintptr_t)a.io[1][me], a.elems_out * in->es,
+                                 k->stream);
+out:
+    /* Once a launch may have been queued, a failure leaves the ranks' counters apart. */
+    if (st != ACC_OK)
+        *broken = 1;
+    return st;
+}
+
+static acc_status_t fallback(acc_comm_t *c, void *state, const rt_call_t *k, int *broken)
+{
+    cb_state_t *s = state;
+    acc_status_t st;
+    if (!s->nccl || !s->ncomm)
+        return acc_error_set(ACC_ERR_UNSUPPORTED, "no NCCL communicator");
+    if ((st = cb_nccl_call(c, s, k)) != ACC_OK)
+        *broken = 1;
+    return st;
+}
+
+static acc_status_t async_error(acc_comm_t *c, void *state)
+{
+    cb_state_t *s = state;
+    acc_status_t st;
+    for (size_t i = 0; i < s->ninsts; i++)
+        if ((st = cb_inst_status(s->insts[i], c->timeout_ms)) != ACC_OK)
+            return st;
+    return ACC_OK;
+}
+
+const rt_backend_t rt_cuda_backend = {
+    .name = "cuda",
+    .create = create,
+    .destroy = destroy,
+    .run = run,
+    .supports = supports,
+    .fallback = fallback,
+    .async_error = async_error,
+};
