@@ -6,10 +6,9 @@
 #define ACC_BENCH_H
 
 #include "acc_plan.h"
+#include "cli.h" /* the exit codes every acc program shares */
 
 #include <stdio.h>
-
-enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
 
 typedef struct {
     uint64_t min_bytes, max_bytes;

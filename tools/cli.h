@@ -1,4 +1,4 @@
-/* What every command-line program of acc shares: its exit codes. */
+/* What every command-line program of acc (tools/, and acc-bench) shares: its exit codes. */
 #ifndef ACC_CLI_H
 #define ACC_CLI_H
 
