@@ -159,7 +159,8 @@ typedef struct {
 static acc_status_t place_ranks(acc_comm_t *c)
 {
     host_info_t mine, *all = acc_calloc((size_t)c->nranks, sizeof(host_info_t));
-    int per_node = c->topo && c->use_tables ? acc_topo_gpus_per_node(c->topo) : c->nranks;
+    int per_node = c->topo && acc_topo_ranks(c->topo) == c->nranks ? acc_topo_gpus_per_node(c->topo)
+                                                                   : c->nranks;
     acc_status_t st;
 
     if (!all || !(c->node_of = acc_calloc((size_t)c->nranks, sizeof(int))))

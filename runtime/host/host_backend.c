@@ -25,7 +25,6 @@ static void destroy(acc_comm_t *c, void *state, int abort)
     (void)abort; /* nothing here waits for peers: segments and sockets just go */
     if (!s)
         return;
-    hb_pool_stop(s);
     for (size_t i = 0; i < s->ninsts; i++)
         hb_inst_destroy(c, s->insts[i]);
     acc_free(s->insts);
@@ -141,7 +140,6 @@ static acc_status_t run(acc_comm_t *c, void *state, const acc_plan_t *plan, cons
     call.elems[ACC_BUF_OUT] = acc_plan_buf_elems(plan, ACC_BUF_OUT, rc->count);
     call.elems[ACC_BUF_SCRATCH] = in->scratch_cap;
     call.timeout_ms = c->timeout_ms;
-    call.deadline = c->timeout_ms > 0 ? acc_now_s() + c->timeout_ms / 1e3 : 0;
     call.abort_flag = &c->abort;
     if ((st = set_buffers(in, &call, rc, &tmp)) != ACC_OK)
         return st;
@@ -149,10 +147,7 @@ static acc_status_t run(acc_comm_t *c, void *state, const acc_plan_t *plan, cons
      * this call, so resetting here cannot race with them. */
     memset(in->seg[in->rank] + in->layouts[in->rank].scratch_len, 0xff,
            ((size_t)plan->scratch_chunks + 1) * sizeof(int64_t));
-    pthread_mutex_init(&call.lock, NULL);
-    in->call = &call;
-    st = hb_run_lanes(s, &call);
-    in->call = NULL;
+    st = hb_run_lanes(&call);
     if (st != ACC_OK) {
         acc_error_set(st, "%s", call.msg);
         *broken = 1; /* the counters of this instance no longer agree between the ranks */
@@ -164,7 +159,6 @@ static acc_status_t run(acc_comm_t *c, void *state, const acc_plan_t *plan, cons
         if (rc->op == ACC_RED_AVG && acc_coll_reduces(plan->coll) && has_out)
             hx_divide(rc->dt, rc->recv, (size_t)call.elems[ACC_BUF_OUT], plan->nranks);
     }
-    pthread_mutex_destroy(&call.lock);
     acc_free(tmp);
     return st;
 }

@@ -112,55 +112,62 @@ static unsigned char *slot_data(const hb_conn_t *cn, hb_slot_t *s)
     return (unsigned char *)s + hb_slot_header(cn->maxcnt);
 }
 
-/* The next free slot of an outgoing connection in shared memory, once there is one. */
-static hb_slot_t *reserve(hb_lane_t *lc, hb_conn_t *cn)
+static uint32_t load(hb_word_t *w)
 {
-    hb_inst_t *in = lc->call->in;
+    return atomic_load_explicit(&w->value, memory_order_acquire);
+}
+
+/* Is there room for the next message: in the ring, or in the outbox of a remote connection? */
+static int has_room(const hb_inst_t *in, hb_conn_t *cn)
+{
     uint32_t slots = (uint32_t)in->plan->slots;
-    if (cn->count >= slots &&
-        hb_wait(lc, &hb_ring(in, cn)->taken, cn->count - slots + 1, cn->to,
-                "room on the connection to rank %d (lane %d): rank %d has not taken message %u",
-                cn->to, cn->lane, cn->to, cn->count - slots) != 0)
-        return NULL;
-    return hb_slot(in, cn, cn->count);
+    uint32_t gone = cn->remote ? load(&cn->drained) : load(&hb_ring(in, cn)->taken);
+    return cn->count - gone < slots;
 }
 
-/* Hand the filled slot to the receiver: through the ring, or down the socket. */
-static int commit(hb_lane_t *lc, hb_conn_t *cn, hb_slot_t *s, uint64_t bytes)
+static int has_message(const hb_inst_t *in, hb_conn_t *cn)
 {
-    if (cn->remote) {
-        if (hb_net_send(lc, cn, s, bytes) != 0)
-            return -1;
-        cn->count++;
-        return 0;
-    }
-    cn->count++;
-    hb_raise(&hb_ring(lc->call->in, cn)->sent);
-    return 0;
+    return load(&hb_ring(in, cn)->sent) != cn->count;
 }
 
-/* Where a message is built: the ring's slot, or for a remote connection this lane's own
- * staging slot (the receiver's ring is on another machine). */
+/* Ring rank r's doorbell: something it may wait for has happened. */
+static void ring_bell(const hb_inst_t *in, int r)
+{
+    hb_word_t *bell = hb_bell(in, r);
+    if (bell)
+        hb_raise(bell);
+}
+
+/* Where the next outgoing message is built: the ring's slot, or the outbox's. */
 static hb_slot_t *outgoing(hb_lane_t *lc, hb_conn_t *cn)
 {
-    if (cn->remote)
-        return (hb_slot_t *)cn->stage;
-    return reserve(lc, cn);
+    hb_inst_t *in = lc->call->in;
+    return cn->remote ? hb_outbox_slot(in, cn, cn->count) : hb_slot(in, cn, cn->count);
 }
 
-static hb_slot_t *acquire(hb_lane_t *lc, hb_conn_t *cn)
+/* Hand the filled slot on: to the receiver through the ring (and its doorbell), or to the
+ * sending thread through the outbox. */
+static void commit(hb_lane_t *lc, hb_conn_t *cn)
 {
     hb_inst_t *in = lc->call->in;
-    if (hb_wait(lc, &hb_ring(in, cn)->sent, cn->count + 1, cn->from,
-                "message %u from rank %d on lane %d", cn->count, cn->from, cn->lane) != 0)
-        return NULL;
-    return hb_slot(in, cn, cn->count);
+    cn->count++;
+    if (cn->remote) {
+        hb_raise(&cn->queued);
+        return;
+    }
+    hb_raise(&hb_ring(in, cn)->sent);
+    ring_bell(in, cn->to);
 }
 
+/* The message taken: its slot free again for the sender (its doorbell, or for a remote sender
+ * the receiving thread, which sleeps on the count). */
 static void release(hb_lane_t *lc, hb_conn_t *cn)
 {
+    hb_inst_t *in = lc->call->in;
     cn->count++;
-    hb_raise(&hb_ring(lc->call->in, cn)->taken);
+    hb_raise(&hb_ring(in, cn)->taken);
+    if (!cn->remote)
+        ring_bell(in, cn->from);
 }
 
 /* Fill a slot with chunks ref of this rank's buffers; the data's bytes in *bytes. */
@@ -193,11 +200,11 @@ static int fill(hb_lane_t *lc, hb_conn_t *cn, hb_slot_t *s, acc_ref_t ref, uint6
 static int send_ref(hb_lane_t *lc, uint32_t ci, acc_ref_t ref)
 {
     hb_conn_t *cn = &lc->call->in->conns[ci];
-    hb_slot_t *s = outgoing(lc, cn);
     uint64_t bytes = 0;
-    if (!s || fill(lc, cn, s, ref, &bytes) != 0)
+    if (fill(lc, cn, outgoing(lc, cn), ref, &bytes) != 0)
         return -1;
-    return commit(lc, cn, s, bytes);
+    commit(lc, cn);
+    return 0;
 }
 
 /* dst = message, or dst = src (+) message. */
@@ -244,17 +251,13 @@ static int recv_reduce_send(hb_lane_t *lc, uint32_t k)
     hb_inst_t *in = call->in;
     const acc_op_t *op = lc->op;
     hb_conn_t *ci = &in->conns[in->in_conn[k]], *co = &in->conns[in->out_conn[k]];
-    hb_slot_t *s = acquire(lc, ci), *o;
+    hb_slot_t *s = hb_slot(in, ci, ci->count), *o = outgoing(lc, co);
     uint64_t off = 0, n, ns;
     uint32_t t;
 
-    if (!s)
-        return -1;
     if (s->nchunks != op->src.cnt || s->nchunks > co->maxcnt)
         return hb_fail(lc, ACC_ERR_INVALID, "receives %u chunks to reduce with %u", s->nchunks,
                        op->src.cnt);
-    if (!(o = outgoing(lc, co)))
-        return -1;
     o->nchunks = s->nchunks;
     for (t = 0; t < s->nchunks; t++) {
         const unsigned char *src = src_chunk(lc, in->rank, op->src, t, &ns);
@@ -272,7 +275,8 @@ static int recv_reduce_send(hb_lane_t *lc, uint32_t k)
         off += n * in->es;
     }
     release(lc, ci);
-    return commit(lc, co, o, off);
+    commit(lc, co);
+    return 0;
 }
 
 /* ---- local and peer memory -------------------------------------------------------------- */
@@ -335,6 +339,68 @@ static hb_word_t *counter(const hb_inst_t *in, uint32_t ci)
     return (hb_word_t *)(in->seg[ct->to] + ct->off);
 }
 
+static const hb_ctr_t *ctr_of(const hb_lane_t *lc)
+{
+    const hb_inst_t *in = lc->call->in;
+    return &in->ctrs[in->ctr[in->lane_first[lc->lane] + lc->k]];
+}
+
+static uint32_t wait_target(const hb_lane_t *lc)
+{
+    return (uint32_t)(lc->call->in->calls * ctr_of(lc)->per_call + lc->op->value);
+}
+
+int hb_op_ready(hb_lane_t *lc)
+{
+    hb_inst_t *in = lc->call->in;
+    uint32_t k = in->lane_first[lc->lane] + lc->k;
+
+    switch (lc->op->code) {
+    case ACC_OP_SEND:
+        return has_room(in, &in->conns[in->out_conn[k]]);
+    case ACC_OP_RECV:
+    case ACC_OP_RECV_REDUCE_COPY:
+        return has_message(in, &in->conns[in->in_conn[k]]);
+    case ACC_OP_RECV_COPY_SEND:
+    case ACC_OP_RECV_REDUCE_SEND:
+    case ACC_OP_RECV_REDUCE_COPY_SEND:
+        return has_message(in, &in->conns[in->in_conn[k]]) &&
+               has_room(in, &in->conns[in->out_conn[k]]);
+    case ACC_OP_WAIT:
+        return hb_reached(load(counter(in, in->ctr[k])), wait_target(lc));
+    default:
+        return 1;
+    }
+}
+
+int hb_op_wait_text(hb_lane_t *lc, char *buf, size_t n)
+{
+    hb_inst_t *in = lc->call->in;
+    uint32_t k = in->lane_first[lc->lane] + lc->k;
+    const acc_op_t *op = lc->op;
+    const hb_conn_t *cn;
+
+    if (op->code == ACC_OP_WAIT) {
+        snprintf(buf, n, "signal %u of rank %d on slot %u", op->value, op->peer, op->slot);
+        return op->peer;
+    }
+    if (in->in_conn[k] != UINT32_MAX && !has_message(in, &in->conns[in->in_conn[k]])) {
+        cn = &in->conns[in->in_conn[k]];
+        snprintf(buf, n, "message %u from rank %d on lane %d", cn->count, cn->from, cn->lane);
+        return cn->from;
+    }
+    if (in->out_conn[k] != UINT32_MAX) {
+        cn = &in->conns[in->out_conn[k]];
+        snprintf(buf, n,
+                 "room on the connection to rank %d (lane %d): rank %d has not taken "
+                 "message %u",
+                 cn->to, cn->lane, cn->to, cn->count - (uint32_t)in->plan->slots);
+        return cn->to;
+    }
+    snprintf(buf, n, "nothing (the operation was ready)");
+    return -1;
+}
+
 int hb_run_op(hb_lane_t *lc)
 {
     hb_call_t *call = lc->call;
@@ -342,7 +408,6 @@ int hb_run_op(hb_lane_t *lc)
     const acc_op_t *op = lc->op;
     uint32_t k = in->lane_first[lc->lane] + lc->k;
     hb_conn_t *cn;
-    hb_slot_t *s;
 
     switch (op->code) {
     case ACC_OP_SEND:
@@ -352,9 +417,9 @@ int hb_run_op(hb_lane_t *lc)
     case ACC_OP_RECV_REDUCE_COPY:
     case ACC_OP_RECV_REDUCE_COPY_SEND:
         cn = &in->conns[in->in_conn[k]];
-        if (!(s = acquire(lc, cn)) || land(lc, cn, s,
-                                           op->code == ACC_OP_RECV_REDUCE_COPY ||
-                                               op->code == ACC_OP_RECV_REDUCE_COPY_SEND) != 0)
+        if (land(lc, cn, hb_slot(in, cn, cn->count),
+                 op->code == ACC_OP_RECV_REDUCE_COPY || op->code == ACC_OP_RECV_REDUCE_COPY_SEND) !=
+            0)
             return -1;
         release(lc, cn);
         if (op->code == ACC_OP_RECV_COPY_SEND || op->code == ACC_OP_RECV_REDUCE_COPY_SEND)
@@ -373,14 +438,9 @@ int hb_run_op(hb_lane_t *lc)
         return reduce_many(lc);
     case ACC_OP_SIGNAL:
         hb_raise(counter(in, in->ctr[k]));
+        ring_bell(in, op->peer);
         return 0;
-    case ACC_OP_WAIT: {
-        const hb_ctr_t *ct = &in->ctrs[in->ctr[k]];
-        uint32_t target = (uint32_t)(in->calls * ct->per_call + op->value);
-        return hb_wait(lc, counter(in, in->ctr[k]), target, op->peer,
-                       "signal %u of rank %d on slot %u", op->value, op->peer, op->slot);
-    }
     default:
-        return 0; /* NOP: it only carried its dependency */
+        return 0; /* WAIT (its counter is there: it was ready) and NOP */
     }
 }

@@ -297,14 +297,16 @@ static acc_status_t prepare(acc_comm_t *c, hb_inst_t *in)
         return st;
     in->seg = acc_calloc((size_t)p->nranks, sizeof(unsigned char *));
     in->seg_bytes = acc_calloc((size_t)p->nranks, sizeof(uint64_t));
-    in->progress = acc_calloc((size_t)p->nlanes, sizeof(hb_word_t));
-    if (!in->seg || !in->seg_bytes || !in->progress)
+    in->next = acc_calloc((size_t)p->nlanes, sizeof(uint32_t));
+    if (!in->seg || !in->seg_bytes || !in->next)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     for (uint32_t i = 0; i < in->nconns; i++) {
         hb_conn_t *cn = &in->conns[i];
-        if (cn->remote && cn->from == in->rank && !(cn->stage = acc_malloc((size_t)cn->slot_bytes)))
-            return acc_error_set(ACC_ERR_NOMEM, "out of memory for a message of %llu bytes",
-                                 (unsigned long long)cn->slot_bytes);
+        if (cn->remote && cn->from == in->rank &&
+            !(cn->outbox = acc_malloc((size_t)cn->slot_bytes * (size_t)p->slots)))
+            return acc_error_set(ACC_ERR_NOMEM,
+                                 "out of memory for an outbox of %d messages of %llu bytes",
+                                 p->slots, (unsigned long long)cn->slot_bytes);
     }
     return seg_map(c, in, in->rank, 1);
 }
@@ -356,7 +358,7 @@ void hb_inst_destroy(acc_comm_t *c, hb_inst_t *in)
         if (in->seg[r])
             munmap(in->seg[r], (size_t)in->seg_bytes[r]);
     for (uint32_t i = 0; i < in->nconns; i++)
-        acc_free(in->conns[i].stage);
+        acc_free(in->conns[i].outbox);
     acc_free(in->seg);
     acc_free(in->seg_bytes);
     acc_free(in->conns);
@@ -366,7 +368,7 @@ void hb_inst_destroy(acc_comm_t *c, hb_inst_t *in)
     acc_free(in->in_conn);
     acc_free(in->out_conn);
     acc_free(in->ctr);
-    acc_free(in->progress);
+    acc_free(in->next);
     acc_free(in);
     (void)c;
 }

@@ -16,21 +16,31 @@
  *     write there.  Plans that only pass messages run on the caller's buffers.
  * Every rank computes every segment's layout from the plan alone, so only names travel.
  *
- * Between nodes.  A connection whose ends are on different nodes is a TCP socket: the sender's
- * lane writes each message (its length table, then its data) to it, and a thread of the
- * receiver reads it into the ring in the receiver's segment as slots free up.  A sender thus
- * blocks exactly when the ring and the socket are full, the capacity the verifier assumed or
- * more, so verified plans cannot deadlock here either.  Peer-memory operations between nodes
+ * Between nodes.  A connection whose ends are on different nodes is a TCP socket.  The sending
+ * lane puts each message into an outbox of `slots` slots in its own memory, which a thread
+ * writes to the socket (its length table, then its data); a thread of the receiver reads it
+ * into the ring in the receiver's segment as slots free up.  A message waits in the outbox
+ * exactly when the ring and the socket are full, the capacity the verifier assumed or more, so
+ * verified plans cannot deadlock here either.  Peer-memory operations between nodes
  * cannot run on this backend (the instance is refused and the call takes the fallback).
  *
- * Counting instead of resetting.  Ring counters, signal counters and lane progress only grow
- * (32-bit, compared modulo 2^32); a call's targets are the instance's completed calls times
- * the plan's per-call counts plus what the operation names.  Nothing is reset between calls;
+ * Counting instead of resetting.  Ring counters and signal counters only grow (32-bit,
+ * compared modulo 2^32); a call's targets are the instance's completed calls times the plan's
+ * per-call counts plus what the operation names.  Nothing is reset between calls;
  * a call that fails leaves the counters inconsistent, so it breaks the communicator.
  *
- * Waiting.  Every wait spins briefly, then sleeps on a futex of the word it waits on (shared
- * between processes), waking every 100 ms to look at the abort flag and the deadline
- * (ACC_TIMEOUT_MS); a writer wakes sleepers only when one announced itself.
+ * Running the lanes.  One thread per rank - the caller's - runs all its lanes, taking each
+ * lane as far as it can go without waiting (an operation runs only once what it needs is
+ * there: a message, room for one, a signal, the operation of another lane it depends on) and
+ * moving to the next.  When no lane can move it sleeps on the rank's doorbell, a word in its
+ * segment that everything that could unblock it rings: a peer committing a message to it or
+ * taking one from it, a signal, the threads of its remote connections.  Threads per lane, on a
+ * machine with fewer cores than ranks x lanes, would mostly wait for each other.  A call fails
+ * when no lane has moved for ACC_TIMEOUT_MS, naming what the first stuck lane waits for.
+ *
+ * Waking.  A sleeper counts itself on the word before it looks at it a last time, and a writer
+ * makes the system call only when someone sleeps (both sequentially consistent), so no wake-up
+ * is lost and none costs a system call when nobody waits.
  */
 #ifndef ACC_HOST_INTERNAL_H
 #define ACC_HOST_INTERNAL_H
@@ -67,10 +77,15 @@ typedef struct {
     uint64_t off;        /* the ring header's offset in the receiver's segment; slots follow */
     int remote;          /* its ends are on different nodes */
     /* this rank's end */
-    uint32_t count;       /* messages sent or taken so far */
-    int fd;               /* remote: the socket (-1 otherwise) */
-    unsigned char *stage; /* remote, sending: where a message is built before it is written */
+    uint32_t count; /* messages sent or taken so far */
+    int fd;         /* remote: the socket (-1 otherwise) */
+    /* remote, sending: the outbox (slots of slot_bytes) its thread writes to the socket */
+    unsigned char *outbox;
+    hb_word_t queued, drained;
 } hb_conn_t;
+
+/* The segment's first page: its magic, then the rank's doorbell. */
+#define HB_BELL_OFFSET 64
 
 /* A signal counter (from -> to, slot), in the receiver's segment. */
 typedef struct {
@@ -97,11 +112,9 @@ typedef struct {
     uint64_t count;
     uint64_t elems[ACC_BUF_COUNT];      /* in, out: for this count; scratch: its capacity */
     unsigned char *base[ACC_BUF_COUNT]; /* this rank's buffers */
-    double deadline;                    /* 0: none */
-    int timeout_ms;
+    int timeout_ms; /* no lane moving for this long fails the call; <= 0 never */
     const volatile int *abort_flag;
-    /* the first failure of a lane */
-    pthread_mutex_t lock;
+    /* the failure of the call */
     acc_status_t status;
     char msg[512];
 } hb_call_t;
@@ -125,14 +138,12 @@ struct hb_inst {
      * counter it raises or waits on; lane_first[l] + k indexes them */
     uint32_t *lane_first;
     uint32_t *in_conn, *out_conn, *ctr;
-    uint8_t *publish;    /* another lane depends on this operation */
-    hb_word_t *progress; /* per lane: operations completed, over all calls */
-    uint64_t calls;      /* calls completed */
-    /* the receiving threads of remote connections */
+    uint32_t *next; /* per lane: its next operation in the call in flight */
+    uint64_t calls; /* calls completed */
+    /* the threads of remote connections: receivers fill rings, senders empty outboxes */
     pthread_t *net_threads;
     int nnet;
-    volatile int stop; /* the receiving threads end (read and written with __atomic) */
-    hb_call_t *call;   /* the call in flight */
+    volatile int stop; /* those threads end (read and written with __atomic) */
 };
 
 /* A lane at work: the call, which lane, which operation (for messages). */
@@ -144,17 +155,9 @@ typedef struct {
     const void **ptrs; /* REDUCE_PEERS sources, npeer_pool + 2 */
 } hb_lane_t;
 
-/* The backend's state per communicator: the lane threads and the instances. */
+/* The backend's state per communicator: the instances. */
 typedef struct {
     acc_comm_t *comm;
-    /* lane threads: thread i runs lane i + 1 of the call in flight */
-    pthread_t *threads;
-    int nthreads;
-    hb_word_t go;   /* bumped to start a call */
-    hb_word_t done; /* lanes finished, over all calls */
-    hb_call_t *call;
-    int nlanes;
-    _Atomic int quit;
     /* instances, and plans this backend could not set up (not retried) */
     hb_inst_t **insts;
     size_t ninsts, insts_cap;
@@ -171,36 +174,34 @@ void hb_inst_destroy(acc_comm_t *c, hb_inst_t *in);
 /* Can plan run on this communicator's nodes?  Peer memory only within a node. */
 acc_status_t hb_plan_fits(const acc_comm_t *c, const acc_plan_t *plan);
 
-/* ---- waiting and the lane threads (host_lanes.c) ---- */
-/* Wait until (int32_t)(word - target) >= 0.  peer is the rank whose progress is awaited (-1:
- * none) and the text says what for; both go into the timeout's message.  0, or -1 with the
- * call's failure recorded. */
-int hb_wait(hb_lane_t *lc, hb_word_t *w, uint32_t target, int peer, const char *fmt, ...)
-    ACC_PRINTF(5, 6);
-/* word += 1 (release), waking sleepers. */
+/* ---- running the lanes (host_lanes.c) ---- */
+/* Run every lane of this rank for one call on the calling thread. */
+acc_status_t hb_run_lanes(hb_call_t *call);
+/* word += 1, waking its sleepers (only they cost a system call). */
 void hb_raise(hb_word_t *w);
-/* The same wait for threads outside a call (the receivers of remote connections): 0 when
- * reached, -1 when *stop was set. */
-int hb_wait_until(hb_word_t *w, uint32_t target, const volatile int *stop);
-/* Record the lane's failure, prefixed with rank, lane and operation (the first failure of a
- * call wins); returns -1. */
+/* Sleep until word != seen, at most `ns` (threads outside a call use it too). */
+void hb_sleep(hb_word_t *w, uint32_t seen, long ns);
+/* Record the call's failure, prefixed with rank, lane and operation; returns -1. */
 int hb_fail(hb_lane_t *lc, acc_status_t st, const char *fmt, ...) ACC_PRINTF(3, 4);
-/* Run every lane of this rank for one call, lane 0 on the calling thread. */
-acc_status_t hb_run_lanes(hb_state_t *s, hb_call_t *call);
-/* Enough threads for plans of nlanes lanes. */
-acc_status_t hb_pool_grow(hb_state_t *s, int nlanes);
-void hb_pool_stop(hb_state_t *s);
+/* Has (int32_t)(value - target) reached 0? (counters wrap) */
+static inline int hb_reached(uint32_t value, uint32_t target)
+{
+    return (int32_t)(value - target) >= 0;
+}
 
-/* ---- operations (host_ops.c) ---- */
+/* ---- operations (host_data.c) ---- */
+/* Can the lane's operation run now without waiting?  1 yes, 0 not yet. */
+int hb_op_ready(hb_lane_t *lc);
+/* Run it (it must be ready): 0, or -1 with the call's failure recorded. */
 int hb_run_op(hb_lane_t *lc);
+/* What the lane's operation waits for, in words; returns the rank it waits on (-1: none). */
+int hb_op_wait_text(hb_lane_t *lc, char *buf, size_t n);
 
 /* ---- between nodes (host_net.c) ---- */
-/* Connect the remote connections of an instance: senders connect, receivers accept and start
- * a thread per connection that fills its ring. */
+/* Connect the remote connections of an instance and start their threads: a sender per
+ * outgoing connection (outbox to socket), a receiver per incoming one (socket to ring). */
 acc_status_t hb_net_connect(acc_comm_t *c, hb_inst_t *in);
 void hb_net_stop(hb_inst_t *in);
-/* Write one message to a remote connection's socket. */
-int hb_net_send(hb_lane_t *lc, hb_conn_t *cn, const hb_slot_t *slot, uint64_t bytes);
 
 /* The slot of message number `n` of connection cn, in the receiver's segment as mapped here. */
 static inline hb_slot_t *hb_slot(const hb_inst_t *in, const hb_conn_t *cn, uint32_t n)
@@ -213,6 +214,18 @@ static inline hb_slot_t *hb_slot(const hb_inst_t *in, const hb_conn_t *cn, uint3
 static inline hb_ring_t *hb_ring(const hb_inst_t *in, const hb_conn_t *cn)
 {
     return (hb_ring_t *)(in->seg[cn->to] + cn->off);
+}
+
+/* Rank r's doorbell; NULL when r is on another node. */
+static inline hb_word_t *hb_bell(const hb_inst_t *in, int r)
+{
+    return in->seg[r] ? (hb_word_t *)(in->seg[r] + HB_BELL_OFFSET) : NULL;
+}
+
+/* Slot n of a remote connection's outbox. */
+static inline hb_slot_t *hb_outbox_slot(const hb_inst_t *in, const hb_conn_t *cn, uint32_t n)
+{
+    return (hb_slot_t *)(cn->outbox + (uint64_t)(n % (uint32_t)in->plan->slots) * cn->slot_bytes);
 }
 
 /* Bytes of a slot's length table, rounded so the data starts on a 64-byte boundary. */

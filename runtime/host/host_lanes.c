@@ -1,27 +1,25 @@
 /*
- * The host backend's lanes: the threads that run them, the waits between them (rings, signal
- * counters, dependencies) and how a wait gives up.
+ * Running a rank's lanes on one thread: each lane as far as it can go without waiting, then the
+ * next; asleep on the rank's doorbell when none can move; a failure when none has moved for
+ * ACC_TIMEOUT_MS (host_internal.h explains why one thread).
  */
 #include "host_internal.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-/* Spins before a waiter sleeps: long enough to catch a peer that is about to answer, short
- * enough not to steal a core from it on a loaded machine. */
-#define SPINS 200
-/* How long one sleep lasts before the waiter looks at the abort flag and the deadline. */
+/* How long one sleep lasts before the abort flag and the timeout are looked at again. */
 #define SLICE_NS 100000000L
+/* Passes over the lanes that find nothing to do before the thread sleeps: a peer that is about
+ * to answer is cheaper to wait for than a system call each way. */
+#define IDLE_PASSES 64
 
-/* Futexes of words in shared memory: the non-private operations, which work across
- * processes (and within one). */
+/* Non-private futex operations: the words may be in memory shared between processes. */
 static void futex_sleep(_Atomic uint32_t *addr, uint32_t seen, long ns)
 {
     struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
@@ -33,27 +31,21 @@ static void futex_wake_all(_Atomic uint32_t *addr)
     syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-static void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-static int reached(uint32_t value, uint32_t target)
-{
-    return (int32_t)(value - target) >= 0;
-}
-
 void hb_raise(hb_word_t *w)
 {
     atomic_fetch_add_explicit(&w->value, 1, memory_order_seq_cst);
-    /* A sleeper announces itself before it checks the value one last time (seq_cst on both
-     * sides), so either it sees the new value or this load sees it. */
+    /* A sleeper counts itself before it looks at the value a last time (both sequentially
+     * consistent): either it sees the new value, or this load sees it. */
     if (atomic_load_explicit(&w->sleepers, memory_order_seq_cst))
         futex_wake_all(&w->value);
+}
+
+void hb_sleep(hb_word_t *w, uint32_t seen, long ns)
+{
+    atomic_fetch_add_explicit(&w->sleepers, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&w->value, memory_order_seq_cst) == seen)
+        futex_sleep(&w->value, seen, ns);
+    atomic_fetch_sub_explicit(&w->sleepers, 1, memory_order_relaxed);
 }
 
 int hb_fail(hb_lane_t *lc, acc_status_t st, const char *fmt, ...)
@@ -63,212 +55,130 @@ int hb_fail(hb_lane_t *lc, acc_status_t st, const char *fmt, ...)
     char what[384];
     va_list ap;
 
+    if (call->status != ACC_OK)
+        return -1;
     va_start(ap, fmt);
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
-    pthread_mutex_lock(&call->lock);
-    if (call->status == ACC_OK) {
-        call->status = st;
-        if (lc->op)
-            snprintf(call->msg, sizeof(call->msg), "%s %s: rank %d lane %d operation %u (%s): %s",
-                     acc_coll_name(p->coll), p->algo, call->in->rank, lc->lane, lc->k,
-                     acc_op_name((acc_opcode_t)lc->op->code), what);
-        else
-            snprintf(call->msg, sizeof(call->msg), "%s %s: rank %d lane %d: %s",
-                     acc_coll_name(p->coll), p->algo, call->in->rank, lc->lane, what);
-    }
-    pthread_mutex_unlock(&call->lock);
+    call->status = st;
+    if (lc->op)
+        snprintf(call->msg, sizeof(call->msg), "%s %s: rank %d lane %d operation %u (%s): %s",
+                 acc_coll_name(p->coll), p->algo, call->in->rank, lc->lane, lc->k,
+                 acc_op_name((acc_opcode_t)lc->op->code), what);
+    else
+        snprintf(call->msg, sizeof(call->msg), "%s %s: rank %d lane %d: %s", acc_coll_name(p->coll),
+                 p->algo, call->in->rank, lc->lane, what);
     return -1;
 }
 
-int hb_wait(hb_lane_t *lc, hb_word_t *w, uint32_t target, int peer, const char *fmt, ...)
+/* Is the lane's next operation free to run: its dependency met, what it needs there? */
+static int ready(hb_lane_t *lc)
 {
-    hb_call_t *call = lc->call;
-    uint32_t v;
-    int i;
-
-    for (i = 0; i < SPINS; i++) {
-        if (reached(atomic_load_explicit(&w->value, memory_order_acquire), target))
-            return 0;
-        cpu_relax();
-    }
-    for (;;) {
-        atomic_fetch_add_explicit(&w->sleepers, 1, memory_order_seq_cst);
-        v = atomic_load_explicit(&w->value, memory_order_seq_cst);
-        if (!reached(v, target))
-            futex_sleep(&w->value, v, SLICE_NS);
-        atomic_fetch_sub_explicit(&w->sleepers, 1, memory_order_relaxed);
-        if (reached(atomic_load_explicit(&w->value, memory_order_acquire), target))
-            return 0;
-        if (__atomic_load_n(call->abort_flag, __ATOMIC_ACQUIRE))
-            return hb_fail(lc, ACC_ERR_ABORTED, "the communicator was aborted");
-        if (call->status != ACC_OK)
-            return -1; /* another lane failed: this call is over */
-        if (call->deadline > 0 && acc_now_s() >= call->deadline) {
-            char what[200];
-            va_list ap;
-            va_start(ap, fmt);
-            vsnprintf(what, sizeof(what), fmt, ap);
-            va_end(ap);
-            if (peer >= 0)
-                return hb_fail(lc, ACC_ERR_TIMEOUT,
-                               "waited %d ms (ACC_TIMEOUT_MS) for %s; rank %d may have died or "
-                               "be stuck",
-                               call->timeout_ms, what, peer);
-            return hb_fail(lc, ACC_ERR_TIMEOUT, "waited %d ms (ACC_TIMEOUT_MS) for %s",
-                           call->timeout_ms, what);
-        }
-    }
+    const acc_op_t *op = lc->op;
+    hb_inst_t *in = lc->call->in;
+    if (op->dep_lane >= 0 && in->next[op->dep_lane] <= (uint32_t)op->dep_op)
+        return 0;
+    return hb_op_ready(lc);
 }
 
-int hb_wait_until(hb_word_t *w, uint32_t target, const volatile int *stop)
+/* Take lane l as far as it goes: operations run, or -1 on failure. */
+static int advance(hb_call_t *call, hb_lane_t *lc, int l)
 {
-    for (;;) {
-        uint32_t v = atomic_load_explicit(&w->value, memory_order_acquire);
-        if (reached(v, target))
-            return 0;
-        if (__atomic_load_n(stop, __ATOMIC_ACQUIRE))
+    hb_inst_t *in = call->in;
+    const acc_lane_prog_t *prog = acc_plan_prog(in->plan, in->rank, l);
+    int ran = 0;
+
+    lc->lane = l;
+    while (in->next[l] < prog->nops) {
+        lc->k = in->next[l];
+        lc->op = &prog->ops[lc->k];
+        if (!ready(lc))
+            break;
+        if (hb_run_op(lc) != 0)
             return -1;
-        atomic_fetch_add_explicit(&w->sleepers, 1, memory_order_seq_cst);
-        v = atomic_load_explicit(&w->value, memory_order_seq_cst);
-        if (!reached(v, target))
-            futex_sleep(&w->value, v, SLICE_NS);
-        atomic_fetch_sub_explicit(&w->sleepers, 1, memory_order_relaxed);
+        in->next[l]++;
+        ran++;
     }
+    return ran;
 }
 
-/* ---- a lane --------------------------------------------------------------------------------- */
+/* The first stuck lane's wait, as the timeout's message. */
+static acc_status_t stuck(hb_call_t *call, hb_lane_t *lc)
+{
+    hb_inst_t *in = call->in;
+    char what[200];
+    int peer = -1;
 
-static void run_lane(hb_call_t *call, int lane)
+    for (int l = 0; l < in->plan->nlanes; l++) {
+        const acc_lane_prog_t *prog = acc_plan_prog(in->plan, in->rank, l);
+        if (in->next[l] >= prog->nops)
+            continue;
+        lc->lane = l;
+        lc->k = in->next[l];
+        lc->op = &prog->ops[lc->k];
+        if (lc->op->dep_lane >= 0 && in->next[lc->op->dep_lane] <= (uint32_t)lc->op->dep_op) {
+            snprintf(what, sizeof(what), "operation %d of lane %d of this rank", lc->op->dep_op,
+                     lc->op->dep_lane);
+            continue; /* that lane is the one to name */
+        }
+        peer = hb_op_wait_text(lc, what, sizeof(what));
+        break;
+    }
+    if (peer >= 0)
+        hb_fail(lc, ACC_ERR_TIMEOUT,
+                "waited %d ms (ACC_TIMEOUT_MS) for %s; rank %d may have died or be stuck",
+                call->timeout_ms, what, peer);
+    else
+        hb_fail(lc, ACC_ERR_TIMEOUT, "waited %d ms (ACC_TIMEOUT_MS) for %s", call->timeout_ms,
+                what);
+    return call->status;
+}
+
+acc_status_t hb_run_lanes(hb_call_t *call)
 {
     hb_inst_t *in = call->in;
     const acc_plan_t *p = in->plan;
-    int me = in->rank;
-    const acc_lane_prog_t *prog = acc_plan_prog(p, me, lane);
-    hb_lane_t lc = {.call = call, .lane = lane};
+    hb_word_t *bell = hb_bell(in, in->rank);
     const void *ptrs_small[16];
-    uint32_t k;
+    hb_lane_t lc = {.call = call};
+    double last = acc_now_s();
+    int idle = 0;
 
     lc.ptrs = p->npeer_pool + 2 <= 16 ? ptrs_small : acc_calloc(p->npeer_pool + 2, sizeof(void *));
-    if (!lc.ptrs) {
-        hb_fail(&lc, ACC_ERR_NOMEM, "out of memory");
-        return;
-    }
-    for (k = 0; k < prog->nops; k++) {
-        const acc_op_t *op = &prog->ops[k];
-        lc.k = k;
-        lc.op = op;
-        if (op->dep_lane >= 0) {
-            uint32_t nops = acc_plan_prog(p, me, op->dep_lane)->nops;
-            uint32_t target = (uint32_t)(in->calls * nops + (uint64_t)op->dep_op + 1);
-            if (hb_wait(&lc, &in->progress[op->dep_lane], target, -1,
-                        "operation %d of lane %d of this rank", op->dep_op, op->dep_lane) != 0)
-                break;
-        }
-        if (hb_run_op(&lc) != 0)
-            break;
-        hb_raise(&in->progress[lane]);
-    }
-    if (lc.ptrs != ptrs_small)
-        acc_free((void *)lc.ptrs);
-}
-
-/* ---- the threads ------------------------------------------------------------------------------
- */
-
-typedef struct {
-    hb_state_t *s;
-    int index;
-    uint32_t gen; /* the generation it starts at: calls before it are not its business */
-} worker_arg_t;
-
-static void *worker_main(void *arg)
-{
-    worker_arg_t a = *(worker_arg_t *)arg;
-    hb_state_t *s = a.s;
-    uint32_t gen = a.gen;
-
-    acc_free(arg);
+    if (!lc.ptrs)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    memset(in->next, 0, (size_t)p->nlanes * sizeof(uint32_t));
     for (;;) {
-        uint32_t v = atomic_load_explicit(&s->go.value, memory_order_acquire);
-        if (atomic_load(&s->quit))
-            return NULL;
-        if (v == gen) {
-            atomic_fetch_add(&s->go.sleepers, 1);
-            if (atomic_load(&s->go.value) == gen && !atomic_load(&s->quit))
-                futex_sleep(&s->go.value, gen, SLICE_NS);
-            atomic_fetch_sub(&s->go.sleepers, 1);
+        uint32_t seen = atomic_load_explicit(&bell->value, memory_order_acquire);
+        int moved = 0, left = 0;
+        for (int l = 0; l < p->nlanes; l++) {
+            int ran = advance(call, &lc, l);
+            if (ran < 0)
+                goto out;
+            moved += ran;
+            left += in->next[l] < acc_plan_prog(p, in->rank, l)->nops;
+        }
+        if (!left)
+            break;
+        if (moved) {
+            last = acc_now_s();
+            idle = 0;
             continue;
         }
-        gen = v;
-        if (a.index + 1 < s->nlanes) {
-            run_lane(s->call, a.index + 1);
-            hb_raise(&s->done);
+        if (__atomic_load_n(call->abort_flag, __ATOMIC_ACQUIRE)) {
+            lc.op = NULL;
+            hb_fail(&lc, ACC_ERR_ABORTED, "the communicator was aborted");
+            goto out;
         }
-    }
-}
-
-acc_status_t hb_pool_grow(hb_state_t *s, int nlanes)
-{
-    int want = nlanes - 1;
-    pthread_t *t;
-
-    if (want <= s->nthreads)
-        return ACC_OK;
-    if (!(t = acc_realloc_array(s->threads, (size_t)want, sizeof(pthread_t))))
-        return acc_error_set(ACC_ERR_NOMEM, "out of memory for lane threads");
-    s->threads = t;
-    while (s->nthreads < want) {
-        worker_arg_t *a = acc_malloc(sizeof(*a));
-        if (!a)
-            return acc_error_set(ACC_ERR_NOMEM, "out of memory for lane threads");
-        a->s = s;
-        a->index = s->nthreads;
-        a->gen = atomic_load(&s->go.value);
-        if (pthread_create(&s->threads[s->nthreads], NULL, worker_main, a) != 0) {
-            acc_free(a);
-            return acc_error_set(ACC_ERR_SYSTEM, "cannot start lane thread %d: %s", s->nthreads + 1,
-                                 strerror(errno));
+        if (call->timeout_ms > 0 && acc_now_s() - last >= call->timeout_ms / 1e3) {
+            stuck(call, &lc);
+            goto out;
         }
-        s->nthreads++;
+        if (++idle >= IDLE_PASSES)
+            hb_sleep(bell, seen, SLICE_NS);
     }
-    return ACC_OK;
-}
-
-void hb_pool_stop(hb_state_t *s)
-{
-    int i;
-    atomic_store(&s->quit, 1);
-    futex_wake_all(&s->go.value);
-    for (i = 0; i < s->nthreads; i++)
-        pthread_join(s->threads[i], NULL);
-    acc_free(s->threads);
-    s->threads = NULL;
-    s->nthreads = 0;
-}
-
-acc_status_t hb_run_lanes(hb_state_t *s, hb_call_t *call)
-{
-    int nlanes = call->in->plan->nlanes;
-    uint32_t target = atomic_load(&s->done.value) + (uint32_t)(nlanes - 1);
-    acc_status_t st;
-
-    if ((st = hb_pool_grow(s, nlanes)) != ACC_OK)
-        return st;
-    s->call = call;
-    s->nlanes = nlanes;
-    if (nlanes > 1)
-        hb_raise(&s->go);
-    run_lane(call, 0);
-    /* The other lanes give up on their own (deadline, abort, a failed lane), so this wait
-     * needs no deadline of its own. */
-    while (!reached(atomic_load_explicit(&s->done.value, memory_order_acquire), target)) {
-        uint32_t v;
-        atomic_fetch_add(&s->done.sleepers, 1);
-        v = atomic_load(&s->done.value);
-        if (!reached(v, target))
-            futex_sleep(&s->done.value, v, SLICE_NS);
-        atomic_fetch_sub(&s->done.sleepers, 1);
-    }
+out:
+    if (lc.ptrs != ptrs_small)
+        acc_free((void *)lc.ptrs);
     return call->status;
 }

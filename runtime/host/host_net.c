@@ -1,6 +1,7 @@
 /*
  * The host backend between nodes: a TCP connection per remote (sender, receiver, lane), a
- * thread per receiving end that moves messages from the socket into the ring as slots free up.
+ * thread per sending end that writes the outbox to the socket, and one per receiving end that
+ * moves messages from the socket into the ring as slots free up.
  * On the wire a message is its chunk count (32 bits, then 32 of padding), its chunk lengths
  * (64 bits each) and its data.
  */
@@ -22,11 +23,13 @@ typedef struct {
 typedef struct {
     hb_inst_t *in;
     hb_conn_t *cn;
-} receiver_arg_t;
+} net_arg_t;
 
+/* Socket to ring: message n goes into its slot once the receiver has taken message
+ * n - slots, then the receiver's doorbell rings. */
 static void *receiver_main(void *arg)
 {
-    receiver_arg_t a = *(receiver_arg_t *)arg;
+    net_arg_t a = *(net_arg_t *)arg;
     hb_inst_t *in = a.in;
     hb_conn_t *cn = a.cn;
     hb_ring_t *ring = hb_ring(in, cn);
@@ -38,11 +41,14 @@ static void *receiver_main(void *arg)
         uint64_t bytes = 0;
         uint32_t head[2], t;
 
-        if (n >= slots && hb_wait_until(&ring->taken, n - slots + 1, &in->stop) != 0)
-            break;
+        while (n >= slots && !hb_reached(atomic_load(&ring->taken.value), n - slots + 1)) {
+            if (__atomic_load_n(&in->stop, __ATOMIC_ACQUIRE))
+                return NULL;
+            hb_sleep(&ring->taken, atomic_load(&ring->taken.value), 100000000L);
+        }
         s = hb_slot(in, cn, n);
         if (net_recv(cn->fd, head, sizeof(head), 0, &in->stop) != ACC_OK)
-            break; /* stopped, or the sender went away: its receiver's wait reports that */
+            break; /* stopped, or the sender went away: the receiving lane's timeout says so */
         if (head[0] > cn->maxcnt ||
             net_recv(cn->fd, s->lens, (size_t)head[0] * sizeof(uint64_t), 0, &in->stop) != ACC_OK)
             break;
@@ -60,37 +66,58 @@ static void *receiver_main(void *arg)
                      &in->stop) != ACC_OK)
             break;
         hb_raise(&ring->sent);
+        hb_raise(hb_bell(in, cn->to));
     }
     return NULL;
 }
 
-int hb_net_send(hb_lane_t *lc, hb_conn_t *cn, const hb_slot_t *slot, uint64_t bytes)
+/* Outbox to socket: message n once the lane has queued it; then the sender's doorbell rings,
+ * since its slot is free again. */
+static void *sender_main(void *arg)
 {
-    hb_call_t *call = lc->call;
-    uint32_t head[2] = {slot->nchunks, 0};
-    acc_status_t st = net_send(cn->fd, head, sizeof(head), call->deadline, call->abort_flag);
-    if (st == ACC_OK)
-        st = net_send(cn->fd, slot->lens, (size_t)slot->nchunks * sizeof(uint64_t), call->deadline,
-                      call->abort_flag);
-    if (st == ACC_OK)
-        st = net_send(cn->fd, (const unsigned char *)slot + hb_slot_header(cn->maxcnt),
-                      (size_t)bytes, call->deadline, call->abort_flag);
-    if (st != ACC_OK)
-        return hb_fail(lc, st, "sending message %u to rank %d on another node: %s", cn->count,
-                       cn->to, acc_error_message());
-    return 0;
+    net_arg_t a = *(net_arg_t *)arg;
+    hb_inst_t *in = a.in;
+    hb_conn_t *cn = a.cn;
+    uint32_t n = 0;
+
+    acc_free(arg);
+    for (;; n++) {
+        const hb_slot_t *s;
+        uint64_t bytes = 0;
+        uint32_t head[2];
+
+        while (!hb_reached(atomic_load(&cn->queued.value), n + 1)) {
+            if (__atomic_load_n(&in->stop, __ATOMIC_ACQUIRE))
+                return NULL;
+            hb_sleep(&cn->queued, atomic_load(&cn->queued.value), 100000000L);
+        }
+        s = hb_outbox_slot(in, cn, n);
+        head[0] = s->nchunks;
+        head[1] = 0;
+        for (uint32_t t = 0; t < s->nchunks; t++)
+            bytes += s->lens[t] * in->es;
+        if (net_send(cn->fd, head, sizeof(head), 0, &in->stop) != ACC_OK ||
+            net_send(cn->fd, s->lens, (size_t)s->nchunks * sizeof(uint64_t), 0, &in->stop) !=
+                ACC_OK ||
+            net_send(cn->fd, (const unsigned char *)s + hb_slot_header(cn->maxcnt), (size_t)bytes,
+                     0, &in->stop) != ACC_OK)
+            break; /* stopped, or the receiver went away: the lane's timeout says so */
+        hb_raise(&cn->drained);
+        hb_raise(hb_bell(in, cn->from));
+    }
+    return NULL;
 }
 
-static acc_status_t start_receiver(hb_inst_t *in, hb_conn_t *cn)
+static acc_status_t start_thread(hb_inst_t *in, hb_conn_t *cn, void *(*fn)(void *))
 {
-    receiver_arg_t *a = acc_malloc(sizeof(*a));
+    net_arg_t *a = acc_malloc(sizeof(*a));
     if (!a)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     a->in = in;
     a->cn = cn;
-    if (pthread_create(&in->net_threads[in->nnet], NULL, receiver_main, a) != 0) {
+    if (pthread_create(&in->net_threads[in->nnet], NULL, fn, a) != 0) {
         acc_free(a);
-        return acc_error_set(ACC_ERR_SYSTEM, "cannot start a receiving thread");
+        return acc_error_set(ACC_ERR_SYSTEM, "cannot start a thread for a connection");
     }
     in->nnet++;
     return ACC_OK;
@@ -102,10 +129,13 @@ acc_status_t hb_net_connect(acc_comm_t *c, hb_inst_t *in)
     uint32_t i, expect = 0;
     acc_status_t st;
 
-    for (i = 0; i < in->nconns; i++)
-        if (in->conns[i].remote && in->conns[i].to == in->rank)
-            expect++;
-    if (expect && !(in->net_threads = acc_calloc(expect, sizeof(pthread_t))))
+    uint32_t threads = 0;
+    for (i = 0; i < in->nconns; i++) {
+        expect += in->conns[i].remote && in->conns[i].to == in->rank;
+        threads +=
+            in->conns[i].remote && (in->conns[i].to == in->rank || in->conns[i].from == in->rank);
+    }
+    if (threads && !(in->net_threads = acc_calloc(threads, sizeof(pthread_t))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     /* Connects complete in the peers' listening backlog, so every rank connects first and
      * accepts afterwards without waiting for one another. */
@@ -119,6 +149,8 @@ acc_status_t hb_net_connect(acc_comm_t *c, hb_inst_t *in)
                 ACC_OK ||
             (st = net_send(cn->fd, &h, sizeof(h), deadline, &c->abort)) != ACC_OK)
             return acc_error_prefix(st, "connecting to rank %d (lane %d): ", cn->to, cn->lane);
+        if ((st = start_thread(in, cn, sender_main)) != ACC_OK)
+            return st;
     }
     while (expect > 0) {
         conn_hello_t h;
@@ -133,7 +165,7 @@ acc_status_t hb_net_connect(acc_comm_t *c, hb_inst_t *in)
             continue;
         }
         in->conns[h.conn].fd = fd;
-        if ((st = start_receiver(in, &in->conns[h.conn])) != ACC_OK)
+        if ((st = start_thread(in, &in->conns[h.conn], receiver_main)) != ACC_OK)
             return st;
         expect--;
     }

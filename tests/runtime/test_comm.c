@@ -64,6 +64,14 @@ ACC_TEST(every_collective_8_ranks)
     ranks_run(8, every_collective, NULL, 280);
 }
 
+/* Two emulated nodes: the ring fallback crosses between them over TCP. */
+ACC_TEST(every_collective_2_nodes_of_2_ranks)
+{
+    quiet_env();
+    setenv("ACC_TOPO", "nodes=2 gpus=2", 1);
+    ranks_run(4, every_collective, NULL, 240);
+}
+
 /* 64 MiB of fp32 per buffer, the size the issue names. */
 static int large(int rank, int nranks, const acc_unique_id_t *id, void *arg)
 {

@@ -63,10 +63,16 @@ static const uint64_t sizes[] = {1u << 10, 1u << 12, 1u << 14, 1u << 16,
                                  1u << 18, 1u << 20, 1u << 22, 1u << 24};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
+typedef struct {
+    const char *expect; /* "tables" or "fallback" */
+    const char *topo;   /* the machine the database describes */
+} expect_t;
+
 /* Every size once, right; then the statistics must show, per size, what the table says. */
 static int sweep_and_check(int rank, int nranks, const acc_unique_id_t *id, void *arg)
 {
-    const char *expect = arg; /* "tables" or "fallback" */
+    const expect_t *x = arg;
+    const char *expect = x->expect;
     acc_comm_t *c;
     acc_comm_stat_t *rows;
     size_t nrows;
@@ -97,7 +103,7 @@ static int sweep_and_check(int rank, int nranks, const acc_unique_id_t *id, void
         char fp[ACC_SHA256_HEX_LEN + 1];
         acc_select_table_t *t;
         int acc_rows = 0;
-        CHECK_OK(acc_topo_load(TOPO, &topo));
+        CHECK_OK(acc_topo_load(x->topo, &topo));
         CHECK_OK(acc_topo_fingerprint(topo, fp));
         CHECK_OK(acc_db_open(getenv("ACC_DB"), ACC_DB_READONLY, &db));
         CHECK_OK(acc_db_get_selection(db, fp, ACC_COLL_ALLREDUCE, &t));
@@ -123,22 +129,29 @@ static int sweep_and_check(int rank, int nranks, const acc_unique_id_t *id, void
     return 0;
 }
 
-static void env(const char *db)
+static void env_topo(const char *db, const char *topo)
 {
     const char *base = strrchr(db, '/');
     log_case = base ? base + 1 : db;
-    setenv("ACC_TOPO", TOPO, 1);
+    setenv("ACC_TOPO", topo, 1);
     setenv("ACC_DB", db, 1);
     setenv("ACC_LOG_LEVEL", "warn", 1);
     setenv("ACC_TIMEOUT_MS", "60000", 1);
 }
+
+static void env(const char *db)
+{
+    env_topo(db, TOPO);
+}
+
+static expect_t tables = {"tables", TOPO}, fallback = {"fallback", TOPO};
 
 ACC_TEST(tables_of_the_database_run)
 {
     const char *path = acc_test_tmp("load_good.db");
     build_db(path, TOPO);
     env(path);
-    ranks_run(NRANKS, sweep_and_check, "tables", 280);
+    ranks_run(NRANKS, sweep_and_check, &tables, 280);
     CHECK_INT(count_warnings(NULL), 0);
 }
 
@@ -146,7 +159,7 @@ ACC_TEST(missing_database_falls_back_with_one_warning)
 {
     env(acc_test_tmp("load_missing.db"));
     unlink(getenv("ACC_DB"));
-    ranks_run(NRANKS, sweep_and_check, "fallback", 280);
+    ranks_run(NRANKS, sweep_and_check, &fallback, 280);
     CHECK_INT(count_warnings("ring fallback"), 1);
     CHECK_INT(count_warnings(NULL), 1);
 }
@@ -160,7 +173,7 @@ ACC_TEST(corrupt_database_falls_back_with_one_warning)
         fputc((i * 7919) & 0xff, f);
     fclose(f);
     env(path);
-    ranks_run(NRANKS, sweep_and_check, "fallback", 280);
+    ranks_run(NRANKS, sweep_and_check, &fallback, 280);
     CHECK_INT(count_warnings(NULL), 1);
     CHECK_INT(count_warnings(path), 1);
 }
@@ -170,7 +183,7 @@ ACC_TEST(database_of_another_machine_falls_back_with_one_warning)
     const char *path = acc_test_tmp("load_other.db");
     build_db(path, "gpus=4");
     env(path);
-    ranks_run(NRANKS, sweep_and_check, "fallback", 280);
+    ranks_run(NRANKS, sweep_and_check, &fallback, 280);
     CHECK_INT(count_warnings("no tables for this machine"), 1);
     CHECK_INT(count_warnings(NULL), 1);
 }
@@ -186,7 +199,7 @@ ACC_TEST(newer_schema_falls_back_with_one_warning)
     CHECK(sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(h);
     env(path);
-    ranks_run(NRANKS, sweep_and_check, "fallback", 280);
+    ranks_run(NRANKS, sweep_and_check, &fallback, 280);
     CHECK_INT(count_warnings("newer"), 1);
     CHECK_INT(count_warnings(NULL), 1);
 }
@@ -198,7 +211,19 @@ ACC_TEST(disable_sends_everything_to_the_fallback_quietly)
     build_db(path, TOPO);
     env(path);
     setenv("ACC_DISABLE", "1", 1);
-    ranks_run(NRANKS, sweep_and_check, "fallback", 280);
+    ranks_run(NRANKS, sweep_and_check, &fallback, 280);
     unsetenv("ACC_DISABLE");
+    CHECK_INT(count_warnings(NULL), 0);
+}
+
+/* Two nodes of two GPUs on this one machine: shared memory within a node, TCP between them,
+ * the hierarchical and ring plans of the table across both. */
+ACC_TEST(tables_of_a_two_node_machine_run_over_tcp)
+{
+    static expect_t two = {"tables", "nodes=2 gpus=2 nvlink=18 nic=2x400"};
+    const char *path = acc_test_tmp("load_two_nodes.db");
+    build_db(path, two.topo);
+    env_topo(path, two.topo);
+    ranks_run(NRANKS, sweep_and_check, &two, 280);
     CHECK_INT(count_warnings(NULL), 0);
 }
