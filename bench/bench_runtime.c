@@ -3,7 +3,8 @@
  * same run.
  *
  * 1. Dispatch: the time acc_allreduce adds to running the plan - argument checks, the table
- *    look-up, the statistics - on a one-rank communicator.  The executor's own time (shown
+ *    look-up, the statistics - on a one-rank communicator, with the tables of a database built
+ *    for it and without any (the fallback's path).  The executor's own time (shown
  *    too) varies by microseconds from call to call with thread wake-ups, far more than the
  *    dispatch costs, so the dispatch is timed with the backend's run replaced by one that
  *    returns at once, beside calling that run directly; the difference is the dispatch.  The
@@ -52,10 +53,12 @@ static double ns_per_call(acc_comm_t *c, const acc_plan_t *plan, const rt_call_t
     return (acc_now_s() - t0) * 1e9 / DISPATCH_CALLS;
 }
 
-/* Nanoseconds per call: the executor, and the dispatch around a run that does nothing. */
-static int dispatch(void)
+/* Nanoseconds per call on a one-rank communicator: the executor, and the dispatch around a
+ * run that does nothing.  db NULL: no tables (every call takes the fallback). */
+static int dispatch(const char *label, const char *db)
 {
     acc_unique_id_t id;
+    acc_comm_opts_t o;
     acc_comm_t *c;
     float x[4] = {1, 2, 3, 4}, y[4];
     rt_call_t k = {.coll = ACC_COLL_ALLREDUCE,
@@ -66,14 +69,24 @@ static int dispatch(void)
                    .op = ACC_RED_SUM,
                    .nbytes = 16};
     rt_fallback_t *fb;
-    acc_plan_t *plan;
+    const acc_plan_t *plan;
+    const acc_select_entry_t *e = NULL;
     rt_backend_t nothing;
     const rt_backend_t *real;
     double exec_ns, api_ns, direct_ns;
 
-    if (acc_get_unique_id(&id) != ACC_OK || acc_comm_init_rank(&c, 1, &id, 0, NULL) != ACC_OK)
+    acc_comm_opts_init(&o);
+    o.backend = ACC_BACKEND_HOST;
+    o.topo = "gpus=1";
+    o.db = db ? db : "/nonexistent/acc.db";
+    if (acc_get_unique_id(&id) != ACC_OK || acc_comm_init_rank(&c, 1, &id, 0, &o) != ACC_OK)
         return fail("one-rank communicator");
-    if (!(plan = comm_fallback_plan(c, ACC_COLL_ALLREDUCE, 0, &fb)))
+    if (c->use_tables && c->tables[ACC_COLL_ALLREDUCE].table)
+        e = acc_select_lookup(c->tables[ACC_COLL_ALLREDUCE].table, 16);
+    if (e && !e->use_nccl)
+        plan =
+            c->tables[ACC_COLL_ALLREDUCE].plans[e - c->tables[ACC_COLL_ALLREDUCE].table->entries];
+    else if (!(plan = comm_fallback_plan(c, ACC_COLL_ALLREDUCE, 0, &fb)))
         return fail("the plan");
     for (int i = 0; i < 1000; i++) /* the instance is made, the caches warm */
         acc_allreduce(x, y, 4, ACC_DT_F32, ACC_RED_SUM, c, NULL);
@@ -85,13 +98,33 @@ static int dispatch(void)
     direct_ns = ns_per_call(c, plan, &k, 0);
     api_ns = ns_per_call(c, plan, &k, 1);
     c->be = real;
-    printf("dispatch (1 rank, %d calls of 16 bytes, the %s plan):\n", DISPATCH_CALLS, plan->algo);
+    printf("dispatch, %s (1 rank, %d calls of 16 bytes, the %s plan):\n", label, DISPATCH_CALLS,
+           plan->algo);
     printf("  the executor running the plan    %8.1f ns/call\n", exec_ns);
     printf("  a run that does nothing          %8.1f ns/call\n", direct_ns);
     printf("  acc_allreduce around it          %8.1f ns/call\n", api_ns);
     printf("  dispatch                         %8.1f ns/call (target < 1000 ns: %s)\n",
            api_ns - direct_ns, api_ns - direct_ns < 1000 ? "met" : "missed");
     acc_comm_destroy(c);
+    return 0;
+}
+
+/* A database of the one-GPU machine's tables, for the dispatch through a table. */
+static int one_gpu_db(char *path, size_t n)
+{
+    acc_topo_t *t = NULL;
+    acc_db_t *db = NULL;
+    int fd;
+    snprintf(path, n, "/tmp/bench_runtime_XXXXXX");
+    if ((fd = mkstemp(path)) < 0)
+        return fail("a temporary database");
+    close(fd);
+    unlink(path);
+    if (acc_topo_load("gpus=1", &t) != ACC_OK || acc_db_open(path, 0, &db) != ACC_OK ||
+        acc_db_build(db, t, NULL, NULL) != ACC_OK)
+        return fail("building the one-GPU tables");
+    acc_db_close(db);
+    acc_topo_destroy(t);
     return 0;
 }
 
@@ -196,5 +229,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_runtime [NRANKS from 2 to 64]\n");
         return 2;
     }
-    return dispatch() || bandwidth(nranks);
+    char db[64];
+    int rc = one_gpu_db(db, sizeof(db));
+    rc = rc || dispatch("through the table's range", db) || dispatch("without tables", NULL) ||
+         bandwidth(nranks);
+    unlink(db);
+    return rc;
 }

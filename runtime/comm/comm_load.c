@@ -297,17 +297,19 @@ rt_fallback_t *comm_fallback_slot(acc_comm_t *c, acc_coll_t coll, int root, cons
 
 acc_plan_t *comm_fallback_plan(acc_comm_t *c, acc_coll_t coll, int root, rt_fallback_t **fb)
 {
-    const acc_algo_t *ring = acc_algo_find(coll, "ring");
+    const acc_algo_t *ring;
     acc_algo_args_t args;
     acc_topo_t *synth = NULL;
     rt_fallback_t *f = comm_fallback_slot(c, coll, root, "ring");
     acc_status_t st;
 
-    if (!f || !ring)
+    if (!f)
         return NULL;
     *fb = f;
     if (f->plan)
         return f->plan;
+    if (!(ring = acc_algo_find(coll, "ring")))
+        return NULL;
     if (!c->topo || acc_topo_ranks(c->topo) != c->nranks) {
         char spec[64];
         synthetic_spec(c->nranks, spec, sizeof(spec));
