@@ -88,9 +88,10 @@ ACC_TEST(peer_with_separate_send_and_receive_blocks_imports)
  * three of its fused steps are split, the rrs through a scratch chunk of its own. */
 static void ring3_xml(acc_buf_t *b)
 {
-    static const char *const step =
-        "   <step s=\"%d\" type=\"%s\" srcbuf=\"%c\" srcoff=\"%d\" dstbuf=\"%c\" dstoff=\"%d\" "
-        "cnt=\"1\" depid=\"%d\" deps=\"%d\" hasdep=\"%d\"/>\n";
+/* A literal, so that the compiler checks the arguments against it. */
+#define step                                                                                       \
+    "   <step s=\"%d\" type=\"%s\" srcbuf=\"%c\" srcoff=\"%d\" dstbuf=\"%c\" dstoff=\"%d\" "       \
+    "cnt=\"1\" depid=\"%d\" deps=\"%d\" hasdep=\"%d\"/>\n"
     int r;
     acc_buf_puts(b, "<algo name=\"ring3_split\" proto=\"Simple\" nchannels=\"1\" "
                     "nchunksperloop=\"3\" ngpus=\"3\" coll=\"allreduce\" inplace=\"0\" "
@@ -121,6 +122,7 @@ static void ring3_xml(acc_buf_t *b)
     acc_buf_printf(b, step, 3, "r", 'o', 1, 'o', 1, -1, -1, 0);
     acc_buf_puts(b, "  </tb>\n </gpu>\n</algo>\n");
 }
+#undef step
 
 ACC_TEST(fused_steps_split_where_their_connections_part)
 {
