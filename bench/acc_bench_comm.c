@@ -334,7 +334,7 @@ int bench_comm(const bench_comm_t *b, const bench_sweep_t *s, FILE *out)
         }
         return run_rank(b, s, &id, b->rank, out);
     }
-    if (acc_get_unique_id(&id) != ACC_OK) {
+    if (acc_unique_id_local(&id) != ACC_OK) {
         fprintf(stderr, "acc-bench: %s\n", acc_error_message());
         return EXIT_INPUT;
     }

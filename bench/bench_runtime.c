@@ -191,7 +191,7 @@ static int bandwidth(int nranks)
     pid_t pids[64];
     int bad = 0;
 
-    if (!us || acc_get_unique_id(&id) != ACC_OK)
+    if (!us || acc_unique_id_local(&id) != ACC_OK)
         return fail("bandwidth set-up");
     fflush(stdout);
     for (int r = 0; r < nranks; r++)

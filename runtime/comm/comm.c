@@ -51,6 +51,24 @@ typedef struct {
     char text[252];
 } verdict_t;
 
+acc_status_t acc_unique_id_local(acc_unique_id_t *id)
+{
+    net_addr_t a;
+    char text[48];
+    int fd = -1;
+    acc_status_t st;
+
+    if (!id)
+        return acc_error_set(ACC_ERR_INVALID, "acc_unique_id_local: id is NULL");
+    /* A port the kernel hands out now is free; rank 0 binds it again (SO_REUSEADDR). */
+    if ((st = net_resolve("127.0.0.1", "0", &a)) != ACC_OK ||
+        (st = net_listen(&a, &fd, &a)) != ACC_OK)
+        return st;
+    net_addr_text(&a, text, sizeof(text));
+    net_close(&fd);
+    return boot_id_from_string(text, id);
+}
+
 acc_status_t comm_agree(acc_comm_t *c, acc_status_t mine, const char *step)
 {
     verdict_t v, *all = acc_calloc((size_t)c->nranks, sizeof(verdict_t));

@@ -206,6 +206,11 @@ acc_status_t acc_get_unique_id(acc_unique_id_t *id);
 /* An id naming a rendezvous at "HOST:PORT" that rank 0's process serves itself (the
  * MASTER_ADDR:MASTER_PORT convention of launchers): every rank builds it from the same text. */
 acc_status_t acc_unique_id_from_string(const char *host_port, acc_unique_id_t *id);
+/* An id for ranks on this machine whose rendezvous rank 0 serves on a free loopback port: for
+ * programs that fork their ranks themselves, which must not fork while a rendezvous thread of
+ * acc_get_unique_id runs (a thread may hold a lock of the allocator at the fork, and some
+ * allocators - the sanitizers' - do not recover from that). */
+acc_status_t acc_unique_id_local(acc_unique_id_t *id);
 
 typedef enum { ACC_BACKEND_AUTO = 0, ACC_BACKEND_HOST, ACC_BACKEND_CUDA } acc_backend_t;
 const char *acc_backend_name(acc_backend_t b); /* "auto", "host", "cuda" */
