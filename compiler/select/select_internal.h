@@ -6,6 +6,7 @@
 #define SELECT_INTERNAL_H
 
 #include "acc_compiler.h"
+#include "acc_kernels.h"
 #include "acc_select.h"
 
 /* An inner x outer pair of a hierarchical generator; both NULL for flat ones. */
@@ -75,8 +76,10 @@ typedef struct {
 acc_status_t select_sweep(select_sweep_t *sw, acc_coll_t coll);
 void select_sweep_free(select_sweep_t *sw);
 
-/* Is a protocol worth simulating for a plan of `ops` operations on this topology? */
-int select_proto_worth(const acc_topo_t *topo, size_t ops, acc_proto_t proto);
+/* Is a protocol worth simulating for a plan of `ops` operations on this topology?  Never when
+ * acc has no kernel for the plan with it (acc_kernel_supports). */
+int select_proto_worth(const acc_topo_t *topo, const acc_plan_t *plan, size_t ops,
+                       acc_proto_t proto);
 
 /* The most lanes worth trying on this topology. */
 int select_lanes_cap(const acc_topo_t *topo);

@@ -29,7 +29,8 @@
 #include <string.h>
 
 /* Protocols in the order they are tried: bulk first, so that the low-latency ones, which lose
- * at large sizes, meet a best to be pruned against. */
+ * at large sizes, meet a best to be pruned against.  Those acc has no kernel for with a plan
+ * are skipped (select_proto_worth). */
 static const acc_proto_t protos[] = {ACC_PROTO_SIMPLE, ACC_PROTO_LL128, ACC_PROTO_LL};
 #define NPROTO (sizeof(protos) / sizeof(protos[0]))
 
@@ -103,7 +104,7 @@ static acc_status_t sweep_plan(pool_t *pool, int thread, int var)
 
     for (k = 0; k < NPROTO; k++) {
         double lower = 0; /* the time at the last size simulated: a bound for larger ones */
-        if (!select_proto_worth(sw->topo, sw->slots[var].ops, protos[k]))
+        if (!select_proto_worth(sw->topo, plan, sw->slots[var].ops, protos[k]))
             continue;
         plan->proto = protos[k];
         for (i = 0; i < sw->nsizes; i++) {

@@ -138,9 +138,9 @@ ACC_TEST(plans_are_verified_and_hashed)
     acc_topo_destroy(t);
 }
 
-/* The fastest of each generator's default and lanes line at a size, by generating and
- * simulating them directly: the builder's choice may only be faster (it also tries chunk
- * counts at the lanes that win). */
+/* The fastest of each generator's default and lanes line at a size, with every protocol acc
+ * has a kernel for, by generating and simulating them directly: the builder's choice may only
+ * be faster (it also tries chunk counts at the lanes that win). */
 static double direct_best(const acc_topo_t *t, acc_coll_t coll, uint64_t nbytes)
 {
     size_t count, i, k, j, npairs, nvar;
@@ -174,6 +174,9 @@ static double direct_best(const acc_topo_t *t, acc_coll_t coll, uint64_t nbytes)
                 }
                 for (proto = 0; proto < ACC_PROTO_COUNT; proto++) {
                     acc_sim_result_t res;
+                    /* Only what acc has a kernel for is a candidate. */
+                    if (acc_kernel_supports(p, proto) != ACC_OK)
+                        continue;
                     p->proto = proto;
                     CHECK_OK(acc_sim_plan(sim, p, nbytes, ACC_DT_F32, &res));
                     if (res.time_us < best)
