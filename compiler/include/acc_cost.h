@@ -203,10 +203,10 @@ acc_status_t acc_nccl_model_dump(const acc_nccl_model_t *m, acc_buf_t *out);
 typedef struct acc_sim acc_sim_t;
 
 typedef struct {
-    double time_us;    /* predicted completion time of the slowest rank */
-    double algbw;      /* nbytes / time, GB/s */
-    double busbw;      /* algbw x nccl-tests' factor for the plan's collective */
-    double link_util;  /* busiest link's average utilisation over the call, 0..1 */
+    double time_us;     /* predicted completion time of the slowest rank */
+    double algbw;       /* nbytes / time, GB/s */
+    double busbw;       /* algbw x nccl-tests' factor for the plan's collective */
+    double link_util;   /* busiest link's average utilisation over the call, 0..1 */
     uint64_t transfers; /* transfers simulated */
 } acc_sim_result_t;
 

@@ -551,3 +551,65 @@ ACC_TEST(constants_dump_names_every_source)
     CHECK(n > 30);
     acc_buf_free(&b);
 }
+
+/* A measured device in place of the constants (what bench_kernels predicts the single-GPU
+ * executor with): with no launch, a hand-off of 1 us and memory too fast to matter, a plan's
+ * time is the count of hand-offs on its critical path - a ring allreduce of 8 ranks passes its
+ * chunks on 2(n-1) times, halving-doubling 2 log2 n times; large sizes move at the shared
+ * memory's rate, so that doubling it halves the time; a send costs launch + hand-off + its
+ * bytes read and written once each way. */
+ACC_TEST(a_measured_device_replaces_the_constants)
+{
+    acc_topo_t *t;
+    acc_sim_t *s;
+    acc_sim_result_t r, r2;
+    acc_plan_t *ring, *rhd, *p;
+    acc_sim_device_t dev = {0.0, 1.0, 1e9};
+    uint64_t b = 1u << 30;
+
+    CHECK_OK(acc_topo_load("dgx-h100", &t));
+    ring = gen(t, ACC_COLL_ALLREDUCE, "ring", 1);
+    rhd = gen(t, ACC_COLL_ALLREDUCE, "rhd", 1);
+    CHECK_OK(acc_sim_create(t, &s));
+    CHECK_OK(acc_sim_set_device(s, &dev));
+    CHECK_OK(acc_sim_plan(s, ring, 1024, ACC_DT_F32, &r));
+    CHECK_REL(r.time_us, 14.0, 1e-3);
+    CHECK_OK(acc_sim_plan(s, rhd, 1024, ACC_DT_F32, &r));
+    CHECK_REL(r.time_us, 6.0, 1e-3);
+    dev.handoff_us = 1e-6;
+    dev.copy_gbs = 2000;
+    CHECK_OK(acc_sim_set_device(s, &dev));
+    CHECK_OK(acc_sim_plan(s, ring, b, ACC_DT_F32, &r));
+    dev.copy_gbs = 4000;
+    CHECK_OK(acc_sim_set_device(s, &dev));
+    CHECK_OK(acc_sim_plan(s, ring, b, ACC_DT_F32, &r2));
+    CHECK_REL(r2.time_us, r.time_us / 2, 0.01);
+    /* Bad figures are refused, naming them. */
+    dev.copy_gbs = 0;
+    CHECK_ERR(acc_sim_set_device(s, &dev), ACC_ERR_INVALID);
+    CHECK_MSG_HAS("copy_gbs");
+    acc_sim_destroy(s);
+    acc_plan_destroy(ring);
+    acc_plan_destroy(rhd);
+    acc_topo_destroy(t);
+
+    /* One send between two ranks of one device: launch 4 us, hand-off 0.5 us, 1000 GB/s; the
+     * message is read once at the sender, written, read and written at the receiver (the
+     * simulator's memory weights), all from the one memory. */
+    t = pair(18);
+    p = bare(2, 1, 1, ACC_PROTO_SIMPLE);
+    CHECK_OK(acc_plan_send(p, 0, 0, 1, acc_ref(ACC_BUF_IN, 0, 1)));
+    CHECK_OK(acc_plan_recv(p, 1, 0, 0, acc_ref(ACC_BUF_OUT, 0, 1)));
+    dev.launch_us = 4.0;
+    dev.handoff_us = 0.5;
+    dev.copy_gbs = 1000;
+    CHECK_OK(acc_sim_create(t, &s));
+    CHECK_OK(acc_sim_set_device(s, &dev));
+    CHECK_OK(acc_sim_plan(s, p, 1000000, ACC_DT_F32, &r));
+    CHECK_REL(r.time_us,
+              4.0 + 0.5 + 1e6 * (sim_mem_weight_send() + sim_mem_weight_recv(0)) / (1000 * 1e3),
+              1e-6);
+    acc_sim_destroy(s);
+    acc_plan_destroy(p);
+    acc_topo_destroy(t);
+}
