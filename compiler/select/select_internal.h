@@ -42,8 +42,15 @@ typedef struct {
     int var;      /* its slot; -1: none yet */
     uint64_t key; /* its position among candidates, for ties: var x protocols + protocol */
     acc_proto_t proto;
-    acc_sim_result_t r;
+    acc_sim_result_t r; /* its simulation */
+    double measured_us; /* its measured time; < 0 none */
 } select_best_t;
+
+/* The time a best candidate stands for: measured where it was. */
+static inline double select_best_us(const select_best_t *b)
+{
+    return b->measured_us >= 0 ? b->measured_us : b->r.time_us;
+}
 
 /* A variant: its plan, alive while it holds a size (or is being simulated). */
 typedef struct {
@@ -64,6 +71,8 @@ typedef struct {
     int max_lanes, exhaustive;
     acc_sim_t *const *sims; /* one per thread */
     int nthreads;
+    const acc_select_measured_t *measured; /* borrowed, any collectives */
+    size_t nmeasured;
     /* out */
     select_best_t *best;  /* nsizes, allocated by the caller */
     select_slot_t *slots; /* every variant tried; free with select_sweep_free */
