@@ -162,8 +162,8 @@ ACC_TEST(emulated_ll_allreduce_8)
 
 ACC_TEST(emulated_ll_allgather_reduce_scatter_8)
 {
-    CHECK(emu_topology_ll("dgx-h100", ACC_COLL_ALLGATHER) >= 2);
-    CHECK(emu_topology_ll("dgx-h100", ACC_COLL_REDUCE_SCATTER) >= 2);
+    CHECK_INT(emu_topology_ll("dgx-h100", ACC_COLL_ALLGATHER), 2);
+    CHECK_INT(emu_topology_ll("dgx-h100", ACC_COLL_REDUCE_SCATTER), 2);
 }
 
 ACC_TEST(emulated_ll_rooted_8)
@@ -174,7 +174,7 @@ ACC_TEST(emulated_ll_rooted_8)
 
 ACC_TEST(emulated_ll_two_nodes)
 {
-    CHECK(emu_topology_ll("nodes=2 gpus=2 nvlink=18 nic=2x400", ACC_COLL_ALLREDUCE) >= 3);
+    CHECK_INT(emu_topology_ll("nodes=2 gpus=2 nvlink=18 nic=2x400", ACC_COLL_ALLREDUCE), 4);
 }
 
 /* Multi-chunk messages and the long way through scratch (chain reduce), one message per
