@@ -13,6 +13,7 @@
 #ifndef KERNEL_EMU_H
 #define KERNEL_EMU_H
 
+#include "acc_compiler.h"
 #include "acc_kernels.h"
 #include "acc_test.h"
 #include "gpu_exec.h"
@@ -350,6 +351,42 @@ static inline void emu_compare(const acc_plan_t *p, acc_dtype_t dt, acc_redop_t 
     acc_gpu_exec_destroy(x);
     emu_free(&e);
     acc_kernel_destroy(k);
+}
+
+/* fn(plan, label) for every algorithm of coll that applies to topo with default arguments and
+ * has a kernel with protocol proto; returns how many.  Skips the case without a host C++
+ * compiler. */
+static inline int emu_each_algorithm(const char *topo, acc_coll_t coll, acc_proto_t proto,
+                                     void (*fn)(const acc_plan_t *p, const char *label))
+{
+    acc_topo_t *t = NULL;
+    size_t n, i;
+    const acc_algo_t *const *list = acc_algo_list(&n);
+    acc_algo_args_t args;
+    char label[160];
+    int ran = 0;
+
+    if (!emu_available())
+        ACC_SKIP("no host C++ compiler (c++) to build emulated kernels with");
+    CHECK_OK(acc_topo_load(topo, &t));
+    memset(&args, 0, sizeof(args));
+    args.proto = proto;
+    for (i = 0; i < n; i++) {
+        acc_plan_t *p = NULL;
+        if (list[i]->coll != coll || list[i]->supports(t, NULL) != ACC_OK)
+            continue;
+        CHECK_OK(acc_algo_generate(list[i], t, &args, &p));
+        if (acc_kernel_supports(p, proto) == ACC_OK) {
+            snprintf(label, sizeof(label), "%s%s %s on %s", proto == ACC_PROTO_LL ? "LL " : "",
+                     acc_coll_name(coll), p->algo, topo);
+            fn(p, label);
+            ran++;
+        }
+        acc_plan_destroy(p);
+    }
+    acc_error_clear();
+    acc_topo_destroy(t);
+    return ran;
 }
 
 #endif

@@ -264,27 +264,7 @@ static void emu_plan(const acc_plan_t *p, const char *label)
 /* Every algorithm of a topology with default arguments; returns how many applied. */
 static int emu_topology(const char *topo, acc_coll_t only)
 {
-    acc_topo_t *t = NULL;
-    size_t n, i;
-    const acc_algo_t *const *list = acc_algo_list(&n);
-    int applied = 0;
-    char label[160];
-
-    if (!emu_available())
-        ACC_SKIP("no host C++ compiler (c++) to build emulated kernels with");
-    CHECK_OK(acc_topo_load(topo, &t));
-    for (i = 0; i < n; i++) {
-        acc_plan_t *p = NULL;
-        if (list[i]->coll != only || list[i]->supports(t, NULL) != ACC_OK)
-            continue;
-        CHECK_OK(acc_algo_generate(list[i], t, NULL, &p));
-        snprintf(label, sizeof(label), "%s %s on %s", acc_coll_name(p->coll), p->algo, topo);
-        emu_plan(p, label);
-        acc_plan_destroy(p);
-        applied++;
-    }
-    acc_topo_destroy(t);
-    return applied;
+    return emu_each_algorithm(topo, only, ACC_PROTO_SIMPLE, emu_plan);
 }
 
 ACC_TEST(emulated_allreduce_8)

@@ -125,33 +125,7 @@ static void emu_ll(const acc_plan_t *p, const char *label)
 /* Every algorithm of coll on a topology that passes messages, with LL; how many ran. */
 static int emu_topology_ll(const char *topo, acc_coll_t coll)
 {
-    acc_topo_t *t = NULL;
-    size_t n, i;
-    const acc_algo_t *const *list = acc_algo_list(&n);
-    acc_algo_args_t args;
-    char label[160];
-    int ran = 0;
-
-    if (!emu_available())
-        ACC_SKIP("no host C++ compiler (c++) to build emulated kernels with");
-    CHECK_OK(acc_topo_load(topo, &t));
-    memset(&args, 0, sizeof(args));
-    args.proto = ACC_PROTO_LL;
-    for (i = 0; i < n; i++) {
-        acc_plan_t *p = NULL;
-        if (list[i]->coll != coll || list[i]->supports(t, NULL) != ACC_OK)
-            continue;
-        CHECK_OK(acc_algo_generate(list[i], t, &args, &p));
-        if (acc_kernel_supports(p, ACC_PROTO_LL) == ACC_OK) {
-            snprintf(label, sizeof(label), "LL %s %s on %s", acc_coll_name(coll), p->algo, topo);
-            emu_ll(p, label);
-            ran++;
-        }
-        acc_plan_destroy(p);
-    }
-    acc_error_clear();
-    acc_topo_destroy(t);
-    return ran;
+    return emu_each_algorithm(topo, coll, ACC_PROTO_LL, emu_ll);
 }
 
 /* ring, rhd, tree and hier pass messages; oneshot and twoshot use peer memory only. */
