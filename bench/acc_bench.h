@@ -28,7 +28,7 @@ int bench_sweep(const acc_plan_t *plan, const bench_sweep_t *s, FILE *out);
 
 /* The runtime's sweep (acc_bench_comm.c): nranks processes, each a rank of a communicator. */
 typedef struct {
-    const char *runtime;   /* "host" or "cuda" */
+    const char *runtime; /* "host" or "cuda" */
     int nranks;
     int rank;              /* >= 0: run as this one rank (an external launcher started us) */
     const char *bootstrap; /* with rank: the rendezvous HOST:PORT rank 0 serves */

@@ -1,8 +1,9 @@
 /*
  * bench_kernels: what acc's generated kernels cost to build and what they move.
  *
- *     bench_kernels [--topo SRC] [--coll C] [--arch sm_XY] [--cpu-only]
+ *     bench_kernels [--topo SRC] [--coll C] [--arch sm_XY] [--cpu-only | --gpu-only]
  *                   [--min SIZE] [--max SIZE] [--iters N]
+ *                   [--model LAUNCH_US,HANDOFF_US,COPY_GBS]
  *
  * CPU (always, no GPU needed): NVRTC time per module - wall and CPU time of every module of
  * every algorithm of the topology in fp32, fp16 and bf16 as acc builds it (the plan's part
@@ -11,17 +12,15 @@
  * the target of 100 ms - and the cost of a cache hit, from memory and from the cache
  * directory (target < 1 ms).
  *
- * GPU (when a device is present): the device-to-device copy bandwidth measured first, in the
- * same run (cuMemcpyDtoDAsync of 1 GiB, read + written bytes over time), then for every
- * algorithm of the topology's collectives and every size from 4 KiB to 1 GiB (x4), the time
- * of one call on the single-GPU executor (all ranks emulated on the device), the bytes its
- * ranks read and wrote (acc_kernel_traffic) and that traffic's rate as a fraction of the copy
- * bandwidth: the roofline of the emulation, where every "link" is device memory.  SIZE is
- * the bytes of each rank's largest buffer (nccl-tests' convention: allreduce in and out,
- * allgather out, reduce_scatter in), in fp32.
+ * GPU (when a device is present; --gpu-only skips the CPU part): the device's own floors first
+ * (copy rate, empty launch, flag hand-off at GPU and system scope), then every algorithm with
+ * every protocol it has a kernel for at every size from --min to --max (x4) on the single-GPU
+ * executor, beside the simulator's prediction for the device, and the floors and ratios at 4
+ * and 64 KiB (kernels_gpu.c, kernels_floor.c).
+ *
+ * --model (no GPU needed): the predictions and floors alone, for a device of those figures.
  */
-#include "acc_compiler.h"
-#include "acc_runtime.h"
+#include "kernels_bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,13 +52,6 @@ static double median(double *v, size_t n)
     qsort(v, n, sizeof(double), cmp_double);
     return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
 }
-
-typedef struct {
-    const char *topo, *arch;
-    int coll; /* -1: all */
-    int cpu_only, iters;
-    uint64_t min, max;
-} opts_t;
 
 /* Every applicable plan of the topology (default arguments), optionally one collective. */
 static size_t plans_of(const acc_topo_t *t, int coll, acc_plan_t **out, size_t cap)
@@ -254,171 +246,73 @@ out:
     return rc;
 }
 
-/* ---- GPU: the executor against the copy roofline --------------------------------------- */
-
-static double copy_bandwidth(void *a, void *b, size_t bytes, acc_cuda_stream_t s)
-{
-    acc_cuda_event_t e0 = NULL, e1 = NULL;
-    float ms = 0;
-    int i;
-    if (acc_cuda_event_create(&e0) != ACC_OK || acc_cuda_event_create(&e1) != ACC_OK)
-        return 0;
-    acc_cuda_dtod_async(b, a, bytes, s);
-    acc_cuda_event_record(e0, s);
-    for (i = 0; i < 10; i++)
-        acc_cuda_dtod_async(b, a, bytes, s);
-    acc_cuda_event_record(e1, s);
-    acc_cuda_stream_sync(s);
-    acc_cuda_event_ms(e0, e1, &ms);
-    acc_cuda_event_destroy(e0);
-    acc_cuda_event_destroy(e1);
-    /* A copy reads and writes every byte. */
-    return ms > 0 ? 2.0 * (double)bytes * 10 / (ms * 1e-3) : 0;
-}
-
-/* Elements per rank of a call whose largest per-rank buffer is `bytes`. */
-static uint64_t count_for(const acc_plan_t *p, uint64_t bytes)
-{
-    uint64_t count = bytes / 4;
-    if (p->coll == ACC_COLL_ALLGATHER || p->coll == ACC_COLL_REDUCE_SCATTER)
-        count /= (uint64_t)p->nranks;
-    return count;
-}
-
-static int bench_gpu(acc_plan_t **plans, size_t np, const opts_t *o)
-{
-    acc_cuda_info_t info;
-    acc_cuda_stream_t s = NULL;
-    acc_cuda_event_t e0 = NULL, e1 = NULL;
-    void *in[ACC_GPU_MAX_RANKS] = {0}, *out[ACC_GPU_MAX_RANKS] = {0};
-    double bw;
-    size_t i;
-    int r, n = plans[0]->nranks, rc = 1;
-
-    if (acc_cuda_init(0) != ACC_OK || acc_cuda_info(0, &info) != ACC_OK) {
-        printf("# GPU part skipped: %s\n", acc_error_message());
-        return 0;
-    }
-    if (n > ACC_GPU_MAX_RANKS) {
-        printf("# GPU part skipped: %d ranks, the executor emulates at most %d\n", n,
-               ACC_GPU_MAX_RANKS);
-        return 0;
-    }
-    for (r = 0; r < n; r++)
-        if (acc_cuda_malloc(o->max, &in[r]) != ACC_OK ||
-            acc_cuda_malloc(o->max, &out[r]) != ACC_OK ||
-            acc_cuda_memset(in[r], 0, o->max) != ACC_OK)
-            goto out;
-    if (acc_cuda_stream_create(&s) != ACC_OK || acc_cuda_event_create(&e0) != ACC_OK ||
-        acc_cuda_event_create(&e1) != ACC_OK)
-        goto out;
-    bw = copy_bandwidth(in[0], out[0], o->max, s);
-    printf("# %s (sm_%d, %d SMs, %.0f GiB), driver %d; %d ranks emulated\n", info.name, info.sm,
-           info.sm_count, (double)info.mem_bytes / (1 << 30), info.driver_version, n);
-    printf("device-to-device copy: %.0f GB/s (bytes read + written per second)\n", bw / 1e9);
-    printf("%-16s %-9s %11s %7s %11s %14s %9s %9s\n", "collective", "algo", "size B", "copies",
-           "time us", "traffic B", "GB/s", "of copy");
-    for (i = 0; i < np; i++) {
-        acc_plan_t *p = plans[i];
-        acc_gpu_exec_t *x = NULL;
-        acc_gpu_opts_t go;
-        uint64_t size;
-        memset(&go, 0, sizeof(go));
-        if (acc_gpu_exec_create(p, ACC_DT_F32, ACC_RED_SUM, count_for(p, o->max), &go, &x) !=
-            ACC_OK) {
-            printf("%-16s %-9s %s\n", acc_coll_name(p->coll), p->algo, acc_error_message());
-            continue;
-        }
-        for (size = o->min; size <= o->max; size *= 4) {
-            uint64_t count = count_for(p, size), rd = 0, wr = 0;
-            float ms = 0;
-            int it, iters = o->iters;
-            if (!count)
-                continue;
-            /* Small calls are repeated more, so that every row spans some milliseconds. */
-            if (size < (1u << 24))
-                iters *= 10;
-            for (it = 0; it < 3; it++)
-                acc_gpu_exec_launch(x, count, in, out, 0, s);
-            acc_cuda_event_record(e0, s);
-            for (it = 0; it < iters; it++)
-                acc_gpu_exec_launch(x, count, in, out, 0, s);
-            acc_cuda_event_record(e1, s);
-            if (acc_gpu_exec_check(x, s) != ACC_OK) {
-                printf("%-16s %-9s %11llu %s\n", acc_coll_name(p->coll), p->algo,
-                       (unsigned long long)size, acc_error_message());
-                break;
-            }
-            acc_cuda_event_ms(e0, e1, &ms);
-            acc_kernel_traffic(p, ACC_DT_F32, count, &rd, &wr);
-            {
-                double t = (double)ms * 1e-3 / iters, rate = (double)(rd + wr) / t;
-                printf("%-16s %-9s %11llu %7d %11.1f %14llu %9.0f %9.2f\n", acc_coll_name(p->coll),
-                       p->algo, (unsigned long long)size, acc_gpu_exec_copies(x, count), t * 1e6,
-                       (unsigned long long)(rd + wr), rate / 1e9, bw > 0 ? rate / bw : 0);
-            }
-        }
-        acc_gpu_exec_destroy(x);
-    }
-    printf("(target: at least 0.80 of the copy bandwidth for twoshot and ring allreduce from "
-           "64 MiB)\n");
-    rc = 0;
-out:
-    if (rc)
-        fprintf(stderr, "bench_kernels: %s\n", acc_error_message());
-    for (r = 0; r < n; r++) {
-        acc_cuda_free(in[r]);
-        acc_cuda_free(out[r]);
-    }
-    acc_cuda_event_destroy(e0);
-    acc_cuda_event_destroy(e1);
-    acc_cuda_stream_destroy(s);
-    return rc;
-}
-
 static int usage(void)
 {
-    fprintf(stderr, "usage: bench_kernels [--topo SRC] [--coll C] [--arch sm_XY] [--cpu-only]\n"
-                    "                     [--min SIZE] [--max SIZE] [--iters N]\n");
+    fprintf(stderr, "usage: bench_kernels [--topo SRC] [--coll C] [--arch sm_XY]\n"
+                    "                     [--cpu-only | --gpu-only] [--min SIZE] [--max SIZE]\n"
+                    "                     [--iters N] [--model LAUNCH_US,HANDOFF_US,COPY_GBS]\n");
     return 2;
 }
 
-int main(int argc, char **argv)
+/* "LAUNCH_US,HANDOFF_US,COPY_GBS" into d. */
+static int parse_model(const char *v, kb_device_t *d)
 {
-    opts_t o = {"dgx-h100", "sm_90", -1, 0, 20, 4096, 1ull << 30};
-    acc_topo_t *t = NULL;
-    acc_plan_t *plans[64];
-    size_t np = 0, i;
-    int a, rc = 0;
+    char extra;
+    memset(d, 0, sizeof(*d));
+    if (sscanf(v, "%lf,%lf,%lf%c", &d->launch_us, &d->handoff_gpu_us, &d->copy_gbs, &extra) != 3 ||
+        !(d->launch_us >= 0) || !(d->handoff_gpu_us > 0) || !(d->copy_gbs > 0))
+        return -1;
+    d->handoff_sys_us = d->handoff_gpu_us;
+    d->info.sm = 90;
+    snprintf(d->info.name, sizeof(d->info.name), "modelled device");
+    return 0;
+}
 
+static int parse_args(int argc, char **argv, kb_opts_t *o, kb_device_t *model, int *modelled)
+{
+    int a;
     for (a = 1; a < argc; a++) {
         const char *v = a + 1 < argc ? argv[a + 1] : NULL;
         acc_coll_t coll;
         int64_t iters;
-        if (strcmp(argv[a], "--cpu-only") == 0) {
-            o.cpu_only = 1;
+        if (strcmp(argv[a], "--cpu-only") == 0 || strcmp(argv[a], "--gpu-only") == 0) {
+            *(argv[a][2] == 'c' ? &o->cpu_only : &o->gpu_only) = 1;
             continue;
         }
         if (!v)
-            return usage();
+            return -1;
         if (strcmp(argv[a], "--topo") == 0)
-            o.topo = v;
+            o->topo = v;
         else if (strcmp(argv[a], "--arch") == 0)
-            o.arch = v;
+            o->arch = v;
         else if (strcmp(argv[a], "--coll") == 0 && acc_coll_parse(v, &coll) == ACC_OK)
-            o.coll = (int)coll;
-        else if (strcmp(argv[a], "--min") == 0 && acc_parse_size(v, &o.min) == ACC_OK)
+            o->coll = (int)coll;
+        else if (strcmp(argv[a], "--min") == 0 && acc_parse_size(v, &o->min) == ACC_OK)
             ;
-        else if (strcmp(argv[a], "--max") == 0 && acc_parse_size(v, &o.max) == ACC_OK)
+        else if (strcmp(argv[a], "--max") == 0 && acc_parse_size(v, &o->max) == ACC_OK)
             ;
         else if (strcmp(argv[a], "--iters") == 0 && acc_parse_int64(v, &iters) == ACC_OK &&
-                 iters > 0)
-            o.iters = (int)iters;
+                 iters > 0 && iters <= 1000000)
+            o->iters = (int)iters;
+        else if (strcmp(argv[a], "--model") == 0 && parse_model(v, model) == 0)
+            *modelled = 1;
         else
-            return usage();
+            return -1;
         a++;
     }
-    if (o.min < 16 || o.max < o.min)
+    return o->min < 16 || o->max < o->min || (o->cpu_only && o->gpu_only) ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    kb_opts_t o = {"dgx-h100", "sm_90", -1, 0, 0, 20, 4096, 1ull << 30};
+    kb_device_t model;
+    acc_topo_t *t = NULL;
+    acc_plan_t *plans[64];
+    size_t np = 0, i;
+    int rc = 0, modelled = 0;
+
+    if (parse_args(argc, argv, &o, &model, &modelled) != 0)
         return usage();
     if (acc_topo_load(o.topo, &t) != ACC_OK) {
         fprintf(stderr, "bench_kernels: %s\n", acc_error_message());
@@ -431,14 +325,17 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("# bench_kernels on %s: %zu plans\n", o.topo, np);
-    if (!acc_nvrtc_available()) {
+    if (modelled) {
+        rc = kb_model(plans, np, &o, &model);
+    } else if (!acc_nvrtc_available()) {
         printf("# built without NVRTC: nothing to compile or run\n");
     } else {
-        rc = bench_nvrtc(plans, np, o.arch);
-        if (!rc)
+        if (!o.gpu_only)
+            rc = bench_nvrtc(plans, np, o.arch);
+        if (!rc && !o.gpu_only)
             rc = bench_cache(plans[0], o.arch);
         if (!rc && !o.cpu_only)
-            rc = bench_gpu(plans, np, &o);
+            rc = kb_bench_gpu(plans, np, &o);
     }
     for (i = 0; i < np; i++)
         acc_plan_destroy(plans[i]);

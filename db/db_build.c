@@ -167,6 +167,8 @@ static acc_status_t build(acc_db_t *db, const acc_topo_t *topo, const acc_db_bui
                           acc_db_build_report_t *rep)
 {
     acc_select_builder_t *b = NULL;
+    acc_select_build_opts_t sel;
+    acc_select_measured_t *measured = NULL;
     acc_kbuild_t *kb = NULL;
     size_t i;
     acc_status_t st;
@@ -178,8 +180,18 @@ static acc_status_t build(acc_db_t *db, const acc_topo_t *topo, const acc_db_bui
     if ((opts->kernels.narchs || opts->kernels.source_dir) &&
         (st = acc_kbuild_create(&opts->kernels, &kb)) != ACC_OK)
         return st;
-    if ((st = acc_db_put_topology(db, topo, rep->fingerprint)) != ACC_OK ||
-        (st = acc_select_builder_create(topo, &opts->select, &b)) != ACC_OK)
+    if ((st = acc_db_put_topology(db, topo, rep->fingerprint)) != ACC_OK)
+        goto out;
+    /* The times measured on this machine type win over the model's, unless the caller brought
+     * its own. */
+    sel = opts->select;
+    if (!sel.measured && (st = acc_db_get_measurements(db, rep->fingerprint, sel.dtype, &measured,
+                                                       &sel.nmeasured)) != ACC_OK)
+        goto out;
+    if (measured)
+        sel.measured = measured;
+    rep->measured = sel.measured ? sel.nmeasured : 0;
+    if ((st = acc_select_builder_create(topo, &sel, &b)) != ACC_OK)
         goto out;
     for (i = 0; i < opts->ncolls && st == ACC_OK; i++)
         st = build_coll(db, b, kb, opts, opts->colls[i], rep);
@@ -191,6 +203,7 @@ static acc_status_t build(acc_db_t *db, const acc_topo_t *topo, const acc_db_bui
 out:
     acc_select_builder_destroy(b);
     acc_kbuild_destroy(kb);
+    acc_free(measured);
     return st;
 }
 

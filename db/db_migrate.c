@@ -126,11 +126,27 @@ static const char step4[] = "DROP TABLE kernels;\n"
                             "  PRIMARY KEY (plan_hash, arch, dtype, redop, compiler_version)\n"
                             ");\n";
 
+/* Version 5: times measured on a machine of a topology, per plan and size, beside the model's
+ * predictions (bench_kernels, acc-bench); the table builder prefers them.  The collective and
+ * data type are acc_coll_name()'s and acc_dtype_name()'s. */
+static const char step5[] =
+    "CREATE TABLE measurements (\n"
+    "  topo_fingerprint TEXT NOT NULL REFERENCES topologies(fingerprint) ON DELETE CASCADE,\n"
+    "  coll TEXT NOT NULL,\n"
+    "  dtype TEXT NOT NULL,\n"
+    "  plan_hash TEXT NOT NULL REFERENCES plans(hash),\n"
+    "  nbytes INTEGER NOT NULL,\n"
+    "  measured_us REAL NOT NULL CHECK (measured_us > 0),\n"
+    "  source TEXT NOT NULL,\n"
+    "  PRIMARY KEY (topo_fingerprint, coll, dtype, plan_hash, nbytes)\n"
+    ") WITHOUT ROWID;\n";
+
 static const db_migration_t migrations[] = {
     {1, "topologies, plans and selection tables", step1},
     {2, "kernels", step2},
     {3, "model profiles, networks, tuning runs, optima; measured times in selections", step3},
     {4, "kernels by data type and reduction (older kernels dropped)", step4},
+    {5, "measured times per topology, plan and size", step5},
 };
 
 /* The list and the version constant must move together. */

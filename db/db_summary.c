@@ -185,7 +185,7 @@ static acc_status_t summarize(acc_db_t *db, void *ctx)
 {
     summary_t *sm = ctx;
     acc_buf_t *b = sm->out;
-    int64_t plans, profiles, networks, runs, optima;
+    int64_t plans, profiles, networks, runs, optima, measured;
     acc_status_t s;
 
     b->len = sm->start;
@@ -196,11 +196,13 @@ static acc_status_t summarize(acc_db_t *db, void *ctx)
         (s = count(db, "model_profiles", &profiles)) != ACC_OK ||
         (s = count(db, "networks", &networks)) != ACC_OK ||
         (s = count(db, "tuning_runs", &runs)) != ACC_OK ||
-        (s = count(db, "optima", &optima)) != ACC_OK)
+        (s = count(db, "optima", &optima)) != ACC_OK ||
+        (s = count(db, "measurements", &measured)) != ACC_OK)
         return s;
     acc_buf_printf(b, "plans: %lld, ", (long long)plans);
     if ((s = summarize_kernels(db, b)) != ACC_OK)
         return s;
+    acc_buf_printf(b, "measured times: %lld\n", (long long)measured);
     acc_buf_printf(b, "model profiles: %lld, networks: %lld, tuning runs: %lld\n",
                    (long long)profiles, (long long)networks, (long long)runs);
     acc_buf_printf(b, "optima: %lld\n", (long long)optima);

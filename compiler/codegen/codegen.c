@@ -1,8 +1,8 @@
 /*
  * Code generation, the analysis half: a verified plan, a data type and a reduction become one
- * CUDA C++ module (acc_kernels.h says what it does at run time).  Here the plan is checked
- * structurally, its connections and signal counters are numbered, every message gets its
- * number on its connection, operations other lanes depend on are marked, and ranks are sorted
+ * CUDA C++ module (acc_kernels.h says what it does at run time).  Here, once the plan has been
+ * checked (codegen_check.c), its connections and signal counters are numbered, every message gets
+ * its number on its connection, operations other lanes depend on are marked, and ranks are sorted
  * into classes: ranks whose lanes run the same sequence of operation shapes (opcode, buffers,
  * chunk counts, dependencies) share code, whatever their peers, connections and offsets.
  * codegen_emit.c writes each class; this file writes the module around them.
@@ -10,110 +10,6 @@
 #include "codegen_internal.h"
 
 #include <string.h>
-
-/* ---- structural checks ------------------------------------------------------------------ */
-
-static int uses_src(uint8_t code)
-{
-    return code == ACC_OP_SEND || code == ACC_OP_RECV_REDUCE_COPY ||
-           code == ACC_OP_RECV_REDUCE_SEND || code == ACC_OP_RECV_REDUCE_COPY_SEND ||
-           code == ACC_OP_COPY || code == ACC_OP_REDUCE || code == ACC_OP_PUT ||
-           code == ACC_OP_GET || code == ACC_OP_REDUCE_PEERS;
-}
-
-static int uses_dst(uint8_t code)
-{
-    return code == ACC_OP_RECV || code == ACC_OP_RECV_REDUCE_COPY ||
-           code == ACC_OP_RECV_COPY_SEND || code == ACC_OP_RECV_REDUCE_COPY_SEND ||
-           code == ACC_OP_COPY || code == ACC_OP_REDUCE || code == ACC_OP_PUT ||
-           code == ACC_OP_GET || code == ACC_OP_REDUCE_PEERS;
-}
-
-static int receives(uint8_t code)
-{
-    return code >= ACC_OP_RECV && code <= ACC_OP_RECV_REDUCE_COPY_SEND;
-}
-
-static int sends(uint8_t code)
-{
-    return code == ACC_OP_SEND || code == ACC_OP_RECV_COPY_SEND ||
-           code == ACC_OP_RECV_REDUCE_SEND || code == ACC_OP_RECV_REDUCE_COPY_SEND;
-}
-
-static int ref_ok(const acc_plan_t *p, acc_ref_t r)
-{
-    uint32_t lim = r.buf == ACC_BUF_IN    ? p->in_chunks
-                   : r.buf == ACC_BUF_OUT ? p->out_chunks
-                                          : p->scratch_chunks;
-    return r.buf < ACC_BUF_COUNT && r.cnt > 0 && (uint64_t)r.off + r.cnt <= lim;
-}
-
-/* What would make the generated code index out of bounds; a verified plan passes. */
-static acc_status_t check_op(const acc_plan_t *p, int r, int l, uint32_t k, const acc_op_t *op)
-{
-    const char *bad = NULL;
-    uint32_t j;
-
-    if (op->code >= ACC_OP_COUNT)
-        bad = "unknown operation code";
-    else if (uses_src(op->code) && !ref_ok(p, op->src))
-        bad = "source chunks empty or outside the buffer";
-    else if (uses_dst(op->code) && !ref_ok(p, op->dst))
-        bad = "destination chunks empty or outside the buffer";
-    else if (uses_src(op->code) && uses_dst(op->code) && op->src.cnt != op->dst.cnt)
-        bad = "source and destination have different chunk counts";
-    else if ((receives(op->code) || op->code == ACC_OP_SEND || op->code == ACC_OP_PUT ||
-              op->code == ACC_OP_GET || op->code == ACC_OP_SIGNAL || op->code == ACC_OP_WAIT) &&
-             (op->peer < 0 || op->peer >= p->nranks))
-        bad = "peer outside the ranks";
-    else if (sends(op->code) && op->code != ACC_OP_SEND &&
-             (op->peer2 < 0 || op->peer2 >= p->nranks))
-        bad = "forwarding peer outside the ranks";
-    else if (op->dep_lane >= 0 &&
-             (op->dep_lane >= p->nlanes || op->dep_lane == l || op->dep_op < 0 ||
-              (uint32_t)op->dep_op >= acc_plan_prog(p, r, op->dep_lane)->nops))
-        bad = "dependency on an operation that does not exist";
-    else if (op->code == ACC_OP_REDUCE_PEERS &&
-             (op->npeers == 0 || (uint64_t)op->peers_off + op->npeers > p->npeer_pool))
-        bad = "peer list outside the plan's pool";
-    else if (op->code == ACC_OP_REDUCE_PEERS && op->npeers > 64)
-        return acc_error_set(ACC_ERR_UNSUPPORTED,
-                             "codegen: rank %d lane %d operation %u reduces over %u ranks; "
-                             "generated kernels combine at most 64",
-                             r, l, k, op->npeers);
-    for (j = 0; !bad && op->code == ACC_OP_REDUCE_PEERS && j < op->npeers; j++)
-        if (p->peer_pool[op->peers_off + j] >= (uint32_t)p->nranks)
-            bad = "peer list names a rank outside the plan";
-    if (bad)
-        return acc_error_set(ACC_ERR_INVALID, "codegen: rank %d lane %d operation %u (%s): %s", r,
-                             l, k, acc_op_name((acc_opcode_t)op->code), bad);
-    return ACC_OK;
-}
-
-static acc_status_t check_plan(const acc_plan_t *p)
-{
-    int r, l;
-    uint32_t k;
-    acc_status_t st;
-
-    if (p->nranks < 1 || p->nlanes < 1 || p->in_chunks < 1 || p->out_chunks < 1 || p->slots < 1)
-        return acc_error_set(ACC_ERR_INVALID,
-                             "codegen: plan '%s' has %d ranks, %d lanes, %u/%u chunks and %d "
-                             "slots; each must be at least 1",
-                             p->algo, p->nranks, p->nlanes, p->in_chunks, p->out_chunks, p->slots);
-    if ((p->coll == ACC_COLL_BROADCAST || p->coll == ACC_COLL_REDUCE) &&
-        (p->root < 0 || p->root >= p->nranks))
-        return acc_error_set(ACC_ERR_INVALID, "codegen: %s plan has root %d of %d ranks",
-                             acc_coll_name(p->coll), p->root, p->nranks);
-    for (r = 0; r < p->nranks; r++)
-        for (l = 0; l < p->nlanes; l++) {
-            const acc_lane_prog_t *prog = acc_plan_prog(p, r, l);
-            for (k = 0; k < prog->nops; k++)
-                if ((st = check_op(p, r, l, k, &prog->ops[k])) != ACC_OK)
-                    return st;
-        }
-    return ACC_OK;
-}
 
 /* ---- connections and counters --------------------------------------------------------- */
 
@@ -162,6 +58,7 @@ static uint32_t conn_of(cg_t *g, map_t *m, int from, int to, int lane)
         c->from = from;
         c->to = to;
         c->lane = lane;
+        c->proto = p->proto;
         m->keys[slot] = key;
         i = m->vals[slot] = g->k->nconns++;
     }
@@ -209,7 +106,7 @@ static acc_status_t map_traffic(cg_t *g, size_t nops)
             for (k = 0; k < prog->nops; k++) {
                 const acc_op_t *op = &prog->ops[k];
                 size_t i = base + k;
-                if (sends(op->code)) {
+                if (cg_sends(op->code)) {
                     int to = op->code == ACC_OP_SEND ? op->peer : op->peer2;
                     acc_kconn_t *c = &g->k->conns[g->cout[i] = conn_of(g, &conns, r, to, l)];
                     uint32_t cnt = op->code == ACC_OP_RECV_COPY_SEND ? op->dst.cnt : op->src.cnt;
@@ -217,7 +114,7 @@ static acc_status_t map_traffic(cg_t *g, size_t nops)
                     if (cnt > c->maxcnt)
                         c->maxcnt = cnt;
                 }
-                if (receives(op->code))
+                if (cg_receives(op->code))
                     g->cin[i] = conn_of(g, &conns, op->peer, r, l);
                 if (op->code == ACC_OP_SIGNAL)
                     g->k->ctrs[g->ctr[i] = ctr_of(g, &ctrs, r, op->peer, op->slot)].per_launch++;
@@ -237,7 +134,7 @@ static acc_status_t map_traffic(cg_t *g, size_t nops)
             const acc_lane_prog_t *prog = acc_plan_prog(p, r, l);
             size_t base = g->first[r * p->nlanes + l];
             for (k = 0; k < prog->nops; k++)
-                if (receives(prog->ops[k].code))
+                if (cg_receives(prog->ops[k].code))
                     g->jin[base + k] = recvd[g->cin[base + k]]++;
         }
     for (k = 0; k < g->k->nconns; k++) {
@@ -449,9 +346,9 @@ static void module_head(const cg_t *g, acc_buf_t *b)
                    p->nranks, p->params[0] ? p->params : "-");
     acc_buf_printf(b,
                    " * %d lane%s, chunks in %u / out %u / scratch %u, %d message slots per "
-                   "connection.\n",
+                   "connection, protocol %s.\n",
                    p->nlanes, p->nlanes == 1 ? "" : "s", p->in_chunks, p->out_chunks,
-                   p->scratch_chunks, p->slots);
+                   p->scratch_chunks, p->slots, acc_proto_name(p->proto));
     if (k->reduces)
         acc_buf_printf(b, " * Data type %s, reduction %s.\n", acc_dtype_name(k->dt),
                        acc_redop_name(k->op));
@@ -473,10 +370,11 @@ static void module_head(const cg_t *g, acc_buf_t *b)
                    " * the library below, the same for every plan of this type) and the plan's\n"
                    " * part (the header, then everything after the library).\n",
                    k->lib_name);
-    acc_buf_puts(b, " * Every lane runs on `copies` thread blocks (blockIdx.x = lane * copies + "
-                    "copy),\n * each moving its slice of every chunk; blockIdx.y + rank0 is the rank.  "
-                    "prm[] is the row\n * of the parameter table for the block's rank and "
-                    "lane: what differs between\n * the members of a program's class.\n */\n");
+    acc_buf_puts(
+        b, " * Every lane runs on `copies` thread blocks (blockIdx.x = lane * copies + "
+           "copy),\n * each moving its slice of every chunk; blockIdx.y + rank0 is the rank.  "
+           "prm[] is the row\n * of the parameter table for the block's rank and "
+           "lane: what differs between\n * the members of a program's class.\n */\n");
 }
 
 /* What the plan's part fixes (the library takes the rest from the arguments). */
@@ -485,9 +383,12 @@ static void plan_constants(const cg_t *g, acc_buf_t *b)
     const acc_plan_t *p = g->p;
     acc_buf_printf(b,
                    "\n/* ==== the plan: %s %s of %d ranks ==== */\n"
-                   "#define ACC_NRANKS %d\n#define ACC_NLANES %d\n#define ACC_ROOT %d\n",
+                   "#define ACC_NRANKS %d\n#define ACC_NLANES %d\n#define ACC_ROOT %d\n"
+                   "#define ACC_STEP %s /* messages travel %s */\n",
                    acc_coll_name(p->coll), p->algo, p->nranks, p->nranks, p->nlanes,
-                   p->coll == ACC_COLL_REDUCE ? p->root : -1);
+                   p->coll == ACC_COLL_REDUCE ? p->root : -1,
+                   p->proto == ACC_PROTO_LL ? "acc_step_ll" : "acc_step",
+                   p->proto == ACC_PROTO_LL ? "as LL lines" : "staged whole (Simple)");
     cg_average(b, g->k->op, g->k->reduces, p->nranks);
 }
 
@@ -539,24 +440,29 @@ static char *assemble(const cg_t *g, const acc_buf_t *body, int parts, size_t *l
 
 static void make_name(acc_kernel_t *k, const acc_plan_t *p)
 {
-    char algo[ACC_PLAN_NAME_MAX];
+    char algo[ACC_PLAN_NAME_MAX + 8];
     size_t i;
-    for (i = 0; p->algo[i] && i + 1 < sizeof(algo); i++) {
+    for (i = 0; p->algo[i] && i + 1 < ACC_PLAN_NAME_MAX; i++) {
         char ch = p->algo[i];
         algo[i] = ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))
                       ? ch
                       : '_';
     }
     algo[i] = '\0';
+    if (!algo[0])
+        snprintf(algo, sizeof(algo), "plan");
+    /* The protocol makes another module of the same plan. */
+    if (p->proto == ACC_PROTO_LL)
+        snprintf(algo + strlen(algo), sizeof(algo) - strlen(algo), "_ll");
     if (k->reduces) {
-        snprintf(k->name, sizeof(k->name), "%s_%s_n%d_%s_%s", acc_coll_name(p->coll),
-                 algo[0] ? algo : "plan", p->nranks, acc_dtype_name(k->dt), acc_redop_name(k->op));
+        snprintf(k->name, sizeof(k->name), "%s_%s_n%d_%s_%s", acc_coll_name(p->coll), algo,
+                 p->nranks, acc_dtype_name(k->dt), acc_redop_name(k->op));
         /* AVG's library is SUM's (cg_types). */
         snprintf(k->lib_name, sizeof(k->lib_name), "library_%s_%s", acc_dtype_name(k->dt),
                  acc_redop_name(k->op == ACC_RED_AVG ? ACC_RED_SUM : k->op));
     } else {
-        snprintf(k->name, sizeof(k->name), "%s_%s_n%d_%zubit", acc_coll_name(p->coll),
-                 algo[0] ? algo : "plan", p->nranks, 8 * acc_dtype_size(k->dt));
+        snprintf(k->name, sizeof(k->name), "%s_%s_n%d_%zubit", acc_coll_name(p->coll), algo,
+                 p->nranks, 8 * acc_dtype_size(k->dt));
         snprintf(k->lib_name, sizeof(k->lib_name), "library_%zubit", 8 * acc_dtype_size(k->dt));
     }
 }
@@ -596,7 +502,8 @@ acc_status_t acc_kernel_generate(const acc_plan_t *plan, acc_dtype_t dt, acc_red
                              "codegen: data type %d or reduction %d is not one of acc_dtype_t "
                              "/ acc_redop_t",
                              (int)dt, (int)op);
-    if ((st = check_plan(plan)) != ACC_OK)
+    if ((st = cg_check_plan(plan)) != ACC_OK ||
+        (st = acc_kernel_supports(plan, plan->proto)) != ACC_OK)
         return st;
     if (!(k = acc_calloc(1, sizeof(*k))))
         return acc_error_set(ACC_ERR_NOMEM, "codegen: out of memory");
@@ -610,6 +517,7 @@ acc_status_t acc_kernel_generate(const acc_plan_t *plan, acc_dtype_t dt, acc_red
     k->reduces = acc_coll_reduces(plan->coll);
     k->dt = dt;
     k->op = k->reduces ? op : ACC_RED_SUM;
+    k->proto = plan->proto;
     k->chunks[ACC_BUF_IN] = plan->in_chunks;
     k->chunks[ACC_BUF_OUT] = plan->out_chunks;
     k->chunks[ACC_BUF_SCRATCH] = plan->scratch_chunks;

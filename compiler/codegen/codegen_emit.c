@@ -487,8 +487,7 @@ static acc_status_t emit_prog(em_t *e, acc_buf_t *b, int c)
     return ACC_OK;
 }
 
-acc_status_t cg_emit_class(const cg_t *g, int c, acc_buf_t *out, uint32_t **cols,
-                               uint32_t *nparams)
+acc_status_t cg_emit_class(const cg_t *g, int c, acc_buf_t *out, uint32_t **cols, uint32_t *nparams)
 {
     em_t e;
     acc_status_t st;

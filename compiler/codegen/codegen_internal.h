@@ -9,9 +9,25 @@
 
 /* Bumped whenever the generated code changes meaning, so that cached CUBINs of an older
  * generator are never taken for new ones (the version is in every source's first line). */
-#define ACC_CODEGEN_VERSION 3
+#define ACC_CODEGEN_VERSION 4
 
 /* ---- codegen pieces (codegen_*.c) --------------------------------------------------------- */
+
+/* Operations that receive a message, and that send one (the fused forms do both). */
+static inline int cg_receives(uint8_t code)
+{
+    return code >= ACC_OP_RECV && code <= ACC_OP_RECV_REDUCE_COPY_SEND;
+}
+
+static inline int cg_sends(uint8_t code)
+{
+    return code == ACC_OP_SEND || code == ACC_OP_RECV_COPY_SEND ||
+           code == ACC_OP_RECV_REDUCE_SEND || code == ACC_OP_RECV_REDUCE_COPY_SEND;
+}
+
+/* What would make the generated code index out of bounds (codegen_check.c); a verified plan
+ * passes. */
+acc_status_t cg_check_plan(const acc_plan_t *p);
 
 /* The fixed parts of a module (codegen_prelude.c, codegen_library.c): the type section for a
  * data type and reduction, the header, the device library's definitions, the plan's AVG
@@ -52,7 +68,7 @@ static inline const acc_op_t *cg_op(const cg_t *g, int rank, int lane, uint32_t 
  * fixes, as opposed to what comes from its parameters.  (Programs also need equal lengths
  * and equal lengths of the lanes they depend on; see codegen.c.) */
 static inline int cg_same_shape(const cg_t *g, size_t ia, const acc_op_t *a, size_t ib,
-                                    const acc_op_t *b)
+                                const acc_op_t *b)
 {
     return a->code == b->code && a->src.buf == b->src.buf && a->src.cnt == b->src.cnt &&
            a->dst.buf == b->dst.buf && a->dst.cnt == b->dst.cnt && a->npeers == b->npeers &&
@@ -63,6 +79,6 @@ static inline int cg_same_shape(const cg_t *g, size_t ia, const acc_op_t *a, siz
  * the class's m programs become parameters: *nparams of them, in *cols (taken) column by
  * column, cols[j * m + i] being parameter j of the class's i-th member. */
 acc_status_t cg_emit_class(const cg_t *g, int c, acc_buf_t *out, uint32_t **cols,
-                               uint32_t *nparams);
+                           uint32_t *nparams);
 
 #endif

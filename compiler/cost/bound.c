@@ -1,10 +1,18 @@
 /*
- * acc_cost_bound: what no schedule that moves data between GPUs can beat on a topology.
+ * acc_cost_bound: what no schedule that moves data between GPUs can beat on a topology - acc's
+ * plans and NCCL's algorithms alike, NVLS included.
  *
- * Bandwidth.  Without reduction inside the network (NVLS, SHARP: not something acc generates),
- * every rank of an allreduce must send and receive at least 2(n-1)/n of the message (the ring's
- * volume is optimal; Patarasuk and Yuan, nccl-tests doc/PERFORMANCE.md), of an allgather or a
- * reduce_scatter (n-1)/n of NCCL's nBytes, of a broadcast or reduce the message once.  Two cuts
+ * Bandwidth.  Without reduction inside the network, every rank of an allreduce must send and
+ * receive at least 2(n-1)/n of the message (the ring's volume is optimal; Patarasuk and Yuan,
+ * nccl-tests doc/PERFORMANCE.md), of an allgather or a reduce_scatter (n-1)/n of NCCL's nBytes,
+ * of a broadcast or reduce the message once.  Where the GPUs' NVSwitches reduce (NVLink SHARP:
+ * third-generation NVSwitches with sm_90 GPUs, what NCCL's NVLS uses), an allreduce needs only
+ * the message once each way: for every element a GPU either sends its contribution, and must
+ * then receive the result, or receives the others' sum from the switch, and must then send the
+ * result - one element out and one in either way, so nBytes each way, not 2(n-1)/n of it (1.75x
+ * less at 8 GPUs).  Allgather, reduce_scatter, broadcast and reduce gain nothing from it: what
+ * a GPU must receive (or, for reduce_scatter, send) does not shrink.  Reduction in the network
+ * between nodes (SHARP on the NICs' switches) is not in any topology acc describes.  Two cuts
  * bind:
  *   - the GPU's own egress: its aggregate NVLink bandwidth (through NVSwitches or to peer GPUs),
  *     or its PCIe link when it has no NVLink; across nodes, plus its share of the node's NICs,
@@ -20,11 +28,14 @@
  * The bound is the larger of the two, not a sum of an intra-node and an inter-node phase: a
  * hierarchical schedule can pipeline its phases over different links (NCCL's tree does, and acc's
  * hier with chunks), so only the slower cut is compulsory.  On 8 x H100 with a 400 Gb/s NIC per
- * GPU the node cut binds from about 8 nodes on (2(N-1)/N x nBytes over 8 x 47 GB/s against
- * 2(n-1)/n x nBytes over 360 + 47 GB/s per GPU).  Rates are the simulator's achievable ones (link
- * and NIC efficiency, sim_constants.c), so that "fraction of the bound" measures the schedule and
- * not the wire protocol; an oversubscribed fabric divides the NICs' rate unless it is
- * rail-optimised (a schedule may keep its traffic on its rails).
+ * GPU the node cut binds from about 8 nodes on (2(N-1)/N x nBytes over 8 x 50 GB/s against
+ * 2(n-1)/n x nBytes over 371 + 50 GB/s per GPU).  The rate of every link and NIC is the faster of
+ * the two models the report sets against the bound: the simulator's achievable rate (link and
+ * NIC efficiency, sim_constants.c) and NCCL's (its NVLink rate per link, 20.6 GB/s on sm_90
+ * against the simulator's 20.0; PCIe width x speed / 80; a NIC's line rate), so that the bound
+ * holds for every time the report compares it with, and "fraction of the bound" still measures
+ * the schedule and not the wire protocol.  An oversubscribed fabric divides the NICs' rate
+ * unless it is rail-optimised (a schedule may keep its traffic on its rails).
  *
  * Latency.  Information from every rank must reach every rank (allreduce, allgather,
  * reduce_scatter, alltoall), or from the root to all (broadcast) or all to the root (reduce):
@@ -33,6 +44,7 @@
  * kind (a store seen by a polling peer over NVLink, or PCIe when the GPUs have no NVLink; the
  * fabric's one-way latency), and every call pays one kernel launch.
  */
+#include "nccl_internal.h"
 #include "sim_internal.h"
 
 #include <math.h>
@@ -44,6 +56,24 @@ static int ceil_log2(int n)
     while ((1 << h) < n)
         h++;
     return h;
+}
+
+static double faster(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+/* Can the node's NVSwitches reduce (NVLink SHARP)?  Every GPU sm_90 or newer with NVLinks into
+ * the switches. */
+static int switch_reduces(const acc_topo_t *t)
+{
+    int g, gpn = acc_topo_gpus_per_node(t);
+    for (g = 0; g < gpn; g++) {
+        const acc_topo_vertex_t *v = acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_GPU, g));
+        if (v->sm < 90 || acc_topo_nvlinks_to_switches(t, g) < 1)
+            return 0;
+    }
+    return gpn > 1;
 }
 
 /* The slowest GPU's egress to other GPUs, GB/s achievable; *nvlink says whether it is NVLink. */
@@ -61,9 +91,11 @@ static double gpu_egress(const acc_topo_t *t, int *nvlink)
             if (lk->from != v)
                 continue;
             if (lk->kind == ACC_LINK_NVLINK)
-                nv += lk->bw * sim_link_efficiency(lk->kind, NULL);
+                nv += faster(lk->bw * sim_link_efficiency(lk->kind, NULL),
+                             lk->count * nn_nvlink_bw(acc_topo_vertex(t, v)->sm));
             else if (lk->kind == ACC_LINK_PCIE)
-                pcie += lk->bw * sim_link_efficiency(lk->kind, NULL);
+                pcie += faster(lk->bw * sim_link_efficiency(lk->kind, NULL),
+                               nn_pci_bw(lk->gen, lk->width));
         }
         if (nv <= 0)
             *nvlink = 0;
@@ -82,7 +114,7 @@ static double node_nic_bw(const acc_topo_t *t)
     for (v = 0; v < nv; v++) {
         const acc_topo_vertex_t *x = acc_topo_vertex(t, v);
         if (x->kind == ACC_VTX_NIC)
-            sum += x->speed_gbps / 8.0 * sim_nic_efficiency();
+            sum += faster(x->speed_gbps / 8.0 * sim_nic_efficiency(), nn_net_bw(x->speed_gbps));
     }
     if (!net->rail_optimized && net->oversubscription > 1.0)
         sum /= net->oversubscription;
@@ -106,6 +138,9 @@ acc_status_t acc_cost_bound(const acc_topo_t *topo, acc_coll_t coll, uint64_t nb
     if (n < 1 || gpn < 1)
         return acc_error_set(ACC_ERR_INVALID, "acc_cost_bound: the topology has no GPUs");
     per_rank = s * sim_busbw_factor(coll, n);
+    out->in_switch = coll == ACC_COLL_ALLREDUCE && switch_reduces(topo);
+    if (out->in_switch && per_rank > s)
+        per_rank = s;
     switch (coll) {
     case ACC_COLL_ALLREDUCE:
         per_node = 2.0 * (nodes - 1) / nodes * s;

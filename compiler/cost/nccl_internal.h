@@ -109,6 +109,9 @@ acc_status_t nn_system_build(const acc_topo_t *topo, int with_net, nn_system_t *
 void nn_system_free(nn_system_t *s);
 /* NCCL's per-link NVLink rate for an SM (sheet §1 "NVLink"). */
 float nn_nvlink_bw(int sm);
+/* NCCL's rate of a PCIe link (GB/s; gen/width 0 when unknown) and of a NIC of gbps Gb/s. */
+float nn_pci_bw(int gen, int width);
+float nn_net_bw(double gbps);
 
 static inline nn_node_t *nn_node(const nn_system_t *s, int type, int i)
 {

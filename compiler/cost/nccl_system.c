@@ -42,14 +42,14 @@ static float pci_lane_speed(int gen)
 }
 
 /* sheet §1: "width*speed/80 GB/s ... A width of 0 is read as 16". */
-static float pci_bw(int gen, int width)
+float nn_pci_bw(int gen, int width)
 {
     return (float)(width > 0 ? width : 16) * pci_lane_speed(gen) / 80.0f;
 }
 
 /* sheet §1 "Network": net.bw = speed/8000 GB/s with speed in Mb/s; "A speed <= 0 is replaced by
  * 10000". */
-static float net_bw(double gbps)
+float nn_net_bw(double gbps)
 {
     double mbps = gbps * 1000.0;
     return (float)((mbps > 0 ? mbps : 10000.0) / 8000.0);
@@ -241,7 +241,7 @@ static acc_status_t collect_links(const acc_topo_t *topo, nn_system_t *s, const 
             if (sm)
                 st = connect(raw, a, b, NN_LINK_NVL, (float)k->count * nn_nvlink_bw(sm));
         } else if (k->kind == ACC_LINK_PCIE) {
-            st = connect(raw, a, b, NN_LINK_PCI, pci_bw(k->gen, k->width));
+            st = connect(raw, a, b, NN_LINK_PCI, nn_pci_bw(k->gen, k->width));
         } else if (k->kind == ACC_LINK_C2C) {
             /* sheet §1 "c2c": bw per link x count; acc's C2C link carries that total. */
             st = connect(raw, a, b, NN_LINK_C2C, (float)k->bw);
@@ -256,7 +256,7 @@ static acc_status_t collect_links(const acc_topo_t *topo, nn_system_t *s, const 
     for (l = 0; l < acc_topo_vertex_count(topo) && st == ACC_OK; l++) {
         if (net_of[l] < 0)
             continue;
-        float bw = net_bw(acc_topo_vertex(topo, l)->speed_gbps);
+        float bw = nn_net_bw(acc_topo_vertex(topo, l)->speed_gbps);
         s->node[net_of[l]].net_bw = bw;
         st = connect(raw, map[l], net_of[l], NN_LINK_NET, bw);
         if (st == ACC_OK)

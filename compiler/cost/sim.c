@@ -268,9 +268,9 @@ static acc_status_t prepare(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nby
         for (i = 0; i <= k; i++)
             sim->bounds[b][i] = k ? (uint64_t)(((unsigned __int128)i * sim->elems[b]) / k) : 0;
     }
-    sim->lane_cap = sim_lane_cap_gbs(plan->proto, sim->min_sm) * 1e3;
+    sim->lane_cap = sim_lane_cap_us(sim, plan->proto);
     sim->slice = sim_slice_bytes(plan->proto);
-    sim->peer_trips = sim_peer_read_trips();
+    sim->peer_trips = sim_peer_trips(sim);
     sim->reduces = acc_coll_reduces(plan->coll);
     sim->now = 0;
     sim->transfers = 0;
@@ -395,7 +395,7 @@ acc_status_t acc_sim_plan(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nbyte
     for (i = 0; i < sim->nth; i++)
         if (sim->th[i].finish > end)
             end = sim->th[i].finish;
-    out->time_us = end + sim_call_overhead_us(plan->proto);
+    out->time_us = end + sim_overhead_us(sim, plan->proto);
     out->algbw = out->time_us > 0 ? (double)nbytes / out->time_us / 1e3 : 0.0;
     out->busbw = out->algbw * sim_busbw_factor(plan->coll, plan->nranks);
     /* Bytes of messages are counted per connection; spread them over their routes. */

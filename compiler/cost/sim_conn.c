@@ -59,7 +59,7 @@ static acc_status_t new_conn(acc_sim_t *sim, int from, int to, int lane, uint32_
         if (sim->res_on[path.res[i]])
             sim->conn_res[sim->nconn_res++] = path.res[i];
     cn->nres = sim->nconn_res - cn->res_off;
-    cn->lat = sim_step_latency_us(sim->proto, path.cls) + path.lat_net;
+    cn->lat = sim_msg_latency_us(sim, path.cls) + path.lat_net;
     *out = c;
     return sim_map_put(
         &sim->conn_map,
@@ -131,6 +131,14 @@ typedef struct {
 
 static void add_res(resv_t *v, uint32_t r, double w)
 {
+    uint32_t i;
+    /* A resource named twice (both ends' memory, when the ranks share one device) carries
+     * both weights. */
+    for (i = 0; i < v->n; i++)
+        if (v->res[i] == r) {
+            v->w[i] += (float)w;
+            return;
+        }
     if (v->n < SIM_FLOW_MAXRES) {
         v->res[v->n] = r;
         v->w[v->n++] = (float)w;
@@ -141,8 +149,8 @@ static void add_res(resv_t *v, uint32_t r, double w)
  * plans most cannot, and a flow on no resource costs the simulator next to nothing. */
 static void add_mem(const acc_sim_t *sim, resv_t *v, int rank, double w)
 {
-    if (w > 0 && sim->res_on[sim->res_mem + (uint32_t)rank])
-        add_res(v, sim->res_mem + (uint32_t)rank, w);
+    if (w > 0 && sim->res_on[sim_mem_res(sim, rank)])
+        add_res(v, sim_mem_res(sim, rank), w);
 }
 
 static void add_ll(const acc_sim_t *sim, resv_t *v, int rank)
@@ -221,7 +229,7 @@ acc_status_t sim_peer_flow(acc_sim_t *sim, uint32_t t, int src, int dst, double 
 
     if ((st = sim_path(sim, src, dst, &path)) != ACC_OK)
         return st;
-    *lat = sim_peer_latency_us(path.cls) + path.lat_net;
+    *lat = sim_peer_lat_us(sim, path.cls) + path.lat_net;
     if (bytes <= 0)
         return ACC_OK;
     v.n = 0;

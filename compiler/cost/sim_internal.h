@@ -21,6 +21,7 @@
  *   sim_conn.c       connections, counters, and the resources and weights of each flow
  *   sim_ops.c        what each operation costs: when it starts and when it completes
  *   sim.c            the public API and the event loop
+ *   sim_device.c     a measured device in place of the constants (acc_sim_set_device)
  *   bound.c          acc_cost_bound
  *
  * Units inside the simulator: time in microseconds, sizes in bytes, rates in bytes per
@@ -70,6 +71,17 @@ double sim_slice_bytes(acc_proto_t proto);
 /* Memory bytes per byte moved: reading a message's source, landing and consuming it. */
 double sim_mem_weight_send(void);
 double sim_mem_weight_recv(int reduces);
+
+/* ---- a measured device in place of the constants (sim_device.c) ----------------------------
+ * acc_sim_set_device: every rank on one device whose launch, hand-off and copy rate were
+ * measured.  These give what the simulator uses, from the device when one is set, else from
+ * the constants above. */
+double sim_overhead_us(const acc_sim_t *sim, acc_proto_t proto);
+double sim_msg_latency_us(const acc_sim_t *sim, sim_class_t cls);
+double sim_peer_lat_us(const acc_sim_t *sim, sim_class_t cls);
+double sim_peer_trips(const acc_sim_t *sim);
+/* The per-lane payload cap, bytes/us. */
+double sim_lane_cap_us(const acc_sim_t *sim, acc_proto_t proto);
 
 /* ---- routes and resources (sim_routes.c) ---------------------------------------------- */
 
@@ -284,6 +296,10 @@ struct acc_sim {
     double *raw_cap; /* bytes/us before protocol efficiency */
     sim_res_t *res;
 
+    /* a measured device (sim_device.c): every rank's memory is resource res_mem */
+    int device_on;
+    acc_sim_device_t device;
+
     /* per call */
     const acc_plan_t *plan;
     acc_proto_t proto;
@@ -348,6 +364,12 @@ struct acc_sim {
     uint64_t transfers;
     uint32_t threads_done;
 };
+
+/* The memory resource of a rank: its own GPU's, or the one device every rank shares. */
+static inline uint32_t sim_mem_res(const acc_sim_t *sim, int rank)
+{
+    return sim->res_mem + (sim->device_on ? 0u : (uint32_t)rank);
+}
 
 static inline const sim_op_t *sim_op(const acc_sim_t *sim, uint32_t t, uint32_t pc)
 {

@@ -307,7 +307,7 @@ static acc_status_t start_op(acc_sim_t *sim, uint32_t t, const sim_op_t *op, int
         if (op->peer != rank) {
             if ((st = sim_path(sim, rank, op->peer, &path)) != ACC_OK)
                 return st;
-            lat = sim_peer_latency_us(path.cls) + path.lat_net;
+            lat = sim_peer_lat_us(sim, path.cls) + path.lat_net;
         }
         return sim_queue_push(&sim->q, sim->now + lat, SIM_EV_SIGNAL, c, 0);
     }

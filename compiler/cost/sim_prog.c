@@ -94,7 +94,7 @@ static void scan(acc_sim_t *sim, scan_t *sc, uint32_t t, const acc_op_t *op)
             add_path(sim, sc, op->peer, rank, cap);
             sim->res_bound[sim->res_ll + (uint32_t)op->peer] += cap;
         }
-        sim->res_bound[sim->res_mem + (uint32_t)op->peer] += cap;
+        sim->res_bound[sim_mem_res(sim, op->peer)] += cap;
         return;
     case ACC_OP_REDUCE_PEERS:
         sig = ((int64_t)op->code << 40) | op->peers_off;
@@ -108,7 +108,7 @@ static void scan(acc_sim_t *sim, scan_t *sc, uint32_t t, const acc_op_t *op)
             if ((int)peers[i] == rank || peers[i] >= (uint32_t)sim->nranks)
                 continue;
             add_path(sim, sc, (int)peers[i], rank, cap / (remote + 1));
-            sim->res_bound[sim->res_mem + peers[i]] += cap / (remote + 1);
+            sim->res_bound[sim_mem_res(sim, (int)peers[i])] += cap / (remote + 1);
             sim->res_bound[sim->res_ll + peers[i]] += cap / (remote + 1);
         }
         return;
@@ -119,7 +119,7 @@ static void scan(acc_sim_t *sim, scan_t *sc, uint32_t t, const acc_op_t *op)
         return;
     sc->last_send[t] = to;
     add_path(sim, sc, rank, to, cap);
-    sim->res_bound[sim->res_mem + (uint32_t)to] += cap * sim_mem_weight_recv(sim->reduces);
+    sim->res_bound[sim_mem_res(sim, to)] += cap * sim_mem_weight_recv(sim->reduces);
 }
 
 static int bad_rank(const acc_sim_t *sim, int32_t r)
@@ -174,12 +174,13 @@ static void decide(acc_sim_t *sim)
 {
     uint32_t r, n = (uint32_t)sim->nranks, nl = (uint32_t)sim->plan->nlanes;
     for (r = 0; r < n; r++) {
-        sim->res_bound[sim->res_mem + r] += 3.0 * nl * sim->lane_cap;
+        sim->res_bound[sim_mem_res(sim, (int)r)] += 3.0 * nl * sim->lane_cap;
         sim->res_bound[sim->res_ll + r] += (double)nl * sim->lane_cap;
     }
     for (r = 0; r < sim->nres; r++)
         sim->res_on[r] = sim->res_bound[r] > sim->res[r].cap * (1.0 + 1e-9);
-    if (sim->proto != ACC_PROTO_LL)
+    /* NCCL's LL engine cap is a fact of NCCL's kernels, not of a measured device's. */
+    if (sim->proto != ACC_PROTO_LL || sim->device_on)
         for (r = 0; r < n; r++)
             sim->res_on[sim->res_ll + r] = 0;
 }

@@ -203,10 +203,10 @@ acc_status_t acc_nccl_model_dump(const acc_nccl_model_t *m, acc_buf_t *out);
 typedef struct acc_sim acc_sim_t;
 
 typedef struct {
-    double time_us;    /* predicted completion time of the slowest rank */
-    double algbw;      /* nbytes / time, GB/s */
-    double busbw;      /* algbw x nccl-tests' factor for the plan's collective */
-    double link_util;  /* busiest link's average utilisation over the call, 0..1 */
+    double time_us;     /* predicted completion time of the slowest rank */
+    double algbw;       /* nbytes / time, GB/s */
+    double busbw;       /* algbw x nccl-tests' factor for the plan's collective */
+    double link_util;   /* busiest link's average utilisation over the call, 0..1 */
     uint64_t transfers; /* transfers simulated */
 } acc_sim_result_t;
 
@@ -215,20 +215,40 @@ typedef struct {
 acc_status_t acc_sim_create(const acc_topo_t *topo, acc_sim_t **out);
 void acc_sim_destroy(acc_sim_t *sim);
 /* plan->nranks must equal acc_topo_ranks(topo); dt decides element size and reduction cost. */
-acc_status_t acc_sim_plan(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nbytes,
-                          acc_dtype_t dt, acc_sim_result_t *out);
+acc_status_t acc_sim_plan(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nbytes, acc_dtype_t dt,
+                          acc_sim_result_t *out);
 /* Append the simulator's constants, one per line: name, value, unit and source (acc-info). */
 acc_status_t acc_sim_constants_dump(acc_buf_t *out);
 
-/* Lower bounds for a collective of nbytes on a topology: bandwidth (the bytes each rank must
- * move over its bottleneck: e.g. 2(n-1)/n x nbytes for allreduce through the slowest of the
- * GPU's aggregate NVLink/PCIe egress and, across nodes, its share of the NICs) and latency (the
- * fewest sequential hops any algorithm needs, each at its path's latency). */
+/* A device measured running acc's own kernels (bench_kernels measures these in the same run),
+ * for predicting the single-GPU executor, which runs every rank of a plan on that device.  With
+ * one set (acc_sim_set_device), the simulator puts the measurements in place of the constants
+ * that stand for NCCL's kernels and a machine of many GPUs: a call costs launch_us; a message,
+ * a signal and a peer read each cross in handoff_us, whatever the protocol; every rank's memory
+ * is the device's one memory, moving copy_gbs of bytes read and written, with no per-lane or LL
+ * cap (the executor spreads a lane over as many blocks as the size needs).  The topology still
+ * gives the routes and their links (give them the copy rate, so that memory binds first). */
+typedef struct {
+    double launch_us;  /* an empty kernel, launched back to back */
+    double handoff_us; /* one flag from one block to another (release, then acquire) */
+    double copy_gbs;   /* a device-to-device copy: GB read + written per second */
+} acc_sim_device_t;
+
+/* Predict sim's plans on that device from now on (dev is copied).  ACC_ERR_INVALID for a figure
+ * that is not positive and finite (launch_us may be 0), naming it. */
+acc_status_t acc_sim_set_device(acc_sim_t *sim, const acc_sim_device_t *dev);
+
+/* Lower bounds for a collective of nbytes on a topology, for any schedule, acc's or NCCL's:
+ * bandwidth (the bytes each rank must move over its bottleneck: e.g. 2(n-1)/n x nbytes for
+ * allreduce through the slowest of the GPU's aggregate NVLink/PCIe egress and, across nodes,
+ * its share of the NICs; nbytes once when the NVSwitches reduce, as NCCL's NVLS has them do)
+ * and latency (the fewest sequential hops any algorithm needs, each at its path's latency). */
 typedef struct {
     double bw_us;  /* bandwidth bound */
     double lat_us; /* latency bound */
     double us;     /* max of the two */
     double busbw;  /* busbw at the bound */
+    int in_switch; /* 1: the bound counts on reduction in the NVSwitches (NVLS) */
 } acc_bound_t;
 
 acc_status_t acc_cost_bound(const acc_topo_t *topo, acc_coll_t coll, uint64_t nbytes,

@@ -35,6 +35,15 @@
  * moves in 16-byte vectors wherever all operands share an alignment; half types are summed in
  * fp32 and rounded once per operation, as the host executor does, so results match it bit for
  * bit.
+ * Protocols.  A plan's protocol (plan->proto) decides how its messages travel.  Simple: a
+ * message is staged whole, then its connection's counter is released; the receiver acquires it
+ * and reads.  LL: every 8 bytes of a message carry 4 bytes of data and 4 of flag (the message's
+ * number), written as 16-byte stores; a receiver's thread polls its own lines and has the data
+ * the moment both flags are there, with no fence, counter or barrier between (NCCL's and
+ * MSCCL++'s LL; twice the bytes, for the least latency).  LL128 has no kernel here (see
+ * acc_kernel_supports).  Counters and flags are released and acquired at each connection's
+ * scope (ACC_KF_SYS: system scope for peers on other GPUs; GPU scope otherwise, which is
+ * cheaper), and a block runs as many threads as its slice of the data needs (acc_kthreads).
  * Compilation.  The code every plan runs (the data mover, message passing, peer memory) is a
  * device library that depends only on the data type and reduction: it is compiled once per
  * type, reduction and architecture and linked (nvJitLink) with each plan's small part, so a
@@ -54,16 +63,25 @@ extern "C" {
 
 typedef struct acc_kernel acc_kernel_t;
 
+/* Is there a kernel for this plan with this protocol?  Simple: always.  LL: when the plan passes
+ * messages (the flags ride in them; a plan of peer-memory operations only has no message to
+ * carry them, and its kernel is Simple's).  LL128: never - it relies on NVLink delivering each
+ * 128-byte warp store whole, which the PTX memory model does not promise, and no CPU emulation
+ * can check it; Simple and LL cover its sizes.  ACC_ERR_UNSUPPORTED says why; the selection
+ * only chooses what this accepts. */
+acc_status_t acc_kernel_supports(const acc_plan_t *plan, acc_proto_t proto);
+
 /* Generate the module for a plan (which must have passed acc_plan_verify; structurally broken
- * plans are refused, never crash), a data type and a reduction.  Collectives that only move
- * data ignore `op` and depend on the element size only, so their half and bfloat16 modules
+ * plans are refused, never crash), a data type and a reduction, with the plan's protocol (a
+ * protocol acc_kernel_supports refuses is refused here with its reason).  Collectives that only
+ * move data ignore `op` and depend on the element size only, so their half and bfloat16 modules
  * are the same source (and the same cache entry). */
 acc_status_t acc_kernel_generate(const acc_plan_t *plan, acc_dtype_t dt, acc_redop_t op,
                                  acc_kernel_t **out);
 void acc_kernel_destroy(acc_kernel_t *k);
 /* The CUDA C++ source (NUL-terminated; *len optional). */
 const char *acc_kernel_source(const acc_kernel_t *k, size_t *len);
-/* A file-name-safe name: "allreduce_ring_n8_float_sum". */
+/* A file-name-safe name: "allreduce_ring_n8_float_sum"; LL modules "allreduce_ring_ll_n8_...". */
 const char *acc_kernel_name(const acc_kernel_t *k);
 /* The module in its two compilation units: the device library (the data mover and the
  * message-passing and peer-memory steps; its source depends only on the data type and
@@ -237,8 +255,10 @@ const char *acc_kbuild_compiler(const acc_kbuild_t *b);
  * static_assert, so a change here is a change of ACC_CODEGEN_VERSION.  A module's fields are
  * read-only to everyone but the generator. */
 
-/* Threads per block; every block moves 16-byte vectors, 4 in flight per thread for copies. */
-#define ACC_KTHREADS 512
+/* Threads per block, at most: every block moves 16-byte vectors, 4 in flight per thread for
+ * copies.  A launch runs as few as its slices need (acc_kthreads), whole warps, at least one. */
+#define ACC_KTHREADS     512
+#define ACC_KTHREADS_MIN 32
 /* In and out pointers of this many ranks travel in the launch arguments (the rest would come
  * from the rank table). */
 #define ACC_KARG_RANKS 64
@@ -246,8 +266,9 @@ const char *acc_kbuild_compiler(const acc_kbuild_t *b);
 /* A connection (sender, receiver, lane) and how it is used per launch. */
 typedef struct {
     int from, to, lane;
-    uint32_t msgs;   /* messages per launch */
-    uint32_t maxcnt; /* chunks of its largest message */
+    uint32_t msgs;     /* messages per launch */
+    uint32_t maxcnt;   /* chunks of its largest message */
+    acc_proto_t proto; /* how its messages travel: the plan's protocol */
 } acc_kconn_t;
 
 /* A signal counter (from -> to, slot). */
@@ -268,6 +289,7 @@ struct acc_kernel {
     int nranks, nlanes, root, slots, reduces;
     acc_dtype_t dt;
     acc_redop_t op;
+    acc_proto_t proto;
     uint32_t chunks[ACC_BUF_COUNT];
     int nclasses;          /* rank classes: ranks whose lanes all share code */
     int *rank_class;       /* per rank */
@@ -291,16 +313,23 @@ typedef struct {
     uint64_t epoch;       /* u32 [lanes][kmax] */
 } acc_krank_t;
 
+/* Flags of a connection or counter: release and acquire at system scope, because the other
+ * end runs on another GPU.  Without it, GPU scope: both ends on this device (the single-GPU
+ * executor's ranks, or ranks sharing a GPU), where a system-scope fence only costs time. */
+#define ACC_KF_SYS 1u
+
 typedef struct {
-    uint64_t stage; /* [copy][slot] of slot bytes */
+    uint64_t stage; /* [copy][slot] of acc_kslot_bytes */
     uint64_t sent;  /* u32 [kmax] */
     uint64_t acked; /* u32 [kmax] */
     uint32_t msgs, maxcnt;
+    uint32_t flags, pad; /* ACC_KF_* */
 } acc_kconn_dev_t;
 
 typedef struct {
     uint64_t val; /* u32 [kmax] */
-    uint32_t per_launch, pad;
+    uint32_t per_launch;
+    uint32_t flags; /* ACC_KF_* */
 } acc_kctr_dev_t;
 
 typedef struct {
@@ -317,7 +346,7 @@ typedef struct {
 } acc_kargs_t;
 
 _Static_assert(sizeof(acc_krank_t) == 48, "acc_krank_t layout");
-_Static_assert(sizeof(acc_kconn_dev_t) == 32, "acc_kconn_dev_t layout");
+_Static_assert(sizeof(acc_kconn_dev_t) == 40, "acc_kconn_dev_t layout");
 _Static_assert(sizeof(acc_kctr_dev_t) == 16, "acc_kctr_dev_t layout");
 _Static_assert(sizeof(acc_kargs_t) == 112 + 16 * ACC_KARG_RANKS, "acc_kargs_t layout");
 
@@ -327,10 +356,33 @@ _Static_assert(sizeof(acc_kargs_t) == 112 + 16 * ACC_KARG_RANKS, "acc_kargs_t la
 enum { ACC_KW_MSG = 1, ACC_KW_SPACE, ACC_KW_SIGNAL, ACC_KW_DEP };
 #define ACC_KSTATUS_WORDS 16
 
-/* Bytes of the header of a message slot: the length of each chunk, rounded to 16 bytes. */
+/* Bytes of the header of a Simple message slot: the length of each chunk, rounded to 16
+ * bytes. */
 static inline uint64_t acc_kslot_header(uint32_t maxcnt)
 {
     return ((uint64_t)maxcnt * 4u + 15u) & ~(uint64_t)15u;
+}
+
+/* Bytes of one message slot of a connection whose largest message has maxcnt chunks, each
+ * slice of a chunk taking slice_bytes (a multiple of 16) in a Simple message.  Simple: the
+ * header, then the slices.  LL: per chunk a 16-byte header line (its length and the flag),
+ * then its lines, 16 bytes for every 8 of data. */
+static inline uint64_t acc_kslot_bytes(acc_proto_t proto, uint32_t maxcnt, uint64_t slice_bytes)
+{
+    if (proto == ACC_PROTO_LL)
+        return (uint64_t)maxcnt * (16u + 2u * slice_bytes);
+    return acc_kslot_header(maxcnt) + (uint64_t)maxcnt * slice_bytes;
+}
+
+/* Threads a block of a kernel of this protocol needs for slices of slice_bytes: one per 16-byte
+ * vector (Simple) or per 8-byte LL line, in whole warps, from ACC_KTHREADS_MIN to ACC_KTHREADS.
+ * Fewer threads make every barrier of a step and the launch itself cheaper; small messages
+ * need no more. */
+static inline unsigned acc_kthreads(acc_proto_t proto, uint64_t slice_bytes)
+{
+    uint64_t per = proto == ACC_PROTO_LL ? 8u : 16u, t = (slice_bytes + per - 1) / per;
+    t = (t + 31u) / 32u * 32u;
+    return t < ACC_KTHREADS_MIN ? ACC_KTHREADS_MIN : t > ACC_KTHREADS ? ACC_KTHREADS : (unsigned)t;
 }
 
 /* Elements of the largest slice copy k of `copies` takes of a chunk of n elements (whole

@@ -25,13 +25,13 @@ typedef enum {
 } acc_select_source_t;
 
 typedef struct {
-    uint64_t min_bytes, max_bytes;   /* inclusive */
-    int use_nccl;                    /* 1: leave this range to NCCL */
-    char algo[ACC_PLAN_NAME_MAX];    /* acc: generator name; NCCL: "Ring", "Tree", "NVLS", ... */
+    uint64_t min_bytes, max_bytes;    /* inclusive */
+    int use_nccl;                     /* 1: leave this range to NCCL */
+    char algo[ACC_PLAN_NAME_MAX];     /* acc: generator name; NCCL: "Ring", "Tree", "NVLS", ... */
     char params[ACC_PLAN_PARAMS_MAX]; /* acc: the plan's params; NCCL: "proto=LL128 channels=24" */
     char plan_hash[ACC_SHA256_HEX_LEN + 1]; /* acc: SHA-256 of the plan's YAML text; "" for NCCL */
-    double predicted_us;             /* at the range's lower end; < 0 unknown */
-    double measured_us;              /* < 0 unknown */
+    double predicted_us;                    /* at the range's lower end; < 0 unknown */
+    double measured_us;                     /* < 0 unknown */
     acc_select_source_t source;
 } acc_select_entry_t;
 
@@ -83,6 +83,15 @@ int acc_select_same_choice(const acc_select_entry_t *a, const acc_select_entry_t
  */
 #include "acc_cost.h"
 
+/* A time measured on the topology for one plan at one size (acc_db_get_measurements reads the
+ * ones a database holds); the table builder prefers it to its model's prediction. */
+typedef struct {
+    acc_coll_t coll;
+    char plan_hash[ACC_SHA256_HEX_LEN + 1]; /* acc_plan_hash of the plan as run, its protocol in */
+    uint64_t nbytes;                        /* NCCL's nBytes */
+    double us;
+} acc_select_measured_t;
+
 typedef struct {
     uint64_t min_bytes, max_bytes; /* the sweep; 0: 1 KiB and 4 GiB */
     acc_dtype_t dtype;             /* element type the simulator reduces; default float */
@@ -90,6 +99,11 @@ typedef struct {
     int exhaustive;                /* 1: simulate every variant at every size */
     int threads;                   /* 0: one per online CPU, at most 8; else 1 to 16 */
     acc_nccl_options_t nccl;       /* the NCCL replica's options */
+    /* Times measured on this topology with this data type (borrowed, any collectives): a
+     * candidate plan whose hash and size one names takes that time instead of its prediction,
+     * and is never pruned; the entry it wins records it (measured_us, ACC_SELECT_MEASURED). */
+    const acc_select_measured_t *measured;
+    size_t nmeasured;
 } acc_select_build_opts_t;
 
 /* Defaults: 1 KiB .. 4 GiB, float, lanes from the topology, pruning on, threads per CPU, NCCL's
@@ -103,6 +117,8 @@ typedef struct {
     /* acc's fastest plan at this size (whether or not chosen); plan -1 when none applies */
     int plan; /* index into the result's plans */
     double acc_us, acc_algbw, acc_busbw;
+    int acc_measured;        /* 1: acc_us was measured (opts.measured), not predicted */
+    double acc_predicted_us; /* the model's time for that plan */
     /* NCCL's choice as its model predicts it; nccl_ok 0 when NCCL has no model for this
      * collective */
     int nccl_ok;

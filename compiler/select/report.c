@@ -18,10 +18,13 @@ static void text_one(const acc_select_result_t *r, acc_buf_t *out)
     char size[32], plan[ACC_PLAN_NAME_MAX + ACC_PLAN_PARAMS_MAX], params[ACC_PLAN_PARAMS_MAX];
     char nccl[48], hi[32];
     size_t i;
-    int modelled = 0;
+    int modelled = 0, in_switch = 0, measured = 0;
 
-    for (i = 0; i < r->nrows; i++)
+    for (i = 0; i < r->nrows; i++) {
         modelled |= r->rows[i].nccl_ok;
+        in_switch |= r->rows[i].bound_ok && r->rows[i].bound.in_switch;
+        measured |= r->rows[i].plan >= 0 && r->rows[i].acc_measured;
+    }
     acc_buf_printf(out,
                    "%s on %s: %d ranks (%d node%s x %d GPUs), %s; predicted: acc's simulator "
                    "for its plans (%zu variants verified, %zu simulations), %s\n",
@@ -51,7 +54,7 @@ static void text_one(const acc_select_result_t *r, acc_buf_t *out)
             snprintf(nccl, sizeof(nccl), "-");
         acc_buf_printf(out, "%6s  %-54s ", size, plan);
         if (row->plan >= 0)
-            acc_buf_printf(out, "%10.2f  ", row->acc_us);
+            acc_buf_printf(out, row->acc_measured ? "%9.2fm  " : "%10.2f  ", row->acc_us);
         else
             acc_buf_printf(out, "%10s  ", "-");
         acc_buf_printf(out, "%-20s ", nccl);
@@ -69,8 +72,11 @@ static void text_one(const acc_select_result_t *r, acc_buf_t *out)
         else
             acc_buf_printf(out, "%10s %6s\n", "-", "-");
     }
-    acc_buf_printf(out, "(times in us, bandwidths in GB/s; speedup = NCCL's time / acc's best; "
-                        "bound = the bound's time / the chosen time)\n");
+    acc_buf_printf(out,
+                   "(times in us, bandwidths in GB/s; speedup = NCCL's time / acc's best; "
+                   "bound = the bound's time / the chosen time, the bound of any schedule%s%s)\n",
+                   in_switch ? " with reduction in the NVSwitches (NVLS)" : "",
+                   measured ? "; m: measured, not predicted" : "");
     acc_buf_printf(out, "\nSelection table for %s (%zu range%s):\n", acc_coll_name(r->coll),
                    r->table->n, r->table->n == 1 ? "" : "s");
     for (i = 0; i < r->table->n; i++) {
@@ -138,6 +144,8 @@ static void json_row(acc_buf_t *b, const acc_select_result_t *r, const acc_selec
         json_key(b, "algbw", row->acc_algbw);
         acc_buf_puts(b, ", ");
         json_key(b, "busbw", row->acc_busbw);
+        acc_buf_printf(b, ", \"measured\": %s, ", row->acc_measured ? "true" : "false");
+        json_key(b, "predicted_us", row->acc_predicted_us);
         acc_buf_puts(b, "}");
     } else {
         acc_buf_puts(b, "null");
@@ -167,7 +175,7 @@ static void json_row(acc_buf_t *b, const acc_select_result_t *r, const acc_selec
         json_key(b, "lat_us", row->bound.lat_us);
         acc_buf_puts(b, ", ");
         json_key(b, "busbw", row->bound.busbw);
-        acc_buf_puts(b, "}, ");
+        acc_buf_printf(b, ", \"in_switch\": %s}, ", row->bound.in_switch ? "true" : "false");
         json_key(b, "bound_fraction", row->bound_fraction);
     } else {
         acc_buf_puts(b, "null, \"bound_fraction\": null");

@@ -5,6 +5,7 @@
  */
 #include "select_internal.h"
 
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -72,6 +73,24 @@ static acc_status_t make_sizes(acc_select_builder_t *b)
     return ACC_OK;
 }
 
+/* Measured times the sweep can use: a collective, a plan hash and a positive time each. */
+static acc_status_t check_measured(const acc_select_build_opts_t *o)
+{
+    size_t i;
+    for (i = 0; o->measured && i < o->nmeasured; i++) {
+        const acc_select_measured_t *m = &o->measured[i];
+        if ((unsigned)m->coll >= ACC_COLL_COUNT || strlen(m->plan_hash) != ACC_SHA256_HEX_LEN ||
+            !(m->us > 0) || !isfinite(m->us))
+            return acc_error_set(ACC_ERR_INVALID,
+                                 "selection options: measured[%zu] (collective %d, plan '%.16s', "
+                                 "%llu bytes, %g us) needs a collective, a plan hash of %d hex "
+                                 "digits and a time above 0",
+                                 i, (int)m->coll, m->plan_hash, (unsigned long long)m->nbytes,
+                                 m->us, ACC_SHA256_HEX_LEN);
+    }
+    return ACC_OK;
+}
+
 acc_status_t acc_select_builder_create(const acc_topo_t *topo, const acc_select_build_opts_t *opts,
                                        acc_select_builder_t **out)
 {
@@ -96,6 +115,8 @@ acc_status_t acc_select_builder_create(const acc_topo_t *topo, const acc_select_
                            SELECT_THREADS_MAX);
         goto out;
     }
+    if ((st = check_measured(&b->opts)) != ACC_OK)
+        goto out;
     b->nthreads = b->opts.threads ? b->opts.threads : default_threads();
     b->max_lanes = b->opts.max_lanes ? b->opts.max_lanes : select_lanes_cap(topo);
     if ((st = make_sizes(b)) != ACC_OK ||
@@ -270,9 +291,13 @@ static acc_status_t fill_rows(acc_select_builder_t *b, acc_select_result_t *r,
         if ((st = compare(b, r->coll, row)) != ACC_OK)
             return st;
         if (best[i].var >= 0) {
-            row->acc_us = best[i].r.time_us;
-            row->acc_algbw = best[i].r.algbw;
-            row->acc_busbw = best[i].r.busbw;
+            /* Rates follow the time used, measured or predicted. */
+            row->acc_us = select_best_us(&best[i]);
+            row->acc_predicted_us = best[i].r.time_us;
+            row->acc_measured = best[i].measured_us >= 0;
+            row->acc_algbw = (double)row->nbytes / row->acc_us / 1e3;
+            row->acc_busbw =
+                best[i].r.algbw > 0 ? row->acc_algbw * best[i].r.busbw / best[i].r.algbw : 0;
         }
         if (best[i].var < 0 && !row->nccl_ok)
             return acc_error_set(ACC_ERR_UNSUPPORTED,
@@ -304,9 +329,9 @@ static acc_status_t fill_table(acc_select_builder_t *b, acc_select_result_t *r)
         e.min_bytes = b->sizes[i];
         e.max_bytes = range_end(b, i);
         e.use_nccl = row->use_nccl;
-        e.predicted_us = row->use_nccl ? row->nccl.time_us : row->acc_us;
-        e.measured_us = -1;
-        e.source = ACC_SELECT_MODEL;
+        e.predicted_us = row->use_nccl ? row->nccl.time_us : row->acc_predicted_us;
+        e.measured_us = !row->use_nccl && row->acc_measured ? row->acc_us : -1;
+        e.source = e.measured_us >= 0 ? ACC_SELECT_MEASURED : ACC_SELECT_MODEL;
         if (row->use_nccl) {
             snprintf(e.algo, sizeof(e.algo), "%s", acc_nccl_algo_name(row->nccl.algo));
             snprintf(e.params, sizeof(e.params), "proto=%s channels=%d",
@@ -356,6 +381,8 @@ acc_status_t acc_select_build(acc_select_builder_t *b, acc_coll_t coll, acc_sele
     sw.exhaustive = b->opts.exhaustive;
     sw.sims = b->sims;
     sw.nthreads = b->nthreads;
+    sw.measured = b->opts.measured;
+    sw.nmeasured = b->opts.measured ? b->opts.nmeasured : 0;
     if ((st = acc_select_create(coll, b->fingerprint, &r->table)) != ACC_OK)
         goto out;
     st = select_sweep(&sw, coll);

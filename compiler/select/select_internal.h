@@ -6,6 +6,7 @@
 #define SELECT_INTERNAL_H
 
 #include "acc_compiler.h"
+#include "acc_kernels.h"
 #include "acc_select.h"
 
 /* An inner x outer pair of a hierarchical generator; both NULL for flat ones. */
@@ -41,8 +42,15 @@ typedef struct {
     int var;      /* its slot; -1: none yet */
     uint64_t key; /* its position among candidates, for ties: var x protocols + protocol */
     acc_proto_t proto;
-    acc_sim_result_t r;
+    acc_sim_result_t r; /* its simulation */
+    double measured_us; /* its measured time; < 0 none */
 } select_best_t;
+
+/* The time a best candidate stands for: measured where it was. */
+static inline double select_best_us(const select_best_t *b)
+{
+    return b->measured_us >= 0 ? b->measured_us : b->r.time_us;
+}
 
 /* A variant: its plan, alive while it holds a size (or is being simulated). */
 typedef struct {
@@ -63,6 +71,8 @@ typedef struct {
     int max_lanes, exhaustive;
     acc_sim_t *const *sims; /* one per thread */
     int nthreads;
+    const acc_select_measured_t *measured; /* borrowed, any collectives */
+    size_t nmeasured;
     /* out */
     select_best_t *best;  /* nsizes, allocated by the caller */
     select_slot_t *slots; /* every variant tried; free with select_sweep_free */
@@ -75,8 +85,10 @@ typedef struct {
 acc_status_t select_sweep(select_sweep_t *sw, acc_coll_t coll);
 void select_sweep_free(select_sweep_t *sw);
 
-/* Is a protocol worth simulating for a plan of `ops` operations on this topology? */
-int select_proto_worth(const acc_topo_t *topo, size_t ops, acc_proto_t proto);
+/* Is a protocol worth simulating for a plan of `ops` operations on this topology?  Never when
+ * acc has no kernel for the plan with it (acc_kernel_supports). */
+int select_proto_worth(const acc_topo_t *topo, const acc_plan_t *plan, size_t ops,
+                       acc_proto_t proto);
 
 /* The most lanes worth trying on this topology. */
 int select_lanes_cap(const acc_topo_t *topo);

@@ -15,6 +15,10 @@
  * smaller size already exceeds acc's best there: the simulator's times do not fall when the
  * size grows (sizes only add bytes to every transfer).
  *
+ * Measurements.  A candidate whose hash (with its protocol) a measured time names takes that
+ * time at that size instead of its simulation (which is kept as its prediction), and is never
+ * pruned, since measured times need not grow with the size.
+ *
  * Determinism.  Ties go to the earlier candidate (pass, then registry order, then protocol), and
  * a candidate is skipped only when it could neither beat nor tie the best, so the result is the
  * same whatever the number of threads and the order they finish in.
@@ -29,7 +33,8 @@
 #include <string.h>
 
 /* Protocols in the order they are tried: bulk first, so that the low-latency ones, which lose
- * at large sizes, meet a best to be pruned against. */
+ * at large sizes, meet a best to be pruned against.  Those acc has no kernel for with a plan
+ * are skipped (select_proto_worth). */
 static const acc_proto_t protos[] = {ACC_PROTO_SIMPLE, ACC_PROTO_LL128, ACC_PROTO_LL};
 #define NPROTO (sizeof(protos) / sizeof(protos[0]))
 
@@ -66,17 +71,51 @@ static uint64_t key_of(int var, size_t k)
 /* Would (t, key) replace best?  Lower time, or the same time and an earlier candidate. */
 static int better(double t, uint64_t key, const select_best_t *b)
 {
-    return b->var < 0 || t < b->r.time_us || (t == b->r.time_us && key < b->key);
+    return b->var < 0 || t < select_best_us(b) || (t == select_best_us(b) && key < b->key);
 }
 
-/* Under the lock: record a result; returns a plan that lost its last size (to free unlocked). */
+/* The time measured for the plan of this hash at nbytes, or -1. */
+static double measured_at(const select_sweep_t *sw, acc_coll_t coll, const char *hash,
+                          uint64_t nbytes)
+{
+    size_t j;
+    for (j = 0; hash[0] && j < sw->nmeasured; j++) {
+        const acc_select_measured_t *m = &sw->measured[j];
+        if (m->coll == coll && m->nbytes == nbytes && strcmp(m->plan_hash, hash) == 0)
+            return m->us;
+    }
+    return -1;
+}
+
+/* The plan's hash with its protocol set when some measurement names it, else "".  Only hashed
+ * when some measurement is of its collective: the text of a plan of millions of operations
+ * takes seconds to write. */
+static acc_status_t measured_hash(const select_sweep_t *sw, const acc_plan_t *plan,
+                                  char hash[ACC_SHA256_HEX_LEN + 1])
+{
+    size_t j;
+    acc_status_t st;
+    hash[0] = '\0';
+    for (j = 0; j < sw->nmeasured && sw->measured[j].coll != plan->coll; j++)
+        ;
+    if (j == sw->nmeasured || (st = acc_plan_hash(plan, hash)) != ACC_OK)
+        return j == sw->nmeasured ? ACC_OK : st;
+    for (j = 0; j < sw->nmeasured; j++)
+        if (sw->measured[j].coll == plan->coll && strcmp(sw->measured[j].plan_hash, hash) == 0)
+            return ACC_OK;
+    hash[0] = '\0';
+    return ACC_OK;
+}
+
+/* Under the lock: record a result (measured < 0: none); returns a plan that lost its last size
+ * (to free unlocked). */
 static acc_plan_t *record(select_sweep_t *sw, size_t i, int var, size_t k,
-                          const acc_sim_result_t *res)
+                          const acc_sim_result_t *res, double measured)
 {
     select_best_t *b = &sw->best[i];
     acc_plan_t *victim = NULL;
 
-    if (!better(res->time_us, key_of(var, k), b))
+    if (!better(measured >= 0 ? measured : res->time_us, key_of(var, k), b))
         return NULL;
     if (b->var >= 0) {
         select_slot_t *old = &sw->slots[b->var];
@@ -89,6 +128,7 @@ static acc_plan_t *record(select_sweep_t *sw, size_t i, int var, size_t k,
     b->key = key_of(var, k);
     b->proto = protos[k];
     b->r = *res;
+    b->measured_us = measured;
     sw->slots[var].wins++;
     return victim;
 }
@@ -103,18 +143,24 @@ static acc_status_t sweep_plan(pool_t *pool, int thread, int var)
 
     for (k = 0; k < NPROTO; k++) {
         double lower = 0; /* the time at the last size simulated: a bound for larger ones */
-        if (!select_proto_worth(sw->topo, sw->slots[var].ops, protos[k]))
+        char hash[ACC_SHA256_HEX_LEN + 1];
+        if (!select_proto_worth(sw->topo, plan, sw->slots[var].ops, protos[k]))
             continue;
         plan->proto = protos[k];
+        if ((st = measured_hash(sw, plan, hash)) != ACC_OK)
+            return st;
         for (i = 0; i < sw->nsizes; i++) {
             const select_best_t *b = &sw->best[i];
+            double measured = measured_at(sw, plan->coll, hash, sw->sizes[i]);
             acc_sim_result_t res;
             acc_plan_t *victim;
             int skip;
 
+            /* A measured candidate is never pruned: its times need not grow with the size. */
             pthread_mutex_lock(&pool->lock);
-            skip = !sw->exhaustive && b->var >= 0 &&
-                   (lower > b->r.time_us || (lower == b->r.time_us && key_of(var, k) > b->key));
+            skip = !sw->exhaustive && !hash[0] && b->var >= 0 &&
+                   (lower > select_best_us(b) ||
+                    (lower == select_best_us(b) && key_of(var, k) > b->key));
             pthread_mutex_unlock(&pool->lock);
             if (skip)
                 continue;
@@ -128,7 +174,7 @@ static acc_status_t sweep_plan(pool_t *pool, int thread, int var)
             nsim[k]++;
             pthread_mutex_lock(&pool->lock);
             sw->simulations++;
-            victim = record(sw, i, var, k, &res);
+            victim = record(sw, i, var, k, &res, measured);
             pthread_mutex_unlock(&pool->lock);
             acc_plan_destroy(victim);
         }
@@ -393,8 +439,10 @@ acc_status_t select_sweep(select_sweep_t *sw, acc_coll_t coll)
 
     memset(&pool, 0, sizeof(pool));
     pool.sw = sw;
-    for (i = 0; i < sw->nsizes; i++)
+    for (i = 0; i < sw->nsizes; i++) {
         sw->best[i].var = -1;
+        sw->best[i].measured_us = -1;
+    }
     if (sw->nthreads < 1 || sw->nthreads > SELECT_THREADS_MAX)
         return acc_error_set(ACC_ERR_INVALID, "selection sweep: %d threads (1 to %d)", sw->nthreads,
                              SELECT_THREADS_MAX);

@@ -28,11 +28,12 @@
  *                  more than a million operations (rings over every rank, hierarchical
  *                  allgather and reduce-scatter) without LL.
  *
- * Protocols.  Every variant is simulated with Simple, LL128 and LL, except that last case: a
- * plan that large wins only at large sizes (below them the logarithmic plans, with a thousand
- * times fewer operations, are ten times faster), where LL's 8-byte stores lose to LL128 -- on
- * 128 x 8 H100 the hierarchical allgather is 2x slower with LL than with LL128 from 128 MiB up
- * -- and each of its simulations costs about a second.
+ * Protocols.  A variant is simulated with every protocol acc has a kernel for with that plan
+ * (acc_kernel_supports: Simple always, LL when the plan passes messages, LL128 never), so that a
+ * table never names a kernel that does not exist; except that in that last case LL is not
+ * tried: a plan that large wins only at large sizes (below them the logarithmic plans, with a
+ * thousand times fewer operations, are ten times faster), where LL's 8-byte stores lose to
+ * Simple, and each of its simulations costs about a second.
  */
 #include "select_internal.h"
 
@@ -224,8 +225,13 @@ acc_status_t select_chunk_variants(const acc_topo_t *topo, const acc_algo_t *alg
     return ACC_OK;
 }
 
-int select_proto_worth(const acc_topo_t *topo, size_t ops, acc_proto_t proto)
+int select_proto_worth(const acc_topo_t *topo, const acc_plan_t *plan, size_t ops,
+                       acc_proto_t proto)
 {
+    if (acc_kernel_supports(plan, proto) != ACC_OK) {
+        acc_error_clear(); /* no kernel: not a candidate, not a failure */
+        return 0;
+    }
     return proto != ACC_PROTO_LL || acc_topo_ranks(topo) <= TIER_MEDIUM || ops <= HUGE_PLAN_OPS;
 }
 

@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define ACC_DB_APPLICATION_ID 0x41434331 /* "ACC1" in the file header */
-#define ACC_DB_SCHEMA_VERSION 4          /* the newest schema this acc reads and writes */
+#define ACC_DB_SCHEMA_VERSION 5          /* the newest schema this acc reads and writes */
 /* Longest time a call waits for other writers before giving up with ACC_ERR_BUSY. */
 #define ACC_DB_BUSY_MS 30000
 
@@ -145,6 +145,28 @@ void acc_db_kernel_clear(acc_db_kernel_t *kernel);
 acc_status_t acc_db_count_kernels(acc_db_t *db, const char *plan_hash, const char *arch,
                                   uint64_t *count);
 
+/* ---- measured times, by (topology, collective, data type, plan hash, size) --------------- */
+/* A plan's time at one size measured on a machine of the topology (bench_kernels, acc-bench),
+ * stored beside the model's predictions; acc_db_build hands them to the table builder, which
+ * prefers them (acc_select_build_opts_t.measured). */
+typedef struct {
+    char topo_fingerprint[ACC_SHA256_HEX_LEN + 1];
+    acc_coll_t coll;
+    acc_dtype_t dtype;
+    char plan_hash[ACC_SHA256_HEX_LEN + 1]; /* acc_plan_hash of the plan as run */
+    uint64_t nbytes;                        /* NCCL's nBytes */
+    double us;                              /* > 0 */
+    char source[ACC_DB_TEXT_MAX];           /* what measured it: tool, GPU, driver, date */
+} acc_db_measurement_t;
+
+/* The topology and the plan must be stored already, the plan of m->coll for as many ranks as
+ * the topology has.  A measurement of the same key is replaced. */
+acc_status_t acc_db_put_measurement(acc_db_t *db, const acc_db_measurement_t *m);
+/* Every time measured on the topology with this data type, of any collective, as the table
+ * builder takes them; *out taken (acc_free), NULL when there are none. */
+acc_status_t acc_db_get_measurements(acc_db_t *db, const char *topo_fingerprint, acc_dtype_t dtype,
+                                     acc_select_measured_t **out, size_t *count);
+
 /* ---- the image build: a topology's tables, plans and kernels in one call (db_build.c) ----- */
 typedef struct {
     /* The collectives whose tables are built, each once, in this order; by default every one
@@ -169,7 +191,8 @@ typedef struct {
     char fingerprint[ACC_SHA256_HEX_LEN + 1];    /* the topology's, as stored */
     acc_db_build_table_t tables[ACC_COLL_COUNT]; /* in the order built */
     size_t ntables;
-    size_t plans; /* plans stored, over all tables */
+    size_t plans;    /* plans stored, over all tables */
+    size_t measured; /* measured times the sweeps were given */
     /* The modules of the plans the tables name (all zero when no kernels were asked for):
      * kernels.plans, .modules, .built (linked now), .compiles (NVRTC runs), .compile_s and
      * .seconds (the time spent on kernels, storing them included). */
@@ -190,7 +213,9 @@ void acc_db_build_opts_init(acc_db_build_opts_t *opts);
  * must not create a database for bad options check before opening it. */
 acc_status_t acc_db_build_opts_check(const acc_db_build_opts_t *opts);
 /* The image build: store the topology (finalized, borrowed), sweep every collective of opts
- * (NULL: the defaults) and store its plans and table (acc_db_put_sweep), then make the modules
+ * (NULL: the defaults; with the times the database holds measured on the topology, unless
+ * opts->select names measurements of its own) and store its plans and table
+ * (acc_db_put_sweep), then make the modules
  * of every plan a table names and store their CUBINs per architecture, type and reduction
  * (acc_db_put_kernel; collectives that do not reduce: per type).  Options are checked before
  * anything is stored.  Building again stores nothing new and, with the same kernel cache,

@@ -37,6 +37,14 @@ static acc_status_t choose_gpu(acc_comm_t *c, cb_state_t *s)
     }
     for (int r = 0; st == ACC_OK && r < c->nranks; r++)
         s->sharers += strcmp(all[r].host, mine.host) == 0 && all[r].device == s->device;
+    if (st == ACC_OK && !(s->gpu_of = acc_calloc((size_t)c->nranks, sizeof(int))))
+        st = acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    for (int r = 0; st == ACC_OK && r < c->nranks; r++) {
+        int q = 0;
+        while (strcmp(all[q].host, all[r].host) != 0 || all[q].device != all[r].device)
+            q++;
+        s->gpu_of[r] = q;
+    }
     acc_free(all);
     return st;
 }
@@ -77,6 +85,7 @@ static void destroy(acc_comm_t *c, void *state, int abort)
     acc_kcache_destroy(s->cache);
     acc_free(s->insts);
     acc_free(s->refused);
+    acc_free(s->gpu_of);
     acc_free(s);
 }
 
@@ -228,8 +237,9 @@ static acc_status_t run(acc_comm_t *c, void *state, const acc_plan_t *plan, cons
         return st;
     }
     if ((st = arguments(c, in, k, &a)) != ACC_OK ||
-        (st = rt_cuda_launch(in->fn, (unsigned)(plan->nlanes * (int)a.copies), 1, ACC_KTHREADS,
-                             params, k->stream)) != ACC_OK)
+        (st = rt_cuda_launch(in->fn, (unsigned)(plan->nlanes * (int)a.copies), 1,
+                             acc_kthreads(in->kernel->proto, a.slice_bytes), params, k->stream)) !=
+            ACC_OK)
         goto out;
     if (in->fn_avg && a.elems_out && has_out) {
         blocks = (a.elems_out + ACC_KTHREADS - 1) / ACC_KTHREADS;

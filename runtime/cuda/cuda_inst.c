@@ -167,8 +167,15 @@ static uint64_t at(const cb_inst_t *in, int r, uint64_t off)
     return in->seg[r] ? (uint64_t)(uintptr_t)in->seg[r] + off : 0;
 }
 
+/* Release and acquire between two ranks at GPU scope when they share a GPU, else at system
+ * scope (ACC_KF_SYS), which a peer on another GPU needs and which costs more. */
+static uint32_t scope(const cb_state_t *s, int a, int b)
+{
+    return s->gpu_of[a] == s->gpu_of[b] ? 0u : ACC_KF_SYS;
+}
+
 /* The kernel's tables with this process's addresses, copied to the device once. */
-static acc_status_t build_tables(cb_inst_t *in)
+static acc_status_t build_tables(const cb_state_t *s, cb_inst_t *in)
 {
     const acc_plan_t *p = in->plan;
     const acc_kernel_t *k = in->kernel;
@@ -204,10 +211,12 @@ static acc_status_t build_tables(cb_inst_t *in)
         conns[i].acked = conns[i].sent ? conns[i].sent + 4 * (uint64_t)in->kmax : 0;
         conns[i].msgs = k->conns[i].msgs;
         conns[i].maxcnt = k->conns[i].maxcnt;
+        conns[i].flags = scope(s, k->conns[i].from, to);
     }
     for (uint32_t i = 0; i < k->nctrs; i++) {
         ctrs[i].val = at(in, k->ctrs[i].to, in->ctr_off[i]);
         ctrs[i].per_launch = k->ctrs[i].per_launch;
+        ctrs[i].flags = scope(s, k->ctrs[i].from, k->ctrs[i].to);
     }
     if ((st = acc_cuda_malloc(total, &in->tables)) == ACC_OK &&
         (st = acc_cuda_htod(in->tables, host, total)) == ACC_OK) {
@@ -277,7 +286,7 @@ acc_status_t cb_inst_create(acc_comm_t *c, cb_state_t *s, const acc_plan_t *plan
     if (st == ACC_OK)
         st = comm_agree(c, map_peers(c, in, handles), "mapping the peers' device memory");
     if (st == ACC_OK)
-        st = comm_agree(c, build_tables(in), "building the kernel's tables");
+        st = comm_agree(c, build_tables(s, in), "building the kernel's tables");
 out:
     acc_free(handles);
     if (st != ACC_OK) {

@@ -71,6 +71,7 @@ typedef struct {
     char arch[16];
     char compiler[32]; /* "nvrtc 13.0": the database's kernels were built by it */
     int sharers;       /* ranks on this GPU */
+    int *gpu_of;       /* per rank: the first rank on its GPU (same host and device) */
     const nccl_lib_t *nccl;
     void *ncomm;
     int own_ncomm;

@@ -14,9 +14,12 @@
  *   counters  u32 words, zero at the start: per rank scratch lengths [kmax][scratch chunks],
  *             progress and epochs [lanes][kmax]; per connection sent and acked [kmax]; per
  *             signal counter [kmax]; the status words;
- *   staging   per connection, enough slots for any number of copies up to kmax;
+ *   staging   per connection, enough slots for any number of copies up to kmax, of Simple
+ *             messages or of LL lines (twice the bytes) as the plan's protocol says;
  *   scratch   per rank, scratch chunks of scratch_cap elements (a multiple of 16 bytes);
  *   tables    the rank, connection and counter tables and the parameter rows.
+ * Every rank is on this GPU, so every connection and counter is released and acquired at GPU
+ * scope; a launch runs as many threads per block as its slices need (acc_kthreads).
  */
 #include "gpu_exec.h"
 
@@ -108,7 +111,7 @@ uint64_t gx_stage_bytes(int slots, size_t es, const acc_kconn_t *c, uint64_t cap
     int k;
     for (k = 1; k <= kmax; k++) {
         b = (uint64_t)k * (uint64_t)slots *
-            (acc_kslot_header(c->maxcnt) + (uint64_t)c->maxcnt * gx_slice_bytes(es, cap, k));
+            acc_kslot_bytes(c->proto, c->maxcnt, gx_slice_bytes(es, cap, k));
         if (b > best)
             best = b;
     }
@@ -198,11 +201,13 @@ static acc_status_t layout(acc_gpu_exec_t *x)
         conns[i].acked = conns[i].sent + 4 * (size_t)x->kmax;
         conns[i].msgs = k->conns[i].msgs;
         conns[i].maxcnt = k->conns[i].maxcnt;
+        conns[i].flags = 0; /* every rank on this GPU: GPU scope */
         off += gx_stage_bytes(x->plan->slots, x->es, &k->conns[i], cap, x->kmax);
     }
     for (i = 0; i < k->nctrs; i++) {
         ctrs[i].val = word + 4 * (l.ctr + (size_t)x->kmax * i);
         ctrs[i].per_launch = k->ctrs[i].per_launch;
+        ctrs[i].flags = 0;
     }
     if ((st = x->mem->put(x->tables, host, tables_b)) != ACC_OK)
         goto out;
@@ -470,7 +475,7 @@ acc_status_t acc_gpu_exec_launch(acc_gpu_exec_t *x, uint64_t count, void *const 
     if ((st = gx_args(x, count, in, out, inplace, &a, &gx, &gy)) != ACC_OK)
         return st;
     params[0] = &a;
-    st = rt_cuda_launch(x->fn, gx, gy, ACC_KTHREADS, params, s);
+    st = rt_cuda_launch(x->fn, gx, gy, acc_kthreads(x->kernel->proto, a.slice_bytes), params, s);
     if (st != ACC_OK || !x->fn_avg || !a.elems_out)
         return st;
     blocks = (a.elems_out + ACC_KTHREADS - 1) / ACC_KTHREADS;

@@ -2,19 +2,22 @@
  * kernel_emu.h - run generated kernel modules without a GPU: the module's source is compiled
  * as host C++ (the system's c++) behind a shim that defines what CUDA would (qualifiers,
  * uint4, thread and block indices, __syncthreads as a barrier of the block's threads, the
- * block's shared variables, atomics, release/acquire as C++ atomics), every CUDA thread
- * becomes a host thread (ACC_THREADS of them per block, 1 or a few instead of 512), and the
- * executor's own layout and launch arguments (gx_create_host / gx_args)
- * drive it in host memory.  So the generated code, the parameter rows, the staging and
- * counter layout, the inter-block protocol and the barriers within a block run for real.
+ * block's shared variables, atomics, release/acquire as C++ atomics, LL lines as two 8-byte
+ * atomic halves), every CUDA thread becomes a host thread (blockDim.x of them per block, 1 or
+ * a few instead of up to 512), and the executor's own layout and launch arguments
+ * (gx_create_host / gx_args) drive it in host memory.  So the generated code, the parameter
+ * rows, the staging and counter layout, the inter-block protocols (Simple and LL) and the
+ * barriers within a block run for real; emu_compare checks a module against the host executor.
  * Header-only, for tests.
  */
 #ifndef KERNEL_EMU_H
 #define KERNEL_EMU_H
 
+#include "acc_compiler.h"
 #include "acc_kernels.h"
 #include "acc_test.h"
 #include "gpu_exec.h"
+#include "host_reduce.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -29,7 +32,7 @@ static const char emu_head[] =
     "#define __shared__ static thread_local\n"
     "struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };\n"
     "struct acc_dim3 { unsigned x, y, z; };\n"
-    "static thread_local acc_dim3 threadIdx, blockIdx, gridDim;\n"
+    "static thread_local acc_dim3 threadIdx, blockIdx, gridDim, blockDim;\n"
     /* A block: its threads' barrier and its shared variables (sh_epoch, sh_abort). */
     "struct acc_shim_block { pthread_barrier_t bar; unsigned shared[8]; };\n"
     "static thread_local acc_shim_block *acc_shim_blk;\n"
@@ -44,13 +47,30 @@ static const char emu_head[] =
     "static inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }\n"
     "static inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }\n"
     "static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }\n"
-    /* Every poll yields: dozens of spinning blocks share two cores. */
-    "static inline unsigned acc_ld_acquire(const unsigned *p)\n"
+    /* Every poll yields: dozens of spinning blocks share two cores.  The scope of a release or
+     * an acquire is the GPU's business: every host thread sees one memory. */
+    "static inline unsigned acc_ld_acquire(const unsigned *p, int)\n"
     "{ sched_yield(); return __atomic_load_n(p, __ATOMIC_ACQUIRE); }\n"
-    "static inline void acc_st_release(unsigned *p, unsigned v)\n"
+    "static inline void acc_st_release(unsigned *p, unsigned v, int)\n"
     "{ __atomic_store_n(p, v, __ATOMIC_RELEASE); }\n"
-    "static inline void acc_add_release(unsigned *p, unsigned v)\n"
+    "static inline void acc_add_release(unsigned *p, unsigned v, int)\n"
     "{ __atomic_fetch_add(p, v, __ATOMIC_RELEASE); }\n"
+    /* LL lines as the GPU writes them: each 8-byte half {data, flag} whole, in no particular
+     * order and with no ordering against anything else (relaxed), the halves in the layout
+     * of the GPU's {data, flag, data, flag}. */
+    "static inline void acc_ll_store(unsigned char *p, unsigned long long v, unsigned flag)\n"
+    "{ unsigned long long *w = (unsigned long long *)p, f = (unsigned long long)flag << 32;\n"
+    "  __atomic_store_n(w + 1, (v >> 32) | f, __ATOMIC_RELAXED);\n"
+    "  __atomic_store_n(w, (v & 0xffffffffull) | f, __ATOMIC_RELAXED); }\n"
+    "static inline int acc_ll_load(const unsigned char *p, unsigned flag, unsigned long long *v,\n"
+    "                              unsigned *seen)\n"
+    "{ const unsigned long long *w = (const unsigned long long *)p;\n"
+    "  unsigned long long a = __atomic_load_n(w, __ATOMIC_RELAXED);\n"
+    "  unsigned long long b = __atomic_load_n(w + 1, __ATOMIC_RELAXED);\n"
+    "  *v = (a & 0xffffffffull) | b << 32;\n"
+    "  *seen = (unsigned)(a >> 32) != flag ? (unsigned)(a >> 32) : (unsigned)(b >> 32);\n"
+    "  if ((unsigned)(a >> 32) == flag && (unsigned)(b >> 32) == flag) return 1;\n"
+    "  sched_yield(); return 0; }\n"
     "static inline unsigned long long acc_now()\n"
     "{ timespec t; clock_gettime(CLOCK_MONOTONIC, &t);"
     " return (unsigned long long)t.tv_sec * 1000000000ull + t.tv_nsec; }\n"
@@ -84,19 +104,21 @@ static const char emu_tail[] =
     "    pthread_barrier_destroy(&((acc_shim_block *)b)->bar);\n"
     "    delete (acc_shim_block *)b;\n"
     "}\n"
-    "extern \"C\" void acc_emu_thread(const void *args, void *block, unsigned tid, unsigned bx,\n"
-    "                               unsigned by, unsigned gx, unsigned gy, int avg)\n"
+    "extern \"C\" void acc_emu_thread(const void *args, void *block, unsigned threads,\n"
+    "                               unsigned tid, unsigned bx, unsigned by, unsigned gx,\n"
+    "                               unsigned gy, int avg)\n"
     "{\n"
     "    acc_shim_blk = (acc_shim_block *)block;\n"
     "    threadIdx = {tid, 0, 0};\n    blockIdx = {bx, by, 0};\n    gridDim = {gx, gy, 1};\n"
+    "    blockDim = {threads, 1, 1};\n"
     "#if ACC_AVG\n    if (avg) { acc_avg(*(const acc_args_t *)args); return; }\n#endif\n"
     "    acc_kernel(*(const acc_args_t *)args);\n"
     "}\n";
 
 typedef void *(*emu_block_new_fn)(unsigned threads);
 typedef void (*emu_block_free_fn)(void *block);
-typedef void (*emu_thread_fn)(const void *args, void *block, unsigned tid, unsigned bx, unsigned by,
-                              unsigned gx, unsigned gy, int avg);
+typedef void (*emu_thread_fn)(const void *args, void *block, unsigned threads, unsigned tid,
+                              unsigned bx, unsigned by, unsigned gx, unsigned gy, int avg);
 
 typedef struct {
     void *lib;
@@ -167,7 +189,7 @@ typedef struct {
 static inline void *emu_thread(void *arg)
 {
     emu_job_t *j = arg;
-    j->e->thread(j->a, j->block, j->tid, j->bx, j->by, j->gx, j->gy, j->avg);
+    j->e->thread(j->a, j->block, j->e->threads, j->tid, j->bx, j->by, j->gx, j->gy, j->avg);
     return NULL;
 }
 
@@ -221,6 +243,150 @@ static inline void emu_call(const emu_t *e, acc_gpu_exec_t *x, uint64_t count, v
               status[7]);
     if (acc_gpu_exec_kernel(x)->op == ACC_RED_AVG && acc_gpu_exec_kernel(x)->reduces)
         emu_grid(e, &a, 1, gy, 1);
+}
+
+/* ---- comparing with the host executor ---------------------------------------------------- */
+
+/* Which output elements the postcondition defines: [*first, *first + *n) of out[r]. */
+static inline int defined_out(const acc_plan_t *p, int r, uint64_t count, int inplace,
+                              uint64_t *first, uint64_t *n)
+{
+    *first = 0;
+    *n = acc_plan_buf_elems(p, ACC_BUF_OUT, count);
+    if (p->coll == ACC_COLL_REDUCE && r != p->root)
+        return 0;
+    if (inplace && p->coll == ACC_COLL_REDUCE_SCATTER)
+        *first = (uint64_t)r * count;
+    return 1;
+}
+
+typedef struct {
+    void **in, **out;
+} bufs_t;
+
+static inline void bufs_alloc(bufs_t *b, const acc_plan_t *p, size_t bytes)
+{
+    int r;
+    b->in = calloc((size_t)p->nranks, sizeof(void *));
+    b->out = calloc((size_t)p->nranks, sizeof(void *));
+    CHECK(b->in && b->out);
+    for (r = 0; r < p->nranks; r++) {
+        b->in[r] = calloc(1, bytes + 16);
+        b->out[r] = calloc(1, bytes + 16);
+        CHECK(b->in[r] && b->out[r]);
+    }
+}
+
+static inline void bufs_free(bufs_t *b, const acc_plan_t *p)
+{
+    int r;
+    for (r = 0; r < p->nranks; r++) {
+        free(b->in[r]);
+        free(b->out[r]);
+    }
+    free(b->in);
+    free(b->out);
+}
+
+/* Run p through the emulated module (copies blocks per lane of `threads` threads) and the
+ * host executor on the same inputs, and compare every defined output byte. */
+static inline void emu_compare(const acc_plan_t *p, acc_dtype_t dt, acc_redop_t op, int copies,
+                               unsigned threads, const char *label)
+{
+    static const uint64_t counts[] = {1, 13, 1000, 4099};
+    const uint64_t max_count = 4099;
+    size_t es = acc_dtype_size(dt), big;
+    acc_kernel_t *k = NULL;
+    acc_gpu_exec_t *x = NULL;
+    acc_gpu_opts_t o;
+    bufs_t h, g;
+    emu_t e = {0};
+    size_t c;
+    int mode, r;
+
+    big = (size_t)(acc_plan_buf_elems(p, ACC_BUF_IN, max_count) >
+                           acc_plan_buf_elems(p, ACC_BUF_OUT, max_count)
+                       ? acc_plan_buf_elems(p, ACC_BUF_IN, max_count)
+                       : acc_plan_buf_elems(p, ACC_BUF_OUT, max_count)) *
+          es;
+    CHECK_MSG(acc_kernel_generate(p, dt, op, &k) == ACC_OK, "%s: %s", label, acc_error_message());
+    emu_build(&e, k, acc_kernel_name(k), threads);
+    memset(&o, 0, sizeof(o));
+    o.copies = copies;
+    CHECK_OK(gx_create_host(p, dt, op, max_count, &o, &x));
+    bufs_alloc(&h, p, big);
+    bufs_alloc(&g, p, big);
+    for (c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+        for (mode = 0; mode <= p->inplace; mode++) {
+            uint32_t seed = (uint32_t)(c * 7 + (size_t)mode);
+            acc_host_prepare(p, dt, op, ACC_FILL_RANDOM, seed, counts[c], h.in, h.out, mode);
+            acc_host_prepare(p, dt, op, ACC_FILL_RANDOM, seed, counts[c], g.in, g.out, mode);
+            CHECK_MSG(acc_host_exec(p, dt, op, counts[c], h.in, h.out, mode) == ACC_OK, "%s: %s",
+                      label, acc_error_message());
+            emu_call(&e, x, counts[c], g.in, g.out, mode);
+            for (r = 0; r < p->nranks; r++) {
+                uint64_t first, n, i;
+                const unsigned char *a, *b;
+                if (!defined_out(p, r, counts[c], mode, &first, &n))
+                    continue;
+                a = (const unsigned char *)h.out[r] + first * es;
+                b = (const unsigned char *)g.out[r] + first * es;
+                if (memcmp(a, b, n * es) == 0)
+                    continue;
+                for (i = 0; i < n && memcmp(a + i * es, b + i * es, es) == 0; i++)
+                    ;
+                acc_test_fail(__FILE__, __LINE__,
+                              "%s %s %s, %d blocks per lane of %u threads, count %llu%s: rank %d "
+                              "element %llu is %Lg, the host executor has %Lg",
+                              label, acc_dtype_name(dt), acc_redop_name(op), copies, threads,
+                              (unsigned long long)counts[c], mode ? " in place" : "", r,
+                              (unsigned long long)(first + i),
+                              hx_load(dt, g.out[r], (size_t)(first + i)),
+                              hx_load(dt, h.out[r], (size_t)(first + i)));
+            }
+        }
+    }
+    bufs_free(&h, p);
+    bufs_free(&g, p);
+    acc_gpu_exec_destroy(x);
+    emu_free(&e);
+    acc_kernel_destroy(k);
+}
+
+/* fn(plan, label) for every algorithm of coll that applies to topo with default arguments and
+ * has a kernel with protocol proto; returns how many.  Skips the case without a host C++
+ * compiler. */
+static inline int emu_each_algorithm(const char *topo, acc_coll_t coll, acc_proto_t proto,
+                                     void (*fn)(const acc_plan_t *p, const char *label))
+{
+    acc_topo_t *t = NULL;
+    size_t n, i;
+    const acc_algo_t *const *list = acc_algo_list(&n);
+    acc_algo_args_t args;
+    char label[160];
+    int ran = 0;
+
+    if (!emu_available())
+        ACC_SKIP("no host C++ compiler (c++) to build emulated kernels with");
+    CHECK_OK(acc_topo_load(topo, &t));
+    memset(&args, 0, sizeof(args));
+    args.proto = proto;
+    for (i = 0; i < n; i++) {
+        acc_plan_t *p = NULL;
+        if (list[i]->coll != coll || list[i]->supports(t, NULL) != ACC_OK)
+            continue;
+        CHECK_OK(acc_algo_generate(list[i], t, &args, &p));
+        if (acc_kernel_supports(p, proto) == ACC_OK) {
+            snprintf(label, sizeof(label), "%s%s %s on %s", proto == ACC_PROTO_LL ? "LL " : "",
+                     acc_coll_name(coll), p->algo, topo);
+            fn(p, label);
+            ran++;
+        }
+        acc_plan_destroy(p);
+    }
+    acc_error_clear();
+    acc_topo_destroy(t);
+    return ran;
 }
 
 #endif

@@ -44,7 +44,7 @@ ACC_TEST(source_reads_well)
     size_t len = 0;
 
     CHECK_STR(acc_kernel_name(k), "allreduce_ring_n8_half_sum");
-    CHECK(has(k, "acc codegen 3: allreduce_ring_n8_half_sum"));
+    CHECK(has(k, "acc codegen 4: allreduce_ring_n8_half_sum"));
     CHECK(has(k, "Plan: allreduce ring of 8 ranks (lanes=2 chunks=1"));
     CHECK(has(k, "Data type half, reduction sum."));
     /* Comments name the plan's operations; runs of one shape become loops. */
@@ -237,111 +237,6 @@ ACC_TEST(traffic_of_a_ring)
 
 /* ---- emulated runs ---------------------------------------------------------------------- */
 
-/* Which output elements the postcondition defines: [*first, *first + *n) of out[r]. */
-static int defined_out(const acc_plan_t *p, int r, uint64_t count, int inplace, uint64_t *first,
-                       uint64_t *n)
-{
-    *first = 0;
-    *n = acc_plan_buf_elems(p, ACC_BUF_OUT, count);
-    if (p->coll == ACC_COLL_REDUCE && r != p->root)
-        return 0;
-    if (inplace && p->coll == ACC_COLL_REDUCE_SCATTER)
-        *first = (uint64_t)r * count;
-    return 1;
-}
-
-typedef struct {
-    void **in, **out;
-} bufs_t;
-
-static void bufs_alloc(bufs_t *b, const acc_plan_t *p, size_t bytes)
-{
-    int r;
-    b->in = calloc((size_t)p->nranks, sizeof(void *));
-    b->out = calloc((size_t)p->nranks, sizeof(void *));
-    CHECK(b->in && b->out);
-    for (r = 0; r < p->nranks; r++) {
-        b->in[r] = calloc(1, bytes + 16);
-        b->out[r] = calloc(1, bytes + 16);
-        CHECK(b->in[r] && b->out[r]);
-    }
-}
-
-static void bufs_free(bufs_t *b, const acc_plan_t *p)
-{
-    int r;
-    for (r = 0; r < p->nranks; r++) {
-        free(b->in[r]);
-        free(b->out[r]);
-    }
-    free(b->in);
-    free(b->out);
-}
-
-/* Run p through the emulated module (copies blocks per lane of `threads` threads) and the
- * host executor on the same inputs, and compare every defined output byte. */
-static void emu_compare(const acc_plan_t *p, acc_dtype_t dt, acc_redop_t op, int copies,
-                        unsigned threads, const char *label)
-{
-    static const uint64_t counts[] = {1, 13, 1000, 4099};
-    const uint64_t max_count = 4099;
-    size_t es = acc_dtype_size(dt), big;
-    acc_kernel_t *k = kernel(p, dt, op);
-    acc_gpu_exec_t *x = NULL;
-    acc_gpu_opts_t o;
-    bufs_t h, g;
-    emu_t e = {0};
-    size_t c;
-    int mode, r;
-
-    big = (size_t)(acc_plan_buf_elems(p, ACC_BUF_IN, max_count) >
-                           acc_plan_buf_elems(p, ACC_BUF_OUT, max_count)
-                       ? acc_plan_buf_elems(p, ACC_BUF_IN, max_count)
-                       : acc_plan_buf_elems(p, ACC_BUF_OUT, max_count)) *
-          es;
-    emu_build(&e, k, acc_kernel_name(k), threads);
-    memset(&o, 0, sizeof(o));
-    o.copies = copies;
-    CHECK_OK(gx_create_host(p, dt, op, max_count, &o, &x));
-    bufs_alloc(&h, p, big);
-    bufs_alloc(&g, p, big);
-    for (c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
-        for (mode = 0; mode <= p->inplace; mode++) {
-            uint32_t seed = (uint32_t)(c * 7 + (size_t)mode);
-            acc_host_prepare(p, dt, op, ACC_FILL_RANDOM, seed, counts[c], h.in, h.out, mode);
-            acc_host_prepare(p, dt, op, ACC_FILL_RANDOM, seed, counts[c], g.in, g.out, mode);
-            CHECK_MSG(acc_host_exec(p, dt, op, counts[c], h.in, h.out, mode) == ACC_OK, "%s: %s",
-                      label, acc_error_message());
-            emu_call(&e, x, counts[c], g.in, g.out, mode);
-            for (r = 0; r < p->nranks; r++) {
-                uint64_t first, n, i;
-                const unsigned char *a, *b;
-                if (!defined_out(p, r, counts[c], mode, &first, &n))
-                    continue;
-                a = (const unsigned char *)h.out[r] + first * es;
-                b = (const unsigned char *)g.out[r] + first * es;
-                if (memcmp(a, b, n * es) == 0)
-                    continue;
-                for (i = 0; i < n && memcmp(a + i * es, b + i * es, es) == 0; i++)
-                    ;
-                acc_test_fail(__FILE__, __LINE__,
-                              "%s %s %s, %d blocks per lane of %u threads, count %llu%s: rank %d "
-                              "element %llu is %Lg, the host executor has %Lg",
-                              label, acc_dtype_name(dt), acc_redop_name(op), copies, threads,
-                              (unsigned long long)counts[c], mode ? " in place" : "", r,
-                              (unsigned long long)(first + i),
-                              hx_load(dt, g.out[r], (size_t)(first + i)),
-                              hx_load(dt, h.out[r], (size_t)(first + i)));
-            }
-        }
-    }
-    bufs_free(&h, p);
-    bufs_free(&g, p);
-    acc_gpu_exec_destroy(x);
-    emu_free(&e);
-    acc_kernel_destroy(k);
-}
-
 /* Types and reductions worth a module each: every type once, every reduction once. */
 static const struct {
     acc_dtype_t dt;
@@ -369,27 +264,7 @@ static void emu_plan(const acc_plan_t *p, const char *label)
 /* Every algorithm of a topology with default arguments; returns how many applied. */
 static int emu_topology(const char *topo, acc_coll_t only)
 {
-    acc_topo_t *t = NULL;
-    size_t n, i;
-    const acc_algo_t *const *list = acc_algo_list(&n);
-    int applied = 0;
-    char label[160];
-
-    if (!emu_available())
-        ACC_SKIP("no host C++ compiler (c++) to build emulated kernels with");
-    CHECK_OK(acc_topo_load(topo, &t));
-    for (i = 0; i < n; i++) {
-        acc_plan_t *p = NULL;
-        if (list[i]->coll != only || list[i]->supports(t, NULL) != ACC_OK)
-            continue;
-        CHECK_OK(acc_algo_generate(list[i], t, NULL, &p));
-        snprintf(label, sizeof(label), "%s %s on %s", acc_coll_name(p->coll), p->algo, topo);
-        emu_plan(p, label);
-        acc_plan_destroy(p);
-        applied++;
-    }
-    acc_topo_destroy(t);
-    return applied;
+    return emu_each_algorithm(topo, only, ACC_PROTO_SIMPLE, emu_plan);
 }
 
 ACC_TEST(emulated_allreduce_8)

@@ -138,9 +138,9 @@ ACC_TEST(plans_are_verified_and_hashed)
     acc_topo_destroy(t);
 }
 
-/* The fastest of each generator's default and lanes line at a size, by generating and
- * simulating them directly: the builder's choice may only be faster (it also tries chunk
- * counts at the lanes that win). */
+/* The fastest of each generator's default and lanes line at a size, with every protocol acc
+ * has a kernel for, by generating and simulating them directly: the builder's choice may only
+ * be faster (it also tries chunk counts at the lanes that win). */
 static double direct_best(const acc_topo_t *t, acc_coll_t coll, uint64_t nbytes)
 {
     size_t count, i, k, j, npairs, nvar;
@@ -174,6 +174,9 @@ static double direct_best(const acc_topo_t *t, acc_coll_t coll, uint64_t nbytes)
                 }
                 for (proto = 0; proto < ACC_PROTO_COUNT; proto++) {
                     acc_sim_result_t res;
+                    /* Only what acc has a kernel for is a candidate. */
+                    if (acc_kernel_supports(p, proto) != ACC_OK)
+                        continue;
                     p->proto = proto;
                     CHECK_OK(acc_sim_plan(sim, p, nbytes, ACC_DT_F32, &res));
                     if (res.time_us < best)
@@ -379,4 +382,75 @@ ACC_TEST(lane_cap_follows_the_links)
     CHECK_INT(select_lanes_cap(pcie), 4);
     acc_topo_destroy(h100);
     acc_topo_destroy(pcie);
+}
+
+static const acc_select_row_t *row_at(const acc_select_result_t *r, uint64_t nbytes)
+{
+    size_t i;
+    for (i = 0; i < r->nrows && r->rows[i].nbytes != nbytes; i++)
+        ;
+    CHECK(i < r->nrows);
+    return &r->rows[i];
+}
+
+/* Measured times win over predictions: a plan measured far faster at 64 KiB than any
+ * prediction takes that size, and the table records the measurement beside its model's time;
+ * the plan the model chose there, measured far slower, gives way; sizes without measurements
+ * stay as they were.  Measurements that cannot be used are refused. */
+ACC_TEST(measured_times_are_preferred)
+{
+    acc_topo_t *t = load("dgx-h100");
+    acc_select_build_opts_t opts;
+    acc_select_result_t *model = build(t, ACC_COLL_ALLREDUCE, NULL), *r;
+    const acc_select_row_t *at64 = row_at(model, 65536), *at1g = row_at(model, 1u << 30), *row;
+    const acc_select_entry_t *e;
+    acc_select_measured_t m[2];
+    acc_select_builder_t *b = NULL;
+
+    CHECK(at64->plan >= 0 && at1g->plan >= 0 && at64->plan != at1g->plan);
+    CHECK(!at64->acc_measured);
+    memset(m, 0, sizeof(m));
+    m[0].coll = m[1].coll = ACC_COLL_ALLREDUCE;
+    m[0].nbytes = m[1].nbytes = 65536;
+    /* The large sizes' ring, a thousand times faster than its model says at 64 KiB; the small
+     * sizes' choice, a thousand times slower. */
+    CHECK_OK(acc_plan_hash(model->plans[at1g->plan].plan, m[0].plan_hash));
+    CHECK_OK(acc_plan_hash(model->plans[at64->plan].plan, m[1].plan_hash));
+    acc_select_build_opts_init(&opts);
+    opts.measured = m;
+    opts.nmeasured = 2;
+    m[1].us = at64->acc_us * 1000;
+    {
+        acc_sim_t *sim = NULL;
+        acc_sim_result_t res;
+        CHECK_OK(acc_sim_create(t, &sim));
+        CHECK_OK(acc_sim_plan(sim, model->plans[at1g->plan].plan, 65536, ACC_DT_F32, &res));
+        m[0].us = res.time_us / 1000;
+        acc_sim_destroy(sim);
+    }
+    r = build(t, ACC_COLL_ALLREDUCE, &opts);
+    row = row_at(r, 65536);
+    CHECK(row->acc_measured && !row->use_nccl);
+    CHECK_NEAR(row->acc_us, m[0].us, 1e-9);
+    CHECK(row->acc_predicted_us > row->acc_us);
+    CHECK_STR(r->plans[row->plan].hash, m[0].plan_hash);
+    e = acc_select_lookup(r->table, 65536);
+    CHECK(e != NULL && e->source == ACC_SELECT_MEASURED);
+    CHECK_NEAR(e->measured_us, m[0].us, 1e-9);
+    CHECK_NEAR(e->predicted_us, row->acc_predicted_us, 1e-9 * row->acc_predicted_us);
+    /* Elsewhere the model's choices stand. */
+    CHECK(!row_at(r, 4096)->acc_measured);
+    CHECK_STR(r->plans[row_at(r, 4096)->plan].hash, model->plans[row_at(model, 4096)->plan].hash);
+    acc_select_result_destroy(r);
+
+    /* A time of zero, or a hash that is none, is refused. */
+    m[1].us = 0;
+    CHECK_ERR(acc_select_builder_create(t, &opts, &b), ACC_ERR_INVALID);
+    CHECK_MSG_HAS("measured[1]");
+    m[1].us = 1;
+    m[1].plan_hash[10] = '\0';
+    CHECK_ERR(acc_select_builder_create(t, &opts, &b), ACC_ERR_INVALID);
+    CHECK(b == NULL);
+    acc_select_result_destroy(model);
+    acc_topo_destroy(t);
 }

@@ -468,7 +468,8 @@ ACC_TEST(summary_lists_what_the_file_holds)
     CHECK_OK(acc_db_summary(db, &b));
     printf("%s", b.data);
     CHECK(strncmp(b.data, "kept: database ", 15) == 0);
-    CHECK(strstr(b.data, "schema version 4") != NULL);
+    CHECK(strstr(b.data, "schema version 5") != NULL);
+    CHECK(strstr(b.data, "measured times: 0\n") != NULL);
     CHECK(strstr(b.data, "topologies: 1\n  dgx-h100 (") != NULL);
     CHECK(strstr(b.data, "allreduce       20 ranges over [0 B, inf): acc 14, NCCL 6") != NULL);
     CHECK(strstr(b.data, "reduce_scatter") != NULL);

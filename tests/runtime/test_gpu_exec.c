@@ -3,8 +3,9 @@
  * themselves skipped without: every algorithm for 2, 4 and 8 ranks (one NVLink node, and two
  * nodes for the hierarchical plans) gives the host executor's results bit for bit, for every
  * data type and reduction, out of place and in place, on one block per lane and on three;
- * 1000 back-to-back calls and a replayed CUDA graph stay correct.  Without a GPU, asking for
- * one says why and nothing else breaks.
+ * so does every algorithm that passes messages with LL kernels, in fp32, fp16 and bf16;
+ * 1000 back-to-back calls and a replayed CUDA graph stay correct, with either protocol.  Without a
+ * GPU, asking for one says why and nothing else breaks.
  */
 #include "acc_compiler.h"
 #include "acc_runtime.h"
@@ -257,6 +258,55 @@ ACC_TEST_GPU(moving_8_ranks)
     algorithms(8, 2, 0);
 }
 
+/* Every algorithm that passes messages, with LL (data and flag in every 8 bytes), on a
+ * topology: fp32, fp16 and bf16 sums, one block per lane and three; `want` of them apply. */
+static void ll_algorithms(const char *topo_text, int want)
+{
+    static const acc_dtype_t types[] = {ACC_DT_F32, ACC_DT_F16, ACC_DT_BF16};
+    size_t count, i, d;
+    const acc_algo_t *const *list = acc_algo_list(&count);
+    acc_topo_t *topo = NULL;
+    acc_algo_args_t args;
+    char label[192];
+    int ran = 0;
+
+    need_gpu();
+    CHECK_OK(acc_topo_load(topo_text, &topo));
+    memset(&args, 0, sizeof(args));
+    args.proto = ACC_PROTO_LL;
+    for (i = 0; i < count; i++) {
+        acc_plan_t *p = NULL;
+        if (list[i]->supports(topo, NULL) != ACC_OK)
+            continue;
+        CHECK_OK(acc_algo_generate(list[i], topo, &args, &p));
+        if (acc_kernel_supports(p, ACC_PROTO_LL) == ACC_OK) {
+            snprintf(label, sizeof(label), "LL %s %s on %s", acc_coll_name(p->coll), p->algo,
+                     topo_text);
+            for (d = 0; d < 3; d++)
+                gpu_vs_host(p, types[d], ACC_RED_SUM, d == 1 ? 3 : 0, label);
+            ran++;
+        }
+        acc_plan_destroy(p);
+    }
+    acc_error_clear();
+    acc_topo_destroy(topo);
+    CHECK_INT(ran, want);
+}
+
+ACC_TEST_GPU(ll_2_and_4_ranks)
+{
+    /* ring, tree and rhd allreduce, two allgathers, two reduce_scatters, two broadcasts and
+     * two reduces; with two nodes, the three hierarchical ones too. */
+    ll_algorithms("gpus=2 nvlink=18", 11);
+    ll_algorithms("gpus=4 nvlink=18", 11);
+}
+
+ACC_TEST_GPU(ll_8_ranks)
+{
+    ll_algorithms("gpus=8 nvlink=18", 11);
+    ll_algorithms("nodes=2 gpus=4 nvlink=18 nic=4x400", 14);
+}
+
 /* ---- repeated calls -------------------------------------------------------------------- */
 
 #define SETS 3
@@ -330,25 +380,35 @@ static void sets_free(sets_t *s)
     acc_cuda_free(s->poison);
 }
 
-static acc_plan_t *plan_of(const char *algo)
+static acc_plan_t *plan_of(const char *algo, acc_proto_t proto)
 {
     acc_topo_t *t = NULL;
     acc_plan_t *p = NULL;
+    acc_algo_args_t args;
+    memset(&args, 0, sizeof(args));
+    args.proto = proto;
     CHECK_OK(acc_topo_load("dgx-h100", &t));
-    CHECK_OK(acc_algo_generate(acc_algo_find(ACC_COLL_ALLREDUCE, algo), t, NULL, &p));
+    CHECK_OK(acc_algo_generate(acc_algo_find(ACC_COLL_ALLREDUCE, algo), t, &args, &p));
     acc_topo_destroy(t);
     return p;
 }
 
-/* Message passing (ring) and peer memory with signals (twoshot, oneshot). */
-static const char *const repeated[] = {"ring", "twoshot", "oneshot"};
+/* Message passing (ring, Simple and LL) and peer memory with signals (twoshot, oneshot). */
+static const struct {
+    const char *name, *algo;
+    acc_proto_t proto;
+} repeated[] = {{"ring", "ring", ACC_PROTO_SIMPLE},
+                {"twoshot", "twoshot", ACC_PROTO_SIMPLE},
+                {"oneshot", "oneshot", ACC_PROTO_SIMPLE},
+                {"ring LL", "ring", ACC_PROTO_LL}};
+#define NREPEATED (sizeof(repeated) / sizeof(repeated[0]))
 
 ACC_TEST_GPU(thousand_calls_back_to_back)
 {
     size_t a;
     need_gpu();
-    for (a = 0; a < 3; a++) {
-        acc_plan_t *p = plan_of(repeated[a]);
+    for (a = 0; a < NREPEATED; a++) {
+        acc_plan_t *p = plan_of(repeated[a].algo, repeated[a].proto);
         acc_gpu_opts_t o;
         acc_gpu_exec_t *x = NULL;
         acc_cuda_stream_t st = NULL;
@@ -364,12 +424,12 @@ ACC_TEST_GPU(thousand_calls_back_to_back)
         for (i = 0; i < 1000; i++) {
             sets_launch(&s, x, i % SETS, st);
             if (i % 250 == 249)
-                CHECK_MSG(acc_gpu_exec_check(x, st) == ACC_OK, "%s call %d: %s", repeated[a], i,
-                          acc_error_message());
+                CHECK_MSG(acc_gpu_exec_check(x, st) == ACC_OK, "%s call %d: %s", repeated[a].name,
+                          i, acc_error_message());
         }
         CHECK_OK(acc_gpu_exec_check(x, st));
         for (k = 0; k < SETS; k++) {
-            snprintf(what, sizeof(what), "%s after 1000 calls, input set %d", repeated[a], k);
+            snprintf(what, sizeof(what), "%s after 1000 calls, input set %d", repeated[a].name, k);
             sets_check(&s, k, what);
         }
         sets_free(&s);
@@ -383,8 +443,8 @@ ACC_TEST_GPU(graph_replay)
 {
     size_t a;
     need_gpu();
-    for (a = 0; a < 3; a++) {
-        acc_plan_t *p = plan_of(repeated[a]);
+    for (a = 0; a < NREPEATED; a++) {
+        acc_plan_t *p = plan_of(repeated[a].algo, repeated[a].proto);
         acc_gpu_opts_t o;
         acc_gpu_exec_t *x = NULL;
         acc_cuda_stream_t st = NULL;
@@ -407,9 +467,9 @@ ACC_TEST_GPU(graph_replay)
             CHECK_OK(acc_cuda_graph_launch(g, st));
             if (i % 10 != 9)
                 continue;
-            CHECK_MSG(acc_gpu_exec_check(x, st) == ACC_OK, "%s replay %d: %s", repeated[a], i,
+            CHECK_MSG(acc_gpu_exec_check(x, st) == ACC_OK, "%s replay %d: %s", repeated[a].name, i,
                       acc_error_message());
-            snprintf(what, sizeof(what), "%s, replay %d", repeated[a], i);
+            snprintf(what, sizeof(what), "%s, replay %d", repeated[a].name, i);
             sets_check(&s, 0, what);
             /* New inputs in the same buffers: the next replays must follow them. */
             hb_alloc(&h, p->nranks, s.bytes);
@@ -435,7 +495,7 @@ ACC_TEST_GPU(refuses_more_blocks_than_fit)
     acc_gpu_opts_t o;
     acc_gpu_exec_t *x = NULL;
     need_gpu();
-    p = plan_of("ring");
+    p = plan_of("ring", ACC_PROTO_SIMPLE);
     memset(&o, 0, sizeof(o));
     o.copies = 100000;
     o.cache = cache();

@@ -1,0 +1,143 @@
+/*
+ * The selection of every shipped platform, for every collective it has a table for, as
+ * acc-compile --db builds it: every plan a size names (acc's best there, chosen or not) has a
+ * kernel with its protocol - so a table never names an (algorithm, protocol) acc cannot run -
+ * and the report's bound is a bound: no faster than acc's best or NCCL's choice at any size,
+ * so that its fraction never exceeds 1 (NVLS included, where the NVSwitches reduce).  One case
+ * per platform, so that they run side by side; a platform added without a case fails.
+ */
+#include "acc_test.h"
+#include "select_internal.h"
+
+static const char *const platforms[] = {
+    "aws-p4d",   "aws-p5",    "azure-ndv5",     "dawnbench-v100-16node",
+    "dgx-a100",  "dgx-h100",  "dgx-h100-2node", "hgx-h200",
+    "p4d-4node", "pcie-8gpu",
+};
+#define NPLATFORMS (sizeof(platforms) / sizeof(platforms[0]))
+
+/* Every plan of r has a kernel: acc_kernel_supports agrees and the module generates. */
+static void check_kernels(const char *name, const acc_select_result_t *r)
+{
+    size_t i;
+    for (i = 0; i < r->nplans; i++) {
+        const acc_plan_t *p = r->plans[i].plan;
+        acc_kernel_t *k = NULL;
+        CHECK_MSG(acc_kernel_supports(p, p->proto) == ACC_OK, "%s %s: %s %s proto=%s: %s", name,
+                  acc_coll_name(r->coll), p->algo, p->params, acc_proto_name(p->proto),
+                  acc_error_message());
+        CHECK_MSG(acc_kernel_generate(p, ACC_DT_F32, ACC_RED_SUM, &k) == ACC_OK, "%s %s: %s: %s",
+                  name, acc_coll_name(r->coll), p->algo, acc_error_message());
+        acc_kernel_destroy(k);
+    }
+}
+
+/* The bound is no faster than either candidate at any size. */
+static void check_bound(const char *name, const acc_select_result_t *r)
+{
+    size_t i;
+    for (i = 0; i < r->nrows; i++) {
+        const acc_select_row_t *row = &r->rows[i];
+        if (!row->bound_ok)
+            continue;
+        if (row->plan >= 0)
+            CHECK_MSG(row->bound.us <= row->acc_us * (1 + 1e-9),
+                      "%s %s at %llu bytes: acc's %g us beats the bound %g us", name,
+                      acc_coll_name(r->coll), (unsigned long long)row->nbytes, row->acc_us,
+                      row->bound.us);
+        if (row->nccl_ok)
+            CHECK_MSG(row->bound.us <= row->nccl.time_us * (1 + 1e-9),
+                      "%s %s at %llu bytes: NCCL's %s/%s at %g us beats the bound %g us%s", name,
+                      acc_coll_name(r->coll), (unsigned long long)row->nbytes,
+                      acc_nccl_algo_name(row->nccl.algo), acc_nccl_proto_name(row->nccl.proto),
+                      row->nccl.time_us, row->bound.us,
+                      row->bound.in_switch ? " (with reduction in the switches)" : "");
+        CHECK_MSG(row->bound_fraction <= 1 + 1e-9, "%s %s at %llu bytes: bound fraction %g", name,
+                  acc_coll_name(r->coll), (unsigned long long)row->nbytes, row->bound_fraction);
+    }
+}
+
+static void walk(const char *name)
+{
+    acc_topo_t *t = NULL;
+    acc_select_builder_t *b = NULL;
+    size_t ncolls, c;
+    const acc_coll_t *colls = acc_select_colls(&ncolls);
+
+    CHECK_OK(acc_topo_load(name, &t));
+    CHECK_OK(acc_select_builder_create(t, NULL, &b));
+    for (c = 0; c < ncolls; c++) {
+        acc_select_result_t *r = NULL;
+        CHECK_MSG(acc_select_build(b, colls[c], &r) == ACC_OK, "%s %s: %s", name,
+                  acc_coll_name(colls[c]), acc_error_message());
+        check_kernels(name, r);
+        check_bound(name, r);
+        acc_select_result_destroy(r);
+    }
+    acc_select_builder_destroy(b);
+    acc_topo_destroy(t);
+}
+
+ACC_TEST(every_platform_has_a_case)
+{
+    char **names = NULL;
+    size_t n = 0, i, j;
+    CHECK_OK(acc_topo_platform_list(&names, &n));
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < NPLATFORMS && strcmp(platforms[j], names[i]) != 0; j++)
+            ;
+        CHECK_MSG(j < NPLATFORMS, "platform %s has no case in test_select_platforms.c", names[i]);
+    }
+    CHECK_INT(n, NPLATFORMS);
+    acc_strv_free(names, n);
+}
+
+ACC_TEST(aws_p4d)
+{
+    walk("aws-p4d");
+}
+
+ACC_TEST(aws_p5)
+{
+    walk("aws-p5");
+}
+
+ACC_TEST(azure_ndv5)
+{
+    walk("azure-ndv5");
+}
+
+ACC_TEST(dawnbench_v100_16node)
+{
+    walk("dawnbench-v100-16node");
+}
+
+ACC_TEST(dgx_a100)
+{
+    walk("dgx-a100");
+}
+
+ACC_TEST(dgx_h100)
+{
+    walk("dgx-h100");
+}
+
+ACC_TEST(dgx_h100_2node)
+{
+    walk("dgx-h100-2node");
+}
+
+ACC_TEST(hgx_h200)
+{
+    walk("hgx-h200");
+}
+
+ACC_TEST(p4d_4node)
+{
+    walk("p4d-4node");
+}
+
+ACC_TEST(pcie_8gpu)
+{
+    walk("pcie-8gpu");
+}
