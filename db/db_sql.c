@@ -273,3 +273,17 @@ const char *db_short(const char *hash, char buf[16])
     snprintf(buf, 16, "%.12s", hash ? hash : "");
     return buf;
 }
+
+sqlite3_int64 db_u64_to_sql(uint64_t v)
+{
+    sqlite3_int64 r;
+    memcpy(&r, &v, sizeof(r));
+    return r;
+}
+
+uint64_t db_u64_from_sql(sqlite3_int64 v)
+{
+    uint64_t r;
+    memcpy(&r, &v, sizeof(r));
+    return r;
+}
