@@ -10,6 +10,7 @@
 #include "acc_db.h"
 #include "dropin/dropin_api.h"
 #include "nccl_abi.h"
+#include "nm_util.h"
 #include "ranks.h"
 
 #include <dlfcn.h>
@@ -375,23 +376,8 @@ ACC_TEST(an_acc_failure_sends_the_call_and_later_ones_to_nccl)
 
 /* ---- the whole API -------------------------------------------------------------------------- */
 
-/* nm's names of the library's dynamic symbols it defines. */
-static size_t exported(const char *path, char names[][64], size_t cap)
-{
-    char cmd[1024], line[256], type[8], name[128];
-    FILE *p;
-    size_t n = 0;
-    snprintf(cmd, sizeof(cmd), "nm -D --defined-only '%s'", path);
-    CHECK((p = popen(cmd, "r")) != NULL);
-    while (fgets(line, sizeof(line), p))
-        if (sscanf(line, "%*s %7s %127s", type, name) == 2 && n < cap)
-            snprintf(names[n++], 64, "%.63s", name);
-    CHECK_INT(pclose(p), 0);
-    return n;
-}
-
 /* Every function nccl.h declares: a line that starts with its return type, then its name. */
-static size_t declared(char names[][64], size_t cap)
+static size_t declared(char names[][NM_NAME_MAX], size_t cap)
 {
     static const char *const types[] = {"ncclResult_t ", "const char* ", "void "};
     char line[512];
@@ -406,15 +392,15 @@ static size_t declared(char names[][64], size_t cap)
                 continue;
             id += strspn(id, " ");
             len = strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
-            if (id[len] == '(' && len < 64 && n < cap &&
+            if (id[len] == '(' && len < NM_NAME_MAX && n < cap &&
                 (!strncmp(id, "nccl", 4) || !strncmp(id, "pnccl", 5)))
-                snprintf(names[n++], 64, "%.*s", (int)len, id);
+                snprintf(names[n++], NM_NAME_MAX, "%.*s", (int)len, id);
         }
     fclose(f);
     return n;
 }
 
-static int listed(const char *name, char names[][64], size_t n)
+static int listed(const char *name, char names[][NM_NAME_MAX], size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (!strcmp(names[i], name))
@@ -424,8 +410,8 @@ static int listed(const char *name, char names[][64], size_t n)
 
 ACC_TEST(exports_nccl_h_and_nothing_else)
 {
-    static char want[256][64], got[256][64];
-    size_t nwant = declared(want, 256), ngot = exported(ACC_NCCL_DROPIN, got, 256);
+    static char want[256][NM_NAME_MAX], got[256][NM_NAME_MAX];
+    size_t nwant = declared(want, 256), ngot = nm_exported(ACC_NCCL_DROPIN, got, 256);
     printf("nccl.h declares %zu functions; the drop-in exports %zu symbols\n", nwant, ngot);
     CHECK_INT(nwant, 82); /* 41 functions, each as ncclName and pnccl<Name> */
     for (size_t i = 0; i < nwant; i++)

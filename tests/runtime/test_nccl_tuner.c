@@ -9,6 +9,7 @@
  */
 #include "acc_db.h"
 #include "acc_test.h"
+#include "nm_util.h"
 #include "nccl/tuner/tuner_abi.h"
 
 #include <dlfcn.h>
@@ -403,4 +404,16 @@ ACC_TEST(two_nodes_find_the_tables_of_their_node_type)
     CHECK_INT(t->finalize(ctx), ncclSuccess);
     done_machine();
     acc_topo_destroy(node);
+}
+
+/* What NCCL looks for, and nothing else: acc inside the plugin stays its own. */
+ACC_TEST(exports_the_two_plugin_symbols_only)
+{
+    char names[16][NM_NAME_MAX];
+    size_t n = nm_exported(ACC_NCCL_TUNER_PLUGIN, names, 16);
+    for (size_t i = 0; i < n; i++)
+        printf("exported: %s\n", names[i]);
+    CHECK_INT(n, 2);
+    CHECK_STR(names[0], "ncclTunerPlugin_v4");
+    CHECK_STR(names[1], "ncclTunerPlugin_v5");
 }
