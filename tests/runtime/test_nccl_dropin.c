@@ -543,3 +543,47 @@ ACC_TEST(finding_itself_as_nccl_is_refused)
     CHECK_INT(api.GetVersion(&v), ncclSystemError);
     CHECK_INT(lines(0, "log", "nccl"), 2); /* the reason once, the call once */
 }
+
+/* ---- preloaded into a job ------------------------------------------------------------------- */
+
+/* A job that loads NCCL itself (nccl_loop: libnccl.so.2 into the global scope, calls through
+ * the dynamic linker) with the drop-in in LD_PRELOAD and no ACC_NCCL_LIBRARY: the drop-in
+ * stands in front of the job's own NCCL and finds it by its name. */
+static int preloaded_rank(int rank, int nranks, const acc_unique_id_t *unused, void *arg)
+{
+    char r[16], n[16];
+    const char *argv[] = {NCCL_LOOP_EXE, r, n, arg, "3", "256", "4096", "2097152", NULL};
+    (void)unused;
+    snprintf(r, sizeof(r), "%d", rank);
+    snprintf(n, sizeof(n), "%d", nranks);
+    unlink(rank_file(rank, "nccl"));
+    setenv("FAKE_NCCL_LOG", rank_file(rank, "nccl"), 1);
+    setenv("LD_PRELOAD", ACC_NCCL_DROPIN, 1);
+    setenv("NCCL_LOOP_LIBRARY", ACC_STAND_IN_NCCL, 1);
+    setenv("NCCL_LOOP_HOST", "1", 1);
+    unsetenv("ACC_NCCL_LIBRARY");
+    if (!freopen(rank_file(rank, "log"), "w", stdout) || dup2(fileno(stdout), 2) < 0)
+        return 3;
+    execv(NCCL_LOOP_EXE, (char *const *)argv);
+    return 4;
+}
+
+ACC_TEST(preloaded_in_front_of_the_jobs_own_nccl)
+{
+    const char *idfile = acc_test_tmp("preload.id");
+    env("preload", db_path("preload"));
+    unlink(idfile);
+    ranks_run(NRANKS, preloaded_rank, (void *)idfile, 180);
+    /* 256 bytes: below the table, NCCL's; the other sizes acc's. */
+    CHECK(table_says_nccl(ACC_COLL_ALLREDUCE, 256));
+    CHECK(!table_says_nccl(ACC_COLL_ALLREDUCE, 4096));
+    CHECK(!table_says_nccl(ACC_COLL_ALLREDUCE, 2097152));
+    for (int rank = 0; rank < NRANKS; rank++) {
+        CHECK_INT(lines(rank, "log", "ncclAllReduce from "), 1);
+        CHECK_INT(lines(rank, "log", "libacc-nccl.so"), 1);
+        CHECK_INT(lines(rank, "log", "ok"), 1);
+        CHECK_INT(nccl_calls(rank, ACC_COLL_ALLREDUCE, 64), 3);
+        CHECK_INT(nccl_calls(rank, ACC_COLL_ALLREDUCE, 1024), 0);
+        CHECK_INT(nccl_calls(rank, ACC_COLL_ALLREDUCE, 524288), 0);
+    }
+}
