@@ -71,6 +71,9 @@ acc_status_t db_check_field(const acc_db_t *db, const char *s, size_t cap, int n
 /* 64 lowercase hex digits, as acc_sha256_hex writes them. */
 int db_is_sha256_hex(const char *s);
 acc_status_t db_check_hash(const acc_db_t *db, const char *s, const char *field);
+/* Inside a transaction: ACC_ERR_NOT_FOUND, naming what (e.g. "the allreduce selection") and
+ * the fingerprint, unless a topology of that fingerprint is stored. */
+acc_status_t db_check_topology_stored(acc_db_t *db, const char *fingerprint, const char *what);
 /* The first 12 hex digits of a hash, for messages. */
 const char *db_short(const char *hash, char buf[16]);
 

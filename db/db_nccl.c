@@ -23,32 +23,16 @@ static int proto_index(const char *name)
     return -1;
 }
 
-static acc_status_t check_topology(acc_db_t *db, const acc_select_nccl_t *t)
-{
-    sqlite3_stmt *st = NULL;
-    acc_status_t s;
-    int r;
-
-    if ((s = db_prepare(db, "SELECT count(*) FROM topologies WHERE fingerprint = ?1", &st)) !=
-        ACC_OK)
-        return s;
-    db_bind_text(st, 1, t->topo_fingerprint);
-    if ((r = db_step_row(db, st, "looking up the topology")) == 1 && !sqlite3_column_int(st, 0))
-        s = acc_error_set(ACC_ERR_NOT_FOUND,
-                          "%s: NCCL's %s choices are for topology %s, which is not stored; store "
-                          "the topology first",
-                          db->path, acc_coll_name(t->coll), t->topo_fingerprint);
-    sqlite3_finalize(st);
-    return r < 0 ? (acc_status_t)r : s;
-}
-
 static acc_status_t put_choices(acc_db_t *db, void *ctx)
 {
     const acc_select_nccl_t *t = ctx;
     sqlite3_stmt *st = NULL;
     acc_status_t s;
 
-    if ((s = check_topology(db, t)) != ACC_OK ||
+    char what[64];
+
+    snprintf(what, sizeof(what), "NCCL's %s choices", acc_coll_name(t->coll));
+    if ((s = db_check_topology_stored(db, t->topo_fingerprint, what)) != ACC_OK ||
         (s = db_prepare(db, "DELETE FROM nccl_choices WHERE topo_fingerprint = ?1 AND coll = ?2",
                         &st)) != ACC_OK)
         return s;

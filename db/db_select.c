@@ -78,19 +78,10 @@ static acc_status_t check_refs(acc_db_t *db, const acc_select_table_t *t)
     acc_status_t s;
     size_t i;
     int r = 0;
+    char what[64];
 
-    if ((s = db_prepare(db, "SELECT count(*) FROM topologies WHERE fingerprint = ?1", &st)) !=
-        ACC_OK)
-        return s;
-    db_bind_text(st, 1, t->topo_fingerprint);
-    if ((r = db_step_row(db, st, "looking up the topology")) == 1 && !sqlite3_column_int(st, 0))
-        s = acc_error_set(ACC_ERR_NOT_FOUND,
-                          "%s: the %s selection is for topology %s, which is not stored; store "
-                          "the topology first",
-                          db->path, acc_coll_name(t->coll), t->topo_fingerprint);
-    sqlite3_finalize(st);
-    if (r < 0)
-        return (acc_status_t)r;
+    snprintf(what, sizeof(what), "the %s selection", acc_coll_name(t->coll));
+    s = db_check_topology_stored(db, t->topo_fingerprint, what);
     /* Each plan must exist and be a plan of this collective for every rank of the topology. */
     if (s != ACC_OK || (s = db_prepare(db,
                                        "SELECT p.coll, p.nranks, t.nodes * t.gpus_per_node "
