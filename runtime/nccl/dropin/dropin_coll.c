@@ -164,7 +164,7 @@ static ncclResult_t group_add(const dropin_op_t *k)
     acc_dtype_t dt;
     acc_redop_t op;
     dropin_comm_t *s;
-    ncclResult_t rc;
+    ncclResult_t rc = ncclSuccess, one;
 
     if (!grp.nccl && (s = acc_serving(k, &dt, &op))) {
         /* acc's: held back for the group's end, which asks again and runs it */
@@ -175,9 +175,10 @@ static ncclResult_t group_add(const dropin_op_t *k)
             return ncclSuccess;
         }
     }
-    if (!grp.nccl && (rc = group_to_nccl()) != ncclSuccess)
-        return rc;
-    return forward(k);
+    if (!grp.nccl)
+        rc = group_to_nccl();
+    one = forward(k);
+    return rc != ncclSuccess ? rc : one;
 }
 
 /* The outermost end of a group whose calls are all acc's: each through acc, in order; from the
@@ -234,7 +235,7 @@ DROPIN_ALIAS(GroupEnd);
 ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t *info)
 {
     DROPIN_REAL(r, GroupSimulateEnd)
-    ncclResult_t rc = ncclSuccess;
+    ncclResult_t rc = ncclSuccess, one;
 
     if (grp.depth == 1) {
         rc = group_to_nccl();
@@ -242,9 +243,19 @@ ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t *info)
     }
     if (grp.depth > 0)
         grp.depth--;
-    return rc != ncclSuccess ? rc : r->GroupSimulateEnd(info);
+    one = r->GroupSimulateEnd(info);
+    return rc != ncclSuccess ? rc : one;
 }
 DROPIN_ALIAS(GroupSimulateEnd);
+
+/* One call as the job made it, to acc or NCCL. */
+static ncclResult_t submit_call(int index, acc_coll_t coll, const void *send, void *recv,
+                                size_t count, ncclDataType_t type, ncclRedOp_t op, int root,
+                                ncclComm_t comm, cudaStream_t stream)
+{
+    dropin_op_t k = {index, coll, send, recv, count, type, op, root, comm, stream};
+    return submit(&k);
+}
 
 /* ---- the calls --------------------------------------------------------------------------- */
 
@@ -252,34 +263,16 @@ ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
                             ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                             cudaStream_t stream)
 {
-    dropin_op_t k = {DROPIN_IDX_AllReduce,
-                     ACC_COLL_ALLREDUCE,
-                     sendbuff,
-                     recvbuff,
-                     count,
-                     datatype,
-                     op,
-                     0,
-                     comm,
-                     stream};
-    return submit(&k);
+    return submit_call(DROPIN_IDX_AllReduce, ACC_COLL_ALLREDUCE, sendbuff, recvbuff, count,
+                       datatype, op, 0, comm, stream);
 }
 DROPIN_ALIAS(AllReduce);
 
 ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
                             ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
-    dropin_op_t k = {DROPIN_IDX_AllGather,
-                     ACC_COLL_ALLGATHER,
-                     sendbuff,
-                     recvbuff,
-                     sendcount,
-                     datatype,
-                     ncclSum,
-                     0,
-                     comm,
-                     stream};
-    return submit(&k);
+    return submit_call(DROPIN_IDX_AllGather, ACC_COLL_ALLGATHER, sendbuff, recvbuff, sendcount,
+                       datatype, ncclSum, 0, comm, stream);
 }
 DROPIN_ALIAS(AllGather);
 
@@ -287,34 +280,16 @@ ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbuff, size_t rec
                                 ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                 cudaStream_t stream)
 {
-    dropin_op_t k = {DROPIN_IDX_ReduceScatter,
-                     ACC_COLL_REDUCE_SCATTER,
-                     sendbuff,
-                     recvbuff,
-                     recvcount,
-                     datatype,
-                     op,
-                     0,
-                     comm,
-                     stream};
-    return submit(&k);
+    return submit_call(DROPIN_IDX_ReduceScatter, ACC_COLL_REDUCE_SCATTER, sendbuff, recvbuff,
+                       recvcount, datatype, op, 0, comm, stream);
 }
 DROPIN_ALIAS(ReduceScatter);
 
 ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
                             ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
 {
-    dropin_op_t k = {DROPIN_IDX_Broadcast,
-                     ACC_COLL_BROADCAST,
-                     sendbuff,
-                     recvbuff,
-                     count,
-                     datatype,
-                     ncclSum,
-                     root,
-                     comm,
-                     stream};
-    return submit(&k);
+    return submit_call(DROPIN_IDX_Broadcast, ACC_COLL_BROADCAST, sendbuff, recvbuff, count,
+                       datatype, ncclSum, root, comm, stream);
 }
 DROPIN_ALIAS(Broadcast);
 
@@ -322,17 +297,8 @@ DROPIN_ALIAS(Broadcast);
 ncclResult_t pncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root,
                         ncclComm_t comm, cudaStream_t stream)
 {
-    dropin_op_t k = {DROPIN_IDX_Bcast,
-                     ACC_COLL_BROADCAST,
-                     buff,
-                     buff,
-                     count,
-                     datatype,
-                     ncclSum,
-                     root,
-                     comm,
-                     stream};
-    return submit(&k);
+    return submit_call(DROPIN_IDX_Bcast, ACC_COLL_BROADCAST, buff, buff, count, datatype, ncclSum,
+                       root, comm, stream);
 }
 DROPIN_ALIAS(Bcast);
 
@@ -340,17 +306,8 @@ ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, size_t count,
                          ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
                          cudaStream_t stream)
 {
-    dropin_op_t k = {DROPIN_IDX_Reduce,
-                     ACC_COLL_REDUCE,
-                     sendbuff,
-                     recvbuff,
-                     count,
-                     datatype,
-                     op,
-                     root,
-                     comm,
-                     stream};
-    return submit(&k);
+    return submit_call(DROPIN_IDX_Reduce, ACC_COLL_REDUCE, sendbuff, recvbuff, count, datatype, op,
+                       root, comm, stream);
 }
 DROPIN_ALIAS(Reduce);
 
@@ -359,52 +316,39 @@ DROPIN_ALIAS(Reduce);
 ncclResult_t pncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
                            ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
-    dropin_op_t k = {DROPIN_IDX_AlltoAll,
-                     ACC_COLL_COUNT,
-                     sendbuff,
-                     recvbuff,
-                     count,
-                     datatype,
-                     ncclSum,
-                     0,
-                     comm,
-                     stream};
-    return submit(&k);
+    return submit_call(DROPIN_IDX_AlltoAll, ACC_COLL_COUNT, sendbuff, recvbuff, count, datatype,
+                       ncclSum, 0, comm, stream);
 }
 DROPIN_ALIAS(AlltoAll);
 
 ncclResult_t pncclGather(const void *sendbuff, void *recvbuff, size_t count,
                          ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
 {
-    dropin_op_t k = {DROPIN_IDX_Gather, ACC_COLL_COUNT, sendbuff, recvbuff, count,
-                     datatype,          ncclSum,        root,     comm,     stream};
-    return submit(&k);
+    return submit_call(DROPIN_IDX_Gather, ACC_COLL_COUNT, sendbuff, recvbuff, count, datatype,
+                       ncclSum, root, comm, stream);
 }
 DROPIN_ALIAS(Gather);
 
 ncclResult_t pncclScatter(const void *sendbuff, void *recvbuff, size_t count,
                           ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
 {
-    dropin_op_t k = {DROPIN_IDX_Scatter, ACC_COLL_COUNT, sendbuff, recvbuff, count,
-                     datatype,           ncclSum,        root,     comm,     stream};
-    return submit(&k);
+    return submit_call(DROPIN_IDX_Scatter, ACC_COLL_COUNT, sendbuff, recvbuff, count, datatype,
+                       ncclSum, root, comm, stream);
 }
 DROPIN_ALIAS(Scatter);
 
 ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
                        ncclComm_t comm, cudaStream_t stream)
 {
-    dropin_op_t k = {DROPIN_IDX_Send, ACC_COLL_COUNT, sendbuff, NULL, count,
-                     datatype,        ncclSum,        peer,     comm, stream};
-    return submit(&k);
+    return submit_call(DROPIN_IDX_Send, ACC_COLL_COUNT, sendbuff, NULL, count, datatype, ncclSum,
+                       peer, comm, stream);
 }
 DROPIN_ALIAS(Send);
 
 ncclResult_t pncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
                        ncclComm_t comm, cudaStream_t stream)
 {
-    dropin_op_t k = {DROPIN_IDX_Recv, ACC_COLL_COUNT, NULL, recvbuff, count,
-                     datatype,        ncclSum,        peer, comm,     stream};
-    return submit(&k);
+    return submit_call(DROPIN_IDX_Recv, ACC_COLL_COUNT, NULL, recvbuff, count, datatype, ncclSum,
+                       peer, comm, stream);
 }
 DROPIN_ALIAS(Recv);
