@@ -155,16 +155,25 @@ void dropin_comm_end(dropin_comm_t *s, acc_status_t st, const char *what)
 }
 
 /* ---- joining NCCL's communicators ------------------------------------------------------ */
-/* NCCL's init first; acc joins only a communicator NCCL has finished (a non-blocking init
- * returns ncclInProgress: NCCL alone runs that one). */
+
+/* NCCL's init first; acc joins only a communicator NCCL has finished: one a non-blocking init
+ * left in progress (ncclInProgress) cannot carry acc's id yet, and NCCL alone runs it. */
+static ncclResult_t made(ncclResult_t rc, ncclComm_t *comm, const char *how)
+{
+    if (rc == ncclSuccess && comm && *comm)
+        dropin_attach(*comm, how);
+    else if (rc == ncclInProgress)
+        ACC_INFO(RUNTIME,
+                 "acc drop-in NCCL: %s made a non-blocking communicator: NCCL runs all its "
+                 "calls",
+                 how);
+    return rc;
+}
 
 ncclResult_t pncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank)
 {
     DROPIN_REAL(r, CommInitRank)
-    ncclResult_t rc = r->CommInitRank(comm, nranks, id, rank);
-    if (rc == ncclSuccess)
-        dropin_attach(*comm, "ncclCommInitRank");
-    return rc;
+    return made(r->CommInitRank(comm, nranks, id, rank), comm, "ncclCommInitRank");
 }
 DROPIN_ALIAS(CommInitRank);
 
@@ -172,10 +181,8 @@ ncclResult_t pncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId 
                                      ncclConfig_t *config)
 {
     DROPIN_REAL(r, CommInitRankConfig)
-    ncclResult_t rc = r->CommInitRankConfig(comm, nranks, id, rank, config);
-    if (rc == ncclSuccess)
-        dropin_attach(*comm, "ncclCommInitRankConfig");
-    return rc;
+    return made(r->CommInitRankConfig(comm, nranks, id, rank, config), comm,
+                "ncclCommInitRankConfig");
 }
 DROPIN_ALIAS(CommInitRankConfig);
 
@@ -183,10 +190,8 @@ ncclResult_t pncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, i
                                        ncclUniqueId *ids, ncclConfig_t *config)
 {
     DROPIN_REAL(r, CommInitRankScalable)
-    ncclResult_t rc = r->CommInitRankScalable(comm, nranks, rank, nids, ids, config);
-    if (rc == ncclSuccess)
-        dropin_attach(*comm, "ncclCommInitRankScalable");
-    return rc;
+    return made(r->CommInitRankScalable(comm, nranks, rank, nids, ids, config), comm,
+                "ncclCommInitRankScalable");
 }
 DROPIN_ALIAS(CommInitRankScalable);
 
@@ -194,10 +199,8 @@ ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *new
                             ncclConfig_t *config)
 {
     DROPIN_REAL(r, CommSplit)
-    ncclResult_t rc = r->CommSplit(comm, color, key, newcomm, config);
-    if (rc == ncclSuccess && newcomm && *newcomm) /* NCCL_SPLIT_NOCOLOR ranks get none */
-        dropin_attach(*newcomm, "ncclCommSplit");
-    return rc;
+    /* NCCL_SPLIT_NOCOLOR ranks get no communicator */
+    return made(r->CommSplit(comm, color, key, newcomm, config), newcomm, "ncclCommSplit");
 }
 DROPIN_ALIAS(CommSplit);
 
@@ -205,10 +208,8 @@ ncclResult_t pncclCommShrink(ncclComm_t comm, int *exclude, int nexclude, ncclCo
                              ncclConfig_t *config, int flags)
 {
     DROPIN_REAL(r, CommShrink)
-    ncclResult_t rc = r->CommShrink(comm, exclude, nexclude, newcomm, config, flags);
-    if (rc == ncclSuccess && newcomm && *newcomm)
-        dropin_attach(*newcomm, "ncclCommShrink");
-    return rc;
+    return made(r->CommShrink(comm, exclude, nexclude, newcomm, config, flags), newcomm,
+                "ncclCommShrink");
 }
 DROPIN_ALIAS(CommShrink);
 
