@@ -25,12 +25,17 @@ typedef struct {
     int nranks;
 } ranks_t;
 
-/* Fork the ranks; each runs fn and exits with its result. */
-static inline void ranks_start(ranks_t *rs, int nranks, rank_fn_t fn, void *arg)
+/* Fork the ranks; each runs fn and exits with its result.  With make_id 0 the ranks get a
+ * zeroed id and the parent starts no rendezvous thread: for ranks that make their own (an NCCL
+ * id from rank 0), since a lock a parent's thread holds at the fork -- the sanitizers'
+ * allocator's, say, while that thread starts -- stays held for ever in the child. */
+static inline void ranks_start_id(ranks_t *rs, int nranks, rank_fn_t fn, void *arg, int make_id)
 {
     acc_unique_id_t id;
     CHECK(nranks >= 1 && nranks <= RANKS_MAX);
-    CHECK_OK(acc_get_unique_id(&id));
+    memset(&id, 0, sizeof(id));
+    if (make_id)
+        CHECK_OK(acc_get_unique_id(&id));
     rs->nranks = nranks;
     fflush(stdout);
     fflush(stderr);
@@ -46,6 +51,11 @@ static inline void ranks_start(ranks_t *rs, int nranks, rank_fn_t fn, void *arg)
         rs->pid[r] = pid;
         rs->status[r] = -2;
     }
+}
+
+static inline void ranks_start(ranks_t *rs, int nranks, rank_fn_t fn, void *arg)
+{
+    ranks_start_id(rs, nranks, fn, arg, 1);
 }
 
 /* Wait up to secs for every rank; those still running are killed and get status -1.  Returns
@@ -92,6 +102,14 @@ static inline void ranks_run(int nranks, rank_fn_t fn, void *arg, double secs)
 {
     ranks_t rs;
     ranks_start(&rs, nranks, fn, arg);
+    CHECK_MSG(ranks_wait(&rs, secs) == 0, "%d ranks: not every rank succeeded", nranks);
+}
+
+/* The same for ranks that make their own rendezvous (ranks_start_id with make_id 0). */
+static inline void ranks_run_own_id(int nranks, rank_fn_t fn, void *arg, double secs)
+{
+    ranks_t rs;
+    ranks_start_id(&rs, nranks, fn, arg, 0);
     CHECK_MSG(ranks_wait(&rs, secs) == 0, "%d ranks: not every rank succeeded", nranks);
 }
 

@@ -182,19 +182,33 @@ static void call_ok(call_t k, ncclComm_t c, int rank)
     finish(&k, rank);
 }
 
-static ncclComm_t init(const ncclUniqueId *id, int rank)
+/* Rank 0 makes NCCL's unique id and hands it to the others through a pipe made before the
+ * fork, and the parent starts no thread (ranks_run_own_id): a lock a parent's thread holds at
+ * a fork -- the sanitizers' allocator's among them -- stays held for ever in the child. */
+static int id_pipe[2];
+
+static ncclComm_t init(int rank)
 {
     ncclComm_t c = NULL;
+    ncclUniqueId id;
     rank_logs(rank);
-    CHECK_INT(api.CommInitRank(&c, NRANKS, *id, rank), ncclSuccess);
+    if (rank == 0) {
+        CHECK_INT(api.GetUniqueId(&id), ncclSuccess);
+        for (int r = 1; r < NRANKS; r++)
+            CHECK(write(id_pipe[1], &id, sizeof(id)) == (ssize_t)sizeof(id));
+    } else {
+        CHECK(read(id_pipe[0], &id, sizeof(id)) == (ssize_t)sizeof(id));
+    }
+    CHECK_INT(api.CommInitRank(&c, NRANKS, id, rank), ncclSuccess);
     return c;
 }
 
 static void run_ranks(int (*fn)(int, int, const acc_unique_id_t *, void *))
 {
-    ncclUniqueId id;
-    CHECK_INT(api.GetUniqueId(&id), ncclSuccess); /* the stand-in serves its rendezvous here */
-    ranks_run(NRANKS, fn, &id, 180);
+    CHECK(pipe(id_pipe) == 0);
+    ranks_run_own_id(NRANKS, fn, NULL, 180);
+    close(id_pipe[0]);
+    close(id_pipe[1]);
 }
 
 /* ---- routing by size ----------------------------------------------------------------------- */
@@ -218,10 +232,11 @@ static uint64_t nbytes(const call_t *k)
 
 static int route_rank(int rank, int nranks, const acc_unique_id_t *unused, void *arg)
 {
-    ncclComm_t c = init(arg, rank);
+    ncclComm_t c = init(rank);
     int to_nccl = 0;
     (void)nranks;
     (void)unused;
+    (void)arg;
     for (size_t i = 0; i < NROUTED; i++)
         call_ok(routed[i], c, rank);
     for (size_t i = 0; i < NROUTED; i++) {
@@ -250,7 +265,7 @@ ACC_TEST(routes_each_size_where_the_table_says)
 
 static int group_rank(int rank, int nranks, const acc_unique_id_t *unused, void *arg)
 {
-    ncclComm_t c = init(arg, rank);
+    ncclComm_t c = init(rank);
     call_t a = {ACC_COLL_ALLREDUCE, 2048, 0, 11, NULL, NULL};       /* acc's */
     call_t b = {ACC_COLL_ALLREDUCE, 256u << 10, 1, 12, NULL, NULL}; /* acc's */
     call_t m = {ACC_COLL_ALLREDUCE, 4096, 0, 13, NULL, NULL};       /* acc's... */
@@ -258,6 +273,7 @@ static int group_rank(int rank, int nranks, const acc_unique_id_t *unused, void 
     call_t n = {ACC_COLL_ALLREDUCE, 8192, 1, 15, NULL, NULL};       /* nested */
     (void)nranks;
     (void)unused;
+    (void)arg;
     CHECK(!table_says_nccl(ACC_COLL_ALLREDUCE, 2048 * 4) && !table_says_nccl(m.coll, 4096 * 4));
     CHECK(table_says_nccl(ACC_COLL_ALLGATHER, (4u << 20) * 4 * NRANKS));
 
@@ -338,7 +354,7 @@ static uint64_t twoshot_count(void)
 
 static int straggler_rank(int rank, int nranks, const acc_unique_id_t *unused, void *arg)
 {
-    ncclComm_t c = init(arg, rank);
+    ncclComm_t c = init(rank);
     uint64_t count = twoshot_count();
     call_t first = {ACC_COLL_ALLREDUCE, count, 0, 21, NULL, NULL};
     call_t broken = {ACC_COLL_ALLREDUCE, count, 0, 22, NULL, NULL};
@@ -346,6 +362,7 @@ static int straggler_rank(int rank, int nranks, const acc_unique_id_t *unused, v
     ncclResult_t async = ncclInternalError;
     (void)nranks;
     (void)unused;
+    (void)arg;
 
     call_ok(first, c, rank); /* acc's, and every rank is past it */
     CHECK_INT(nccl_calls(rank, ACC_COLL_ALLREDUCE, count), 0);
