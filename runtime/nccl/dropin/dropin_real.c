@@ -7,8 +7,6 @@
 
 #include "nccl_lib.h"
 
-#include <string.h>
-
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static dropin_real_t real;
 static int usable;
