@@ -74,7 +74,9 @@ acc_status_t acc_db_put_sweep(acc_db_t *db, const char *topo_fingerprint,
     for (i = 0; i < r->nplans; i++)
         if ((st = acc_db_put_plan(db, r->plans[i].plan, NULL)) != ACC_OK)
             return st;
-    return acc_db_put_selection(db, r->table);
+    if ((st = acc_db_put_selection(db, r->table)) != ACC_OK || !r->nccl)
+        return st;
+    return acc_db_put_nccl_choices(db, r->nccl);
 }
 
 /* The kernel rows of one module: one per architecture. */

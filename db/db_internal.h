@@ -53,6 +53,11 @@ acc_status_t db_query_int(acc_db_t *db, const char *sql, int64_t *out);
 /* Bind NUL-terminated text (borrowed until the statement is reset) or NULL for a NULL s. */
 int db_bind_text(sqlite3_stmt *st, int col, const char *s);
 
+/* Byte counts are unsigned 64-bit; SQLite integers are signed, so the bits are stored as they
+ * are and sizes of 2^63 and more read back negative in SQL (never in C). */
+sqlite3_int64 db_u64_to_sql(uint64_t v);
+uint64_t db_u64_from_sql(sqlite3_int64 v);
+
 /* Copy column col into dst[cap] (NULL reads as "").  A stored value that does not fit is an
  * error naming the field, since only a foreign writer can have put it there. */
 acc_status_t db_column_text(acc_db_t *db, sqlite3_stmt *st, int col, char *dst, size_t cap,
@@ -66,6 +71,9 @@ acc_status_t db_check_field(const acc_db_t *db, const char *s, size_t cap, int n
 /* 64 lowercase hex digits, as acc_sha256_hex writes them. */
 int db_is_sha256_hex(const char *s);
 acc_status_t db_check_hash(const acc_db_t *db, const char *s, const char *field);
+/* Inside a transaction: ACC_ERR_NOT_FOUND, naming what (e.g. "the allreduce selection") and
+ * the fingerprint, unless a topology of that fingerprint is stored. */
+acc_status_t db_check_topology_stored(acc_db_t *db, const char *fingerprint, const char *what);
 /* The first 12 hex digits of a hash, for messages. */
 const char *db_short(const char *hash, char buf[16]);
 

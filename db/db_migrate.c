@@ -141,12 +141,33 @@ static const char step5[] =
     "  PRIMARY KEY (topo_fingerprint, coll, dtype, plan_hash, nbytes)\n"
     ") WITHOUT ROWID;\n";
 
+/* Version 6: NCCL's own choice per size range, for the NCCL tuner plugin.  The selection table
+ * names NCCL only where acc leaves a size to it; a job that keeps NCCL's kernels needs NCCL's best
+ * algorithm, protocol and channel count at every size, which the sweep finds as well.  Names are
+ * NCCL's (acc_nccl_algo_name, acc_nccl_proto_name); channels 0 leaves NCCL's own count.  Files
+ * upgraded from version 5 have none until acc-compile --db builds their tables again. */
+static const char step6[] =
+    "CREATE TABLE nccl_choices (\n"
+    "  topo_fingerprint TEXT NOT NULL REFERENCES topologies(fingerprint) ON DELETE CASCADE,\n"
+    "  coll TEXT NOT NULL,\n"
+    "  min_bytes INTEGER NOT NULL,\n"
+    "  max_bytes INTEGER NOT NULL,\n"
+    "  algo TEXT NOT NULL,\n"
+    "  proto TEXT NOT NULL,\n"
+    "  channels INTEGER NOT NULL CHECK (channels >= 0),\n"
+    "  predicted_us REAL NOT NULL,\n"
+    "  measured_us REAL NOT NULL DEFAULT -1,\n"
+    "  source TEXT NOT NULL DEFAULT 'model',\n"
+    "  PRIMARY KEY (topo_fingerprint, coll, min_bytes)\n"
+    ") WITHOUT ROWID;\n";
+
 static const db_migration_t migrations[] = {
     {1, "topologies, plans and selection tables", step1},
     {2, "kernels", step2},
     {3, "model profiles, networks, tuning runs, optima; measured times in selections", step3},
     {4, "kernels by data type and reduction (older kernels dropped)", step4},
     {5, "measured times per topology, plan and size", step5},
+    {6, "NCCL's own choice per size range, for the tuner plugin", step6},
 };
 
 /* The list and the version constant must move together. */

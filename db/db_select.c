@@ -6,22 +6,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Byte counts are unsigned 64-bit; SQLite integers are signed, so the bits are stored as they
- * are and sizes of 2^63 and more read back negative in SQL (never in C). */
-static sqlite3_int64 to_sql(uint64_t v)
-{
-    sqlite3_int64 r;
-    memcpy(&r, &v, sizeof(r));
-    return r;
-}
-
-static uint64_t from_sql(sqlite3_int64 v)
-{
-    uint64_t r;
-    memcpy(&r, &v, sizeof(r));
-    return r;
-}
-
 /* SHA-256 of a canonical text of the entries (db/SCHEMA.md): what a get must find again.  One
  * line per entry; the fields schema version 3 added are appended only when they differ from the
  * defaults that migration gives old rows, so hashes written by schema 1 and 2 stay valid. */
@@ -94,19 +78,10 @@ static acc_status_t check_refs(acc_db_t *db, const acc_select_table_t *t)
     acc_status_t s;
     size_t i;
     int r = 0;
+    char what[64];
 
-    if ((s = db_prepare(db, "SELECT count(*) FROM topologies WHERE fingerprint = ?1", &st)) !=
-        ACC_OK)
-        return s;
-    db_bind_text(st, 1, t->topo_fingerprint);
-    if ((r = db_step_row(db, st, "looking up the topology")) == 1 && !sqlite3_column_int(st, 0))
-        s = acc_error_set(ACC_ERR_NOT_FOUND,
-                          "%s: the %s selection is for topology %s, which is not stored; store "
-                          "the topology first",
-                          db->path, acc_coll_name(t->coll), t->topo_fingerprint);
-    sqlite3_finalize(st);
-    if (r < 0)
-        return (acc_status_t)r;
+    snprintf(what, sizeof(what), "the %s selection", acc_coll_name(t->coll));
+    s = db_check_topology_stored(db, t->topo_fingerprint, what);
     /* Each plan must exist and be a plan of this collective for every rank of the topology. */
     if (s != ACC_OK || (s = db_prepare(db,
                                        "SELECT p.coll, p.nranks, t.nodes * t.gpus_per_node "
@@ -168,8 +143,8 @@ static acc_status_t insert_entries(acc_db_t *db, const acc_select_table_t *t, in
         const acc_select_entry_t *e = &t->entries[i];
         sqlite3_reset(st);
         sqlite3_bind_int64(st, 1, id);
-        sqlite3_bind_int64(st, 2, to_sql(e->min_bytes));
-        sqlite3_bind_int64(st, 3, to_sql(e->max_bytes));
+        sqlite3_bind_int64(st, 2, db_u64_to_sql(e->min_bytes));
+        sqlite3_bind_int64(st, 3, db_u64_to_sql(e->max_bytes));
         sqlite3_bind_int(st, 4, e->use_nccl);
         db_bind_text(st, 5, e->algo);
         db_bind_text(st, 6, e->params);
@@ -268,8 +243,8 @@ static acc_status_t read_entry(acc_db_t *db, sqlite3_stmt *st, acc_select_table_
     acc_status_t s;
 
     memset(&e, 0, sizeof(e));
-    e.min_bytes = from_sql(sqlite3_column_int64(st, 0));
-    e.max_bytes = from_sql(sqlite3_column_int64(st, 1));
+    e.min_bytes = db_u64_from_sql(sqlite3_column_int64(st, 0));
+    e.max_bytes = db_u64_from_sql(sqlite3_column_int64(st, 1));
     e.use_nccl = sqlite3_column_int(st, 2);
     e.predicted_us = sqlite3_column_double(st, 6);
     e.measured_us = sqlite3_column_double(st, 7);

@@ -273,3 +273,35 @@ const char *db_short(const char *hash, char buf[16])
     snprintf(buf, 16, "%.12s", hash ? hash : "");
     return buf;
 }
+
+sqlite3_int64 db_u64_to_sql(uint64_t v)
+{
+    sqlite3_int64 r;
+    memcpy(&r, &v, sizeof(r));
+    return r;
+}
+
+uint64_t db_u64_from_sql(sqlite3_int64 v)
+{
+    uint64_t r;
+    memcpy(&r, &v, sizeof(r));
+    return r;
+}
+
+acc_status_t db_check_topology_stored(acc_db_t *db, const char *fingerprint, const char *what)
+{
+    sqlite3_stmt *st = NULL;
+    acc_status_t s;
+    int r;
+
+    if ((s = db_prepare(db, "SELECT count(*) FROM topologies WHERE fingerprint = ?1", &st)) !=
+        ACC_OK)
+        return s;
+    db_bind_text(st, 1, fingerprint);
+    if ((r = db_step_row(db, st, "looking up the topology")) == 1 && !sqlite3_column_int(st, 0))
+        s = acc_error_set(ACC_ERR_NOT_FOUND,
+                          "%s: %s: its topology %s is not stored; store the topology first",
+                          db->path, what, fingerprint);
+    sqlite3_finalize(st);
+    return r < 0 ? (acc_status_t)r : s;
+}

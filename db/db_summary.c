@@ -87,6 +87,38 @@ static acc_status_t summarize_selections(acc_db_t *db, acc_buf_t *b, const char 
     return r < 0 ? (acc_status_t)r : ACC_OK;
 }
 
+/* One line per collective with NCCL's choice per size, what the tuner plugin serves:
+ * "    allreduce       NCCL runs from 1 KiB Ring/LL/1ch, from 64 KiB Ring/LL/2ch, ...". */
+static acc_status_t summarize_nccl_choices(acc_db_t *db, acc_buf_t *b, const char *fp)
+{
+    sqlite3_stmt *st = NULL;
+    char coll[32] = "";
+    acc_status_t s;
+    int r;
+
+    if ((s = db_prepare(db,
+                        "SELECT coll, min_bytes, algo, proto, channels FROM nccl_choices "
+                        "WHERE topo_fingerprint = ?1 ORDER BY coll, min_bytes",
+                        &st)) != ACC_OK)
+        return s;
+    db_bind_text(st, 1, fp);
+    while ((r = db_step_row(db, st, "summarizing NCCL's choices")) == 1) {
+        const char *c = text(st, 0);
+        char from[32];
+        int first = strcmp(c, coll) != 0;
+        db_format_bytes(db_u64_from_sql(sqlite3_column_int64(st, 1)), from, sizeof(from));
+        if (first)
+            acc_buf_printf(b, "%s    %-15s NCCL runs", coll[0] ? "\n" : "", c);
+        acc_buf_printf(b, "%s from %s %s/%s/%dch", first ? "" : ",", from, text(st, 2), text(st, 3),
+                       sqlite3_column_int(st, 4));
+        snprintf(coll, sizeof(coll), "%s", c);
+    }
+    if (coll[0])
+        acc_buf_puts(b, "\n");
+    sqlite3_finalize(st);
+    return r < 0 ? (acc_status_t)r : ACC_OK;
+}
+
 static acc_status_t summarize_topologies(acc_db_t *db, acc_buf_t *b)
 {
     sqlite3_stmt *st = NULL;
@@ -108,7 +140,8 @@ static acc_status_t summarize_topologies(acc_db_t *db, acc_buf_t *b)
         acc_buf_printf(b, "  %s (%.12s): %d node%s x %d GPU%s, from %s %s\n",
                        name[0] ? name : "(unnamed)", fp, nodes, nodes == 1 ? "" : "s", gpus,
                        gpus == 1 ? "" : "s", text(st, 4), text(st, 5));
-        if ((s = summarize_selections(db, b, fp)) != ACC_OK)
+        if ((s = summarize_selections(db, b, fp)) != ACC_OK ||
+            (s = summarize_nccl_choices(db, b, fp)) != ACC_OK)
             break;
     }
     sqlite3_finalize(st);

@@ -153,6 +153,13 @@ struct rt_backend {
 extern const rt_backend_t rt_host_backend;
 extern const rt_backend_t rt_cuda_backend;
 
+/* comm/comm_locate.c: where a job finds its machine and its database.  The topology source is
+ * given (an option), else ACC_TOPO ("auto": live discovery).  The database is given, else
+ * ACC_DB, else the first of /etc/acc/acc.db and the install prefix's share/acc/acc.db that
+ * exists; ACC_ERR_NOT_FOUND saying what was looked for and how to build one when none is. */
+const char *rt_topo_source(const char *given);
+acc_status_t rt_db_locate(const char *given, const char **path);
+
 /* comm/comm_load.c: the communicator's shared-memory tag, its tables and where its ranks are.
  * Loading (the topology, the database, the tables, the agreement) never fails: what cannot be
  * used becomes c->fallback_reason; only the bootstrap's failures fail this. */

@@ -1,7 +1,8 @@
 /*
  * acc_select.h - the selection table: for one topology and one collective, which schedule to use
  * for which message size.  The same structure serves the compiler's defaults, user overrides,
- * the database and the NCCL tuner plugin.
+ * the database and the runtime; beside it, NCCL's own choice per size serves the NCCL tuner
+ * plugin.
  *
  * A table is a sorted list of non-overlapping byte ranges [min_bytes, max_bytes], each naming
  * either an acc plan (algorithm, parameters, and the hash of its verified IR text) or "NCCL" with
@@ -92,6 +93,42 @@ typedef struct {
     double us;
 } acc_select_measured_t;
 
+/* ---- NCCL's own choice per size -------------------------------------------------------------
+ *
+ * For one topology and collective: the algorithm, protocol and channel count NCCL runs in each
+ * size range, as acc's selection found them (NCCL's model today, measurements when they exist),
+ * whether or not the selection table leaves the range to NCCL.  It is what the NCCL tuner plugin
+ * serves to jobs that keep NCCL's kernels.  Ranges as in the selection table: sorted,
+ * non-overlapping, inclusive, keyed by NCCL's nBytes; a size outside every range means "no
+ * advice". */
+typedef struct {
+    uint64_t min_bytes, max_bytes; /* inclusive */
+    acc_nccl_algo_t algo;
+    acc_nccl_proto_t proto;
+    int channels;        /* 0: NCCL's own count; else the count to ask NCCL for */
+    double predicted_us; /* at the range's lower end; < 0 unknown */
+    double measured_us;  /* < 0 unknown */
+    acc_select_source_t source;
+} acc_select_nccl_entry_t;
+
+typedef struct {
+    acc_coll_t coll;
+    char topo_fingerprint[ACC_SHA256_HEX_LEN + 1];
+    acc_select_nccl_entry_t *entries; /* sorted by min_bytes, non-overlapping */
+    size_t n, cap;
+} acc_select_nccl_t;
+
+acc_status_t acc_select_nccl_create(acc_coll_t coll, const char *topo_fingerprint,
+                                    acc_select_nccl_t **out);
+void acc_select_nccl_destroy(acc_select_nccl_t *t);
+/* Add a range after the last one.  ACC_ERR_INVALID when it is empty, starts at or before the
+ * last one's end, or names an algorithm or protocol outside NCCL's numbering, negative channels
+ * or an unknown source.  A range that touches the last one and names the same algorithm,
+ * protocol and channels extends it (keeping the first times). */
+acc_status_t acc_select_nccl_append(acc_select_nccl_t *t, const acc_select_nccl_entry_t *e);
+/* The range that holds nbytes, or NULL.  O(log n). */
+const acc_select_nccl_entry_t *acc_select_nccl_lookup(const acc_select_nccl_t *t, uint64_t nbytes);
+
 typedef struct {
     uint64_t min_bytes, max_bytes; /* the sweep; 0: 1 KiB and 4 GiB */
     acc_dtype_t dtype;             /* element type the simulator reduces; default float */
@@ -146,7 +183,10 @@ typedef struct {
     acc_select_row_t *rows; /* one per size of the sweep, ascending */
     size_t nrows;
     acc_select_table_t *table; /* merged, source ACC_SELECT_MODEL */
-    acc_select_plan_t *plans;  /* every plan some row names */
+    /* NCCL's choice at every size of the sweep, merged; NULL when NCCL's model does not cover
+     * the collective (broadcast, reduce) */
+    acc_select_nccl_t *nccl;
+    acc_select_plan_t *plans; /* every plan some row names */
     size_t nplans;
     size_t variants;    /* plans generated and verified */
     size_t simulations; /* acc_sim_plan calls made */

@@ -164,6 +164,7 @@ void acc_select_result_destroy(acc_select_result_t *r)
     acc_free(r->plans);
     acc_free(r->rows);
     acc_select_destroy(r->table);
+    acc_select_nccl_destroy(r->nccl);
     acc_free(r);
 }
 
@@ -349,6 +350,32 @@ static acc_status_t fill_table(acc_select_builder_t *b, acc_select_result_t *r)
     return ACC_OK;
 }
 
+/* NCCL's choice at every size, on the same ranges as the table's entries before merging. */
+static acc_status_t fill_nccl(acc_select_builder_t *b, acc_select_result_t *r)
+{
+    size_t i;
+    acc_status_t st;
+
+    for (i = 0; i < b->nsizes; i++) {
+        const acc_select_row_t *row = &r->rows[i];
+        acc_select_nccl_entry_t e = {.min_bytes = b->sizes[i],
+                                     .max_bytes = range_end(b, i),
+                                     .algo = row->nccl.algo,
+                                     .proto = row->nccl.proto,
+                                     .channels = row->nccl.nchannels,
+                                     .predicted_us = row->nccl.time_us,
+                                     .measured_us = -1,
+                                     .source = ACC_SELECT_MODEL};
+        if (!row->nccl_ok)
+            continue;
+        if (!r->nccl && (st = acc_select_nccl_create(r->coll, b->fingerprint, &r->nccl)) != ACC_OK)
+            return st;
+        if ((st = acc_select_nccl_append(r->nccl, &e)) != ACC_OK)
+            return st;
+    }
+    return ACC_OK;
+}
+
 acc_status_t acc_select_build(acc_select_builder_t *b, acc_coll_t coll, acc_select_result_t **out)
 {
     acc_select_result_t *r = NULL;
@@ -390,8 +417,8 @@ acc_status_t acc_select_build(acc_select_builder_t *b, acc_coll_t coll, acc_sele
     r->simulations = sw.simulations;
     if (st != ACC_OK || (st = collect_plans(b, r, sw.slots, sw.best)) != ACC_OK)
         goto out;
-    if ((st = fill_rows(b, r, sw.best)) == ACC_OK)
-        st = fill_table(b, r);
+    if ((st = fill_rows(b, r, sw.best)) == ACC_OK && (st = fill_table(b, r)) == ACC_OK)
+        st = fill_nccl(b, r);
 out:
     select_sweep_free(&sw);
     acc_free(sw.best);

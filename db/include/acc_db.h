@@ -1,7 +1,8 @@
 /*
  * acc_db.h - the acc database: one SQLite file holding topologies, plans, selection tables,
- * kernels, model profiles, networks, tuning runs and optima.  All SQL lives in db/; the rest of
- * acc calls the typed functions below.  The schema and its meaning are in db/SCHEMA.md.
+ * NCCL's own choice per size, kernels, model profiles, networks, tuning runs and optima.  All SQL
+ * lives in db/; the rest of acc calls the typed functions below.  The schema and its meaning are in
+ * db/SCHEMA.md.
  *
  * Files.  An acc database carries PRAGMA application_id ACC_DB_APPLICATION_ID and its schema
  * version in PRAGMA user_version.  Opening for writing creates a missing or empty file and
@@ -39,7 +40,7 @@ extern "C" {
 #endif
 
 #define ACC_DB_APPLICATION_ID 0x41434331 /* "ACC1" in the file header */
-#define ACC_DB_SCHEMA_VERSION 5          /* the newest schema this acc reads and writes */
+#define ACC_DB_SCHEMA_VERSION 6          /* the newest schema this acc reads and writes */
 /* Longest time a call waits for other writers before giving up with ACC_ERR_BUSY. */
 #define ACC_DB_BUSY_MS 30000
 
@@ -108,8 +109,19 @@ acc_status_t acc_db_put_selection(acc_db_t *db, const acc_select_table_t *table)
 acc_status_t acc_db_get_selection(acc_db_t *db, const char *topo_fingerprint, acc_coll_t coll,
                                   acc_select_table_t **out);
 
+/* ---- NCCL's own choice per size, by (topology fingerprint, collective) -------------------- */
+/* What the NCCL tuner plugin serves (acc_select.h).  Store table->entries for
+ * (table->topo_fingerprint, table->coll), replacing the previous ranges of that key in the same
+ * transaction; the topology must be stored already. */
+acc_status_t acc_db_put_nccl_choices(acc_db_t *db, const acc_select_nccl_t *table);
+/* ACC_ERR_NOT_FOUND when the database has no NCCL choices for this key (a file upgraded from
+ * schema version 4 has none until acc-compile --db builds its tables again). */
+acc_status_t acc_db_get_nccl_choices(acc_db_t *db, const char *topo_fingerprint, acc_coll_t coll,
+                                     acc_select_nccl_t **out);
+
 /* Store one sweep of acc_select_build for the topology stored under topo_fingerprint: every plan
- * the sweep kept, then its table.  A table built for another topology (r->table names another
+ * the sweep kept, then its table and NCCL's choice per size (when NCCL's model covers the
+ * collective).  A table built for another topology (r->table names another
  * fingerprint) is refused with ACC_ERR_INVALID naming both, before anything is stored. */
 acc_status_t acc_db_put_sweep(acc_db_t *db, const char *topo_fingerprint,
                               const acc_select_result_t *r);

@@ -96,7 +96,10 @@ acc_status_t comm_break(acc_comm_t *c, acc_status_t st)
     if (c->error == ACC_OK) {
         c->error = st;
         snprintf(c->error_msg, sizeof(c->error_msg), "%s", acc_error_message());
-        ACC_ERROR(RUNTIME, "rank %d: the communicator is broken: %s", c->rank, c->error_msg);
+        /* A caller that runs the fallback itself (the drop-in NCCL) hands the call on and says
+         * so in its own line, which carries this message. */
+        acc_log(c->external_fallback ? ACC_LOG_DEBUG : ACC_LOG_ERROR, ACC_SUBSYS_RUNTIME,
+                "rank %d: the communicator is broken: %s", c->rank, c->error_msg);
     }
     return st;
 }

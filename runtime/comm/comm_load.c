@@ -22,9 +22,6 @@ typedef struct {
     char reason[248];
 } load_report_t;
 
-/* Where a job finds its database when neither the options nor ACC_DB name one. */
-static const char *const db_search[] = {"/etc/acc/acc.db", ACC_INSTALL_DB_PATH};
-
 static int set_reason(acc_comm_t *c, const char *fmt, ...) ACC_PRINTF(2, 3);
 
 static int set_reason(acc_comm_t *c, const char *fmt, ...)
@@ -36,21 +33,9 @@ static int set_reason(acc_comm_t *c, const char *fmt, ...)
     return -1;
 }
 
-/* The database to read: the option, ACC_DB, or the first of the search path that exists. */
-static const char *db_path(const acc_comm_opts_t *opts)
-{
-    const char *p = opts && opts->db ? opts->db : acc_setting_str(ACC_SETTING_DB);
-    if (p && p[0])
-        return p;
-    for (size_t i = 0; i < sizeof(db_search) / sizeof(db_search[0]); i++)
-        if (access(db_search[i], R_OK) == 0)
-            return db_search[i];
-    return NULL;
-}
-
 static int load_topology(acc_comm_t *c, const acc_comm_opts_t *opts)
 {
-    const char *spec = opts && opts->topo ? opts->topo : acc_setting_str(ACC_SETTING_TOPO);
+    const char *spec = rt_topo_source(opts ? opts->topo : NULL);
     if (acc_topo_load(spec, &c->topo) != ACC_OK)
         return set_reason(c, "topology '%s' (ACC_TOPO): %s", spec, acc_error_message());
     if (acc_topo_ranks(c->topo) != c->nranks)
@@ -100,16 +85,13 @@ static int load_table(acc_comm_t *c, acc_db_t *db, acc_coll_t coll, acc_sha256_t
 
 static int load_tables(acc_comm_t *c, const acc_comm_opts_t *opts, uint8_t digest[])
 {
-    const char *path = db_path(opts);
+    const char *path;
     acc_db_t *db = NULL;
     acc_sha256_t *h = NULL;
     int rc = 0, found = 0;
 
-    if (!path)
-        return set_reason(c,
-                          "no database: ACC_DB is not set and neither /etc/acc/acc.db nor %s "
-                          "exists (acc-compile --topo ... --db FILE builds one)",
-                          ACC_INSTALL_DB_PATH);
+    if (rt_db_locate(opts ? opts->db : NULL, &path) != ACC_OK)
+        return set_reason(c, "%s", acc_error_message());
     if (acc_db_open(path, ACC_DB_READONLY, &db) != ACC_OK)
         return set_reason(c, "%s", acc_error_message()); /* it names the file */
     if (acc_sha256_create(&h) != ACC_OK) {

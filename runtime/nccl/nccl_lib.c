@@ -15,18 +15,27 @@ static nccl_lib_t lib;
 static acc_status_t open_status;
 static char open_msg[512];
 
-static void *sym(const char *name)
+void *nccl_lib_sym(const nccl_lib_t *l, const char *name)
 {
     char p[96];
     void *f;
     snprintf(p, sizeof(p), "p%s", name);
-    f = dlsym(lib.handle, p);
-    return f ? f : dlsym(lib.handle, name);
+    f = dlsym(l->handle, p);
+    return f ? f : dlsym(l->handle, name);
+}
+
+/* acc's drop-in NCCL, installed under NCCL's own name ahead of NCCL, would be found here as
+ * "NCCL": every call would come back to it.  It is the object this very code is part of. */
+static int is_acc_itself(void *entry)
+{
+    Dl_info self, found;
+    return dladdr((void *)nccl_lib_open, &self) && dladdr(entry, &found) &&
+           self.dli_fbase == found.dli_fbase;
 }
 
 #define TAKE(field, name)                                                                          \
     do {                                                                                           \
-        *(void **)&lib.field = sym(name);                                                          \
+        *(void **)&lib.field = nccl_lib_sym(&lib, name);                                           \
         if (!lib.field)                                                                            \
             missing = name;                                                                        \
     } while (0)
@@ -71,6 +80,14 @@ static void open_once(void)
                  missing);
         return;
     }
+    if (is_acc_itself((void *)lib.get_version)) {
+        open_status = ACC_ERR_UNSUPPORTED;
+        snprintf(open_msg, sizeof(open_msg),
+                 "%s is acc's drop-in NCCL, not NCCL; set ACC_NCCL_LIBRARY to the path of the "
+                 "real libnccl.so.2",
+                 path);
+        return;
+    }
     lib.get_version(&v);
     lib.version = v;
     open_status = ACC_OK;
@@ -102,4 +119,25 @@ int nccl_redop(acc_redop_t op)
 {
     static const int map[ACC_RED_COUNT] = {NCCL_SUM, NCCL_PROD, NCCL_MIN, NCCL_MAX, NCCL_AVG};
     return map[op];
+}
+
+/* The inverses read the maps above, so that each pairing is written once. */
+int nccl_dtype_to_acc(int t, acc_dtype_t *out)
+{
+    for (int d = 0; d < ACC_DT_COUNT; d++)
+        if (nccl_dtype((acc_dtype_t)d) == t) {
+            *out = (acc_dtype_t)d;
+            return 1;
+        }
+    return 0;
+}
+
+int nccl_redop_to_acc(int op, acc_redop_t *out)
+{
+    for (int r = 0; r < ACC_RED_COUNT; r++)
+        if (nccl_redop((acc_redop_t)r) == op) {
+            *out = (acc_redop_t)r;
+            return 1;
+        }
+    return 0;
 }

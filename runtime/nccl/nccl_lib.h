@@ -59,8 +59,14 @@ typedef struct {
 acc_status_t nccl_lib_open(const nccl_lib_t **out);
 /* ACC_ERR_NCCL with NCCL's code and its text, prefixed by what was being done. */
 acc_status_t nccl_fail(const nccl_lib_t *lib, nccl_result_t rc, const char *what);
+/* Any other entry point of the library: pnccl<Name> where it has one, else ncclName; NULL when
+ * it has neither (an older NCCL). */
+void *nccl_lib_sym(const nccl_lib_t *lib, const char *name);
 /* acc's data types and reductions as NCCL's (every acc type and reduction has one). */
 int nccl_dtype(acc_dtype_t dt);
 int nccl_redop(acc_redop_t op);
+/* NCCL's as acc's: 1, or 0 where acc has none (int8, int64, fp8, PreMulSum handles, ...). */
+int nccl_dtype_to_acc(int nccl_type, acc_dtype_t *out);
+int nccl_redop_to_acc(int nccl_op, acc_redop_t *out);
 
 #endif

@@ -62,3 +62,47 @@ ACC_TEST(merge_joins_touching_equal_choices_only)
     CHECK_INT(t->entries[1].min_bytes, 300);
     acc_select_destroy(t);
 }
+
+static acc_select_nccl_entry_t nccl_entry(uint64_t lo, uint64_t hi, acc_nccl_algo_t a,
+                                          acc_nccl_proto_t p, int channels)
+{
+    acc_select_nccl_entry_t e = {lo, hi, a, p, channels, (double)lo, -1, ACC_SELECT_MODEL};
+    return e;
+}
+
+/* NCCL's choice per size: ranges in order, touching equal choices joined, gaps left as "no
+ * advice", and anything out of order or outside NCCL's numbering refused. */
+ACC_TEST(nccl_choices_append_in_order_and_look_up)
+{
+    acc_select_nccl_t *t;
+    acc_select_nccl_entry_t e;
+    CHECK_OK(acc_select_nccl_create(ACC_COLL_ALLGATHER, "ab", &t));
+    e = nccl_entry(1024, 2047, ACC_NCCL_ALGO_RING, ACC_NCCL_PROTO_LL, 1);
+    CHECK_OK(acc_select_nccl_append(t, &e));
+    e = nccl_entry(2048, 4095, ACC_NCCL_ALGO_RING, ACC_NCCL_PROTO_LL, 1);
+    CHECK_OK(acc_select_nccl_append(t, &e)); /* the same choice: joined */
+    e = nccl_entry(4096, 8191, ACC_NCCL_ALGO_RING, ACC_NCCL_PROTO_LL, 2);
+    CHECK_OK(acc_select_nccl_append(t, &e)); /* other channels: a range of its own */
+    e = nccl_entry(1u << 20, 1u << 30, ACC_NCCL_ALGO_NVLS, ACC_NCCL_PROTO_SIMPLE, 16);
+    CHECK_OK(acc_select_nccl_append(t, &e));
+    CHECK_INT(t->n, 3);
+    CHECK_INT(t->entries[0].max_bytes, 4095);
+    CHECK_NEAR(t->entries[0].predicted_us, 1024, 0);
+    CHECK_INT(acc_select_nccl_lookup(t, 3000)->channels, 1);
+    CHECK_INT(acc_select_nccl_lookup(t, 8191)->channels, 2);
+    CHECK_INT(acc_select_nccl_lookup(t, 1u << 20)->algo, ACC_NCCL_ALGO_NVLS);
+    CHECK(acc_select_nccl_lookup(t, 8192) == NULL);
+    CHECK(acc_select_nccl_lookup(t, 1023) == NULL);
+    CHECK(acc_select_nccl_lookup(t, (1ull << 30) + 1) == NULL);
+    e = nccl_entry(1u << 29, 1ull << 31, ACC_NCCL_ALGO_RING, ACC_NCCL_PROTO_SIMPLE, 0);
+    CHECK_ERR(acc_select_nccl_append(t, &e), ACC_ERR_INVALID);
+    CHECK_MSG_HAS("does not follow");
+    e = nccl_entry(1ull << 31, 1ull << 32, ACC_NCCL_ALGO_COUNT, ACC_NCCL_PROTO_SIMPLE, 0);
+    CHECK_ERR(acc_select_nccl_append(t, &e), ACC_ERR_INVALID);
+    e = nccl_entry(1ull << 31, 1ull << 32, ACC_NCCL_ALGO_RING, ACC_NCCL_PROTO_SIMPLE, -1);
+    CHECK_ERR(acc_select_nccl_append(t, &e), ACC_ERR_INVALID);
+    CHECK_MSG_HAS("out of range");
+    CHECK_INT(t->n, 3);
+    acc_select_nccl_destroy(t);
+    acc_select_nccl_destroy(NULL);
+}

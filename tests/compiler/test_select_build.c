@@ -112,6 +112,43 @@ ACC_TEST(dgx_h100_allreduce_covers_1k_to_4g)
     acc_topo_destroy(t);
 }
 
+/* NCCL's own choice covers every size of the sweep, the sizes the table gives acc included, and
+ * is the choice of NCCL's model at each size (what the tuner plugin serves). */
+ACC_TEST(nccl_choice_at_every_size)
+{
+    acc_topo_t *t = load("dgx-h100");
+    acc_select_result_t *r = build(t, ACC_COLL_ALLGATHER, NULL);
+    char fp[ACC_SHA256_HEX_LEN + 1];
+    size_t i, acc_sizes = 0;
+
+    CHECK(r->nccl != NULL);
+    CHECK_OK(acc_topo_fingerprint(t, fp));
+    CHECK_STR(r->nccl->topo_fingerprint, fp);
+    CHECK_INT(r->nccl->coll, ACC_COLL_ALLGATHER);
+    CHECK_INT(r->nccl->entries[0].min_bytes, 1024);
+    CHECK_INT(r->nccl->entries[r->nccl->n - 1].max_bytes, 1ull << 32);
+    for (i = 0; i < r->nrows; i++) {
+        const acc_select_row_t *row = &r->rows[i];
+        const acc_select_nccl_entry_t *e = acc_select_nccl_lookup(r->nccl, row->nbytes);
+        CHECK(e != NULL);
+        CHECK_INT(e->algo, row->nccl.algo);
+        CHECK_INT(e->proto, row->nccl.proto);
+        CHECK_INT(e->channels, row->nccl.nchannels);
+        CHECK(e->channels > 0);
+        CHECK(e->source == ACC_SELECT_MODEL && e->measured_us < 0);
+        acc_sizes += !row->use_nccl;
+    }
+    CHECK_MSG(acc_sizes > 0, "the table gives acc no size: the case would not show NCCL's choice "
+                             "where acc runs");
+    for (i = 1; i < r->nccl->n; i++) {
+        const acc_select_nccl_entry_t *a = &r->nccl->entries[i - 1], *b = &r->nccl->entries[i];
+        CHECK_INT(b->min_bytes, a->max_bytes + 1);
+        CHECK(a->algo != b->algo || a->proto != b->proto || a->channels != b->channels);
+    }
+    acc_select_result_destroy(r);
+    acc_topo_destroy(t);
+}
+
 /* The chosen plans are the ones the table names: verified, with the protocol their params
  * say, named by their hash (acc_plan_hash). */
 ACC_TEST(plans_are_verified_and_hashed)
@@ -300,6 +337,7 @@ ACC_TEST(broadcast_is_acc_only)
     acc_select_result_t *r = build(t, ACC_COLL_BROADCAST, NULL);
     size_t i;
 
+    CHECK(r->nccl == NULL); /* no NCCL choice to serve */
     for (i = 0; i < r->nrows; i++) {
         CHECK(!r->rows[i].nccl_ok && !r->rows[i].use_nccl);
         CHECK(r->rows[i].plan >= 0);

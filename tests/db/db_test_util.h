@@ -121,6 +121,46 @@ static inline void tu_check_same_table(const acc_select_table_t *a, const acc_se
     }
 }
 
+/* NCCL's choices in n ranges doubling from 0 bytes, the last one open ended: algorithms,
+ * protocols and channels vary from range to range (channels 0 every fourth: NCCL's own count),
+ * and one range is measured.  variant changes the predicted times. */
+static inline acc_select_nccl_t *tu_nccl(acc_coll_t coll, const char *fp, int n, int variant)
+{
+    acc_select_nccl_t *t = NULL;
+    uint64_t lo = 0;
+    CHECK_OK(acc_select_nccl_create(coll, fp, &t));
+    for (int i = 0; i < n; i++) {
+        acc_select_nccl_entry_t e = {lo,
+                                     i == n - 1 ? UINT64_MAX : (1024ull << i) - 1,
+                                     (acc_nccl_algo_t)(i % ACC_NCCL_ALGO_COUNT),
+                                     (acc_nccl_proto_t)(i % ACC_NCCL_PROTO_COUNT),
+                                     i % 4 == 3 ? 0 : 1 + i,
+                                     5.0 + i + variant,
+                                     i == 2 ? 7.25 : -1.0,
+                                     i == 2 ? ACC_SELECT_MEASURED : ACC_SELECT_MODEL};
+        CHECK_OK(acc_select_nccl_append(t, &e));
+        lo = e.max_bytes + 1;
+    }
+    CHECK_INT(t->n, n);
+    return t;
+}
+
+static inline void tu_check_same_nccl(const acc_select_nccl_t *a, const acc_select_nccl_t *b)
+{
+    CHECK_INT(a->coll, b->coll);
+    CHECK_STR(a->topo_fingerprint, b->topo_fingerprint);
+    CHECK_INT(a->n, b->n);
+    for (size_t i = 0; i < a->n; i++) {
+        const acc_select_nccl_entry_t *x = &a->entries[i], *y = &b->entries[i];
+        CHECK(x->min_bytes == y->min_bytes && x->max_bytes == y->max_bytes);
+        CHECK_INT(x->algo, y->algo);
+        CHECK_INT(x->proto, y->proto);
+        CHECK_INT(x->channels, y->channels);
+        CHECK(x->predicted_us == y->predicted_us && x->measured_us == y->measured_us);
+        CHECK_INT(x->source, y->source);
+    }
+}
+
 /* The distinct plans the acc ranges of a stored table name (at least one), at most cap. */
 static inline size_t tu_named_plans(acc_db_t *db, const char *fp, acc_coll_t coll,
                                     char hashes[][ACC_SHA256_HEX_LEN + 1], size_t cap)

@@ -43,6 +43,13 @@ static void check_stored_sweep(acc_db_t *db, const acc_select_result_t *r)
     CHECK_OK(acc_db_get_selection(db, r->table->topo_fingerprint, r->coll, &t));
     tu_check_same_table(t, r->table);
     acc_select_destroy(t);
+    /* NCCL's choice at every size, what the tuner plugin serves, is stored beside it. */
+    if (r->nccl) {
+        acc_select_nccl_t *nccl = NULL;
+        CHECK_OK(acc_db_get_nccl_choices(db, r->table->topo_fingerprint, r->coll, &nccl));
+        tu_check_same_nccl(nccl, r->nccl);
+        acc_select_nccl_destroy(nccl);
+    }
     for (i = 0; i < r->nplans; i++) {
         acc_plan_t *back = NULL;
         char hash[ACC_SHA256_HEX_LEN + 1];
@@ -91,6 +98,8 @@ ACC_TEST(stores_what_the_sweep_selects_and_again_nothing_new)
     check_stored_sweep(db, r);
     CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM plans"), r->nplans);
     CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM selections"), 1);
+    CHECK(r->nccl != NULL);
+    CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM nccl_choices"), r->nccl->n);
     acc_db_close(db);
 
     /* Again: the same report, and not one byte of data changes. */

@@ -125,6 +125,9 @@ ACC_TEST(db_arch_stores_the_selected_plans_kernels)
     CHECK_MSG(strstr(out_text, want) != NULL, "no '%s' in:\n%s", want, out_text);
     /* The ranges cover every size acc selects for, up to and with 4 GiB. */
     CHECK_MSG(strstr(out_text, " ranges over [1 KiB, 4 GiB]: acc ") != NULL, "%s", out_text);
+    /* And NCCL's choice from the smallest size on, which the tuner plugin serves. */
+    CHECK_MSG(strstr(out_text, "    allreduce       NCCL runs from 1 KiB ") != NULL, "%s",
+              out_text);
     tu_remove(path);
     rm_rf(cache);
 }

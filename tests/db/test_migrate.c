@@ -120,12 +120,12 @@ static void write_old_rows(const char *path, int k, old_data_t *d)
     if (k >= 2) {
         static const uint8_t cubin[] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0x33};
         CHECK_OK(acc_sha256_hex("kernel source", 13, d->source_hash));
-        /* Version 4 keys kernels by type and reduction too. */
+        /* Version 4 keys kernels by type and reduction as well. */
         CHECK(sqlite3_prepare_v2(h,
                                  k >= 4 ? "INSERT INTO kernels VALUES (?1, 'sm_80', 'float', "
                                           "'sum', 'nvrtc 12.2', ?2, ?3, '')"
-                                        : "INSERT INTO kernels VALUES (?1, 'sm_80', 'nvrtc "
-                                          "12.2', ?2, ?3, '')",
+                                        : "INSERT INTO kernels VALUES (?1, 'sm_80', 'nvrtc 12.2', "
+                                          "?2, ?3, '')",
                                  -1, &st, NULL) == SQLITE_OK);
         bind_text(st, 1, d->plan_hash);
         bind_text(st, 2, d->source_hash);
@@ -179,8 +179,8 @@ static void check_upgraded(const char *path, int k, old_data_t *d)
     CHECK_INT(sel->entries[1].source, ACC_SELECT_MODEL);
     CHECK(sel->entries[1].measured_us < 0);
     /* Kernels of versions 2 and 3 do not say which type and reduction they were built for:
-     * version 4 drops them rather than guess, and says how to build them again; those of
-     * version 4 stay. */
+     * version 4 drops them rather than guess, and says how to build them again; later versions
+     * keep them. */
     CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM kernels"), k >= 4);
     if (k >= 3) {
         acc_db_optimum_t o;
@@ -192,6 +192,7 @@ static void check_upgraded(const char *path, int k, old_data_t *d)
     if (k >= 4) {
         CHECK_OK(acc_db_get_kernel(db, d->plan_hash, "sm_80", ACC_DT_F32, ACC_RED_SUM, "nvrtc 12.2",
                                    d->source_hash, &kern));
+        CHECK_INT(kern.cubin_size, 8);
         acc_db_kernel_clear(&kern);
     } else {
         CHECK_ERR(acc_db_get_kernel(db, d->plan_hash, "sm_80", ACC_DT_F32, ACC_RED_SUM,
@@ -200,6 +201,13 @@ static void check_upgraded(const char *path, int k, old_data_t *d)
                   ACC_ERR_NOT_FOUND);
         CHECK_MSG_HAS("acc-compile --topo SRC --db");
         CHECK(kern.cubin == NULL);
+    }
+    /* Before version 6 NCCL's own choices were not kept: none until the tables are built
+     * again, and the message says how. */
+    {
+        acc_select_nccl_t *nccl = NULL;
+        CHECK_ERR(acc_db_get_nccl_choices(db, d->fp, ACC_COLL_ALLREDUCE, &nccl), ACC_ERR_NOT_FOUND);
+        CHECK_MSG_HAS("acc-compile --topo T --db");
     }
     acc_topo_destroy(t);
     acc_plan_destroy(p);
@@ -222,6 +230,14 @@ static void check_upgraded(const char *path, int k, old_data_t *d)
     sel = tu_table(ACC_COLL_ALLREDUCE, d->fp, d->plan_hash, 12, 1);
     CHECK_OK(acc_db_put_selection(db, sel));
     acc_select_destroy(sel);
+    {
+        acc_select_nccl_t *nccl = tu_nccl(ACC_COLL_ALLREDUCE, d->fp, 5, 0), *nback = NULL;
+        CHECK_OK(acc_db_put_nccl_choices(db, nccl));
+        CHECK_OK(acc_db_get_nccl_choices(db, d->fp, ACC_COLL_ALLREDUCE, &nback));
+        tu_check_same_nccl(nback, nccl);
+        acc_select_nccl_destroy(nback);
+        acc_select_nccl_destroy(nccl);
+    }
     {
         static const uint8_t cubin[] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0x33, 0x90};
         memset(&kern, 0, sizeof(kern));

@@ -186,6 +186,73 @@ ACC_TEST(selection_round_trip_and_replace)
     acc_db_close(db);
 }
 
+/* NCCL's own choices, what the tuner plugin serves: every field back as stored, a new put
+ * replaces the old ranges, other collectives are other keys, and a missing key says how to
+ * build it. */
+ACC_TEST(nccl_choices_round_trip_and_replace)
+{
+    const char *path = tu_fresh("store_nccl.db");
+    acc_db_t *db = tu_open(path, 0);
+    acc_select_nccl_t *t, *small, *back = NULL;
+    char fp[ACC_SHA256_HEX_LEN + 1];
+
+    tu_put_synth(db, "nodes=1 gpus=8 nvlink=18", fp);
+    t = tu_nccl(ACC_COLL_ALLGATHER, fp, 12, 0);
+    CHECK_OK(acc_db_put_nccl_choices(db, t));
+    CHECK_OK(acc_db_get_nccl_choices(db, fp, ACC_COLL_ALLGATHER, &back));
+    tu_check_same_nccl(back, t);
+    CHECK(acc_select_nccl_lookup(back, UINT64_MAX) == &back->entries[11]);
+    acc_select_nccl_destroy(back);
+
+    small = tu_nccl(ACC_COLL_ALLGATHER, fp, 3, 4);
+    CHECK_OK(acc_db_put_nccl_choices(db, small));
+    CHECK_OK(acc_db_get_nccl_choices(db, fp, ACC_COLL_ALLGATHER, &back));
+    tu_check_same_nccl(back, small);
+    acc_select_nccl_destroy(back);
+    CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM nccl_choices"), 3);
+
+    back = NULL;
+    CHECK_ERR(acc_db_get_nccl_choices(db, fp, ACC_COLL_ALLREDUCE, &back), ACC_ERR_NOT_FOUND);
+    CHECK_MSG_HAS("no NCCL choices for allreduce");
+    CHECK_MSG_HAS("acc-compile --topo T --db");
+    CHECK(back == NULL);
+    acc_select_nccl_destroy(t);
+    acc_select_nccl_destroy(small);
+    acc_db_close(db);
+}
+
+/* NCCL's choices of an unknown topology are refused; a row altered outside acc (an algorithm
+ * NCCL does not have) is refused on the way out, naming the row and what to do. */
+ACC_TEST(nccl_choices_need_their_topology_and_valid_rows)
+{
+    const char *path = tu_fresh("store_nccl_bad.db");
+    acc_db_t *db = tu_open(path, 0);
+    acc_select_nccl_t *t, *back = NULL;
+    char fp[ACC_SHA256_HEX_LEN + 1], other[ACC_SHA256_HEX_LEN + 1];
+
+    tu_put_synth(db, "nodes=1 gpus=8 nvlink=18", fp);
+    memset(other, 'a', ACC_SHA256_HEX_LEN);
+    other[ACC_SHA256_HEX_LEN] = '\0';
+    t = tu_nccl(ACC_COLL_ALLREDUCE, other, 4, 0);
+    CHECK_ERR(acc_db_put_nccl_choices(db, t), ACC_ERR_NOT_FOUND);
+    CHECK_MSG_HAS("store the topology first");
+    acc_select_nccl_destroy(t);
+    t = tu_nccl(ACC_COLL_ALLREDUCE, fp, 4, 0);
+    t->entries[1].proto = ACC_NCCL_PROTO_COUNT;
+    CHECK_ERR(acc_db_put_nccl_choices(db, t), ACC_ERR_INVALID);
+    t->entries[1].proto = ACC_NCCL_PROTO_LL;
+    CHECK_OK(acc_db_put_nccl_choices(db, t));
+    acc_db_close(db);
+    tu_sql(path, "UPDATE nccl_choices SET algo = 'Butterfly' WHERE min_bytes = 1024");
+    db = tu_open(path, ACC_DB_READONLY);
+    CHECK_ERR(acc_db_get_nccl_choices(db, fp, ACC_COLL_ALLREDUCE, &back), ACC_ERR_PARSE);
+    CHECK_MSG_HAS("invalid row at 1024 bytes (Butterfly/");
+    CHECK_MSG_HAS("rebuild the database");
+    CHECK(back == NULL);
+    acc_select_nccl_destroy(t);
+    acc_db_close(db);
+}
+
 ACC_TEST(selection_needs_its_topology_and_plans)
 {
     const char *path = tu_fresh("store_select_refs.db");
@@ -390,11 +457,15 @@ static void store_everything(acc_db_t *db, const char *topo_src, char fp[ACC_SHA
     acc_topo_destroy(t);
     for (c = 2; c >= 0; c--) { /* allreduce last: the kernel below is built from its plan */
         acc_select_table_t *tab;
+        acc_select_nccl_t *nccl;
         CHECK_INT(plans[c]->coll, c);
         CHECK_OK(acc_db_put_plan(db, plans[c], hash));
         tab = tu_table((acc_coll_t)c, fp, hash, 20, 0);
         CHECK_OK(acc_db_put_selection(db, tab));
         acc_select_destroy(tab);
+        nccl = tu_nccl((acc_coll_t)c, fp, 6, 0);
+        CHECK_OK(acc_db_put_nccl_choices(db, nccl));
+        acc_select_nccl_destroy(nccl);
         acc_plan_destroy(plans[c]);
     }
     memset(&k, 0, sizeof(k));
@@ -468,11 +539,15 @@ ACC_TEST(summary_lists_what_the_file_holds)
     CHECK_OK(acc_db_summary(db, &b));
     printf("%s", b.data);
     CHECK(strncmp(b.data, "kept: database ", 15) == 0);
-    CHECK(strstr(b.data, "schema version 5") != NULL);
+    CHECK(strstr(b.data, "schema version 6") != NULL);
     CHECK(strstr(b.data, "measured times: 0\n") != NULL);
     CHECK(strstr(b.data, "topologies: 1\n  dgx-h100 (") != NULL);
     CHECK(strstr(b.data, "allreduce       20 ranges over [0 B, inf): acc 14, NCCL 6") != NULL);
     CHECK(strstr(b.data, "reduce_scatter") != NULL);
+    /* NCCL's choices, what the tuner plugin serves, from the start of each range. */
+    CHECK(strstr(b.data, "    allgather       NCCL runs from 0 B Tree/LL/1ch, from 1 KiB "
+                         "Ring/LL128/2ch, from 2 KiB CollNetDirect/Simple/3ch, from 4 KiB "
+                         "CollNetChain/LL/0ch,") != NULL);
     CHECK(strstr(b.data, "plans: 3, kernels: 1 (sm_90 1)\n") != NULL);
     CHECK(strstr(b.data, "tuning runs: 1") != NULL);
     CHECK(strstr(b.data, "gpt3-1.3b on dgx-h100") != NULL);

@@ -5,6 +5,8 @@
 #     the C library's headers;
 #   - libacc.so exports acc_* names only, each declared in an installed header, and defines
 #     every function the installed headers declare;
+#   - the NCCL tuner plugin exports ncclTunerPlugin_v4 and _v5 only, the drop-in NCCL NCCL's
+#     names only, and both load from the prefix;
 #   - tests/install/consumer.c builds with pkg-config and with find_package(acc), against
 #     libacc.so and libacc.a, and all four programs print what the installed acc-compile says
 #     of the same topology and plan.
@@ -45,7 +47,7 @@ includedir=$(pkg-config --variable=includedir acc)
 for f in "$libdir/libacc.so" "$libdir/libacc.a" "$includedir/acc/acc.h" \
     "$libdir/cmake/acc/accConfig.cmake" "$libdir/cmake/acc/accConfigVersion.cmake" \
     "$prefix/bin/acc-compile" "$prefix/bin/acc-info" "$prefix/bin/acc-tune" \
-    "$prefix/bin/acc-bench"; do
+    "$prefix/bin/acc-bench" "$libdir/libnccl-tuner-acc.so" "$libdir/libacc-nccl.so"; do
     [ -e "$f" ] || fail "${f#"$prefix"/} was not installed"
 done
 
@@ -80,6 +82,25 @@ comm -23 "$tmp/exported" "$tmp/named" | grep . &&
     fail "libacc.so exports the names above, which no installed header declares; give them a part prefix or hide them"
 comm -13 "$tmp/exported" "$tmp/declared" | grep . &&
     fail "the installed headers declare the functions above, which libacc.so does not define"
+
+step "the NCCL-side libraries: exported names, loadable"
+nm -D --defined-only "$libdir/libnccl-tuner-acc.so" | awk '{print $3}' | sort >"$tmp/tuner"
+printf 'ncclTunerPlugin_v4\nncclTunerPlugin_v5\n' | diff -u - "$tmp/tuner" ||
+    fail "libnccl-tuner-acc.so exports other names than NCCL's two plugin symbols (above)"
+nm -D --defined-only "$libdir/libacc-nccl.so" | awk '{print $3}' | grep -vE '^p?nccl[A-Z]' &&
+    fail "libacc-nccl.so exports the names above; only NCCL's API is public (dropin.map)"
+cat >"$tmp/load.c" <<'EOF'
+#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+    return argc == 2 && dlopen(argv[1], RTLD_NOW | RTLD_LOCAL) ? 0 : (puts(dlerror()), 1);
+}
+EOF
+"$cc" -std=c11 "$tmp/load.c" -o "$tmp/load" -ldl
+for so in libnccl-tuner-acc.so libacc-nccl.so; do
+    "$tmp/load" "$libdir/$so" || fail "$so does not load from the prefix (above)"
+done
 
 step "consumer: pkg-config, libacc.so"
 flags=(-std=c11 -Wall -Wextra -pedantic -Werror)

@@ -26,12 +26,16 @@ typedef struct {
     int nranks;
 } ranks_t;
 
-/* Fork the ranks; each runs fn and exits with its result. */
-static inline void ranks_start(ranks_t *rs, int nranks, rank_fn_t fn, void *arg)
+/* Fork the ranks; each runs fn and exits with its result.  The id's rendezvous is served by
+ * rank 0 (acc_unique_id_local), so the parent runs no thread while it forks; with make_id 0
+ * the ranks get a zeroed id, for ranks that make their own (an NCCL id from rank 0). */
+static inline void ranks_start_id(ranks_t *rs, int nranks, rank_fn_t fn, void *arg, int make_id)
 {
     acc_unique_id_t id;
     CHECK(nranks >= 1 && nranks <= RANKS_MAX);
-    CHECK_OK(acc_unique_id_local(&id));
+    memset(&id, 0, sizeof(id));
+    if (make_id)
+        CHECK_OK(acc_unique_id_local(&id));
     rs->nranks = nranks;
     fflush(stdout);
     fflush(stderr);
@@ -47,6 +51,11 @@ static inline void ranks_start(ranks_t *rs, int nranks, rank_fn_t fn, void *arg)
         rs->pid[r] = pid;
         rs->status[r] = -2;
     }
+}
+
+static inline void ranks_start(ranks_t *rs, int nranks, rank_fn_t fn, void *arg)
+{
+    ranks_start_id(rs, nranks, fn, arg, 1);
 }
 
 /* Wait up to secs for every rank; those still running are killed and get status -1.  Returns
@@ -93,6 +102,14 @@ static inline void ranks_run(int nranks, rank_fn_t fn, void *arg, double secs)
 {
     ranks_t rs;
     ranks_start(&rs, nranks, fn, arg);
+    CHECK_MSG(ranks_wait(&rs, secs) == 0, "%d ranks: not every rank succeeded", nranks);
+}
+
+/* The same for ranks that make their own rendezvous (ranks_start_id with make_id 0). */
+static inline void ranks_run_own_id(int nranks, rank_fn_t fn, void *arg, double secs)
+{
+    ranks_t rs;
+    ranks_start_id(&rs, nranks, fn, arg, 0);
     CHECK_MSG(ranks_wait(&rs, secs) == 0, "%d ranks: not every rank succeeded", nranks);
 }
 
