@@ -9,3 +9,18 @@ double acc_now_s(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+void acc_sleep_until(double t)
+{
+    struct timespec ts;
+    double whole = (double)(int64_t)t;
+    if (t <= acc_now_s())
+        return;
+    ts.tv_sec = (time_t)whole;
+    ts.tv_nsec = (long)((t - whole) * 1e9);
+    if (ts.tv_nsec >= 1000000000L)
+        ts.tv_nsec = 999999999L;
+    /* Interrupted by a signal: sleep the rest. */
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0 && acc_now_s() < t)
+        ;
+}

@@ -101,6 +101,9 @@ typedef struct {
 
 struct acc_comm {
     int rank, nranks;
+    /* the options it was made with (strings copied), which acc_comm_dup passes on */
+    acc_comm_opts_t opts;
+    char *opts_topo, *opts_db;
     acc_backend_t backend_kind;
     int timeout_ms;        /* < 0: none */
     int external_fallback; /* the caller runs the fallback: return ACC_NO_DATA instead */
@@ -142,6 +145,9 @@ struct rt_backend {
 
 extern const rt_backend_t rt_host_backend;
 
+/* comm/comm_load.c: the database a communicator of these options reads: the option, ACC_DB,
+ * or the first of the search path that exists; NULL when there is none.  Borrowed. */
+const char *comm_db_path(const acc_comm_opts_t *opts);
 /* comm/comm_load.c: the communicator's shared-memory tag, its tables and where its ranks are.
  * Loading (the topology, the database, the tables, the agreement) never fails: what cannot be
  * used becomes c->fallback_reason; only the bootstrap's failures fail this. */

@@ -91,6 +91,20 @@ static acc_status_t read_timeout(const acc_comm_opts_t *opts, int *out)
     return ACC_OK;
 }
 
+/* A copy of the options, which a duplicate (acc_comm_dup) is made with. */
+static acc_status_t keep_opts(acc_comm_t *c, const acc_comm_opts_t *opts)
+{
+    if (opts)
+        c->opts = *opts;
+    else
+        acc_comm_opts_init(&c->opts);
+    c->opts.topo = c->opts.db = NULL;
+    if ((opts && opts->topo && !(c->opts.topo = c->opts_topo = acc_strdup(opts->topo))) ||
+        (opts && opts->db && !(c->opts.db = c->opts_db = acc_strdup(opts->db))))
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory for a communicator's options");
+    return ACC_OK;
+}
+
 acc_status_t acc_comm_init_rank(acc_comm_t **out, int nranks, const acc_unique_id_t *id, int rank,
                                 const acc_comm_opts_t *opts)
 {
@@ -111,7 +125,8 @@ acc_status_t acc_comm_init_rank(acc_comm_t **out, int nranks, const acc_unique_i
     c->rank = rank;
     c->nranks = nranks;
     c->external_fallback = opts && opts->external_fallback;
-    if ((st = read_timeout(opts, &c->timeout_ms)) != ACC_OK ||
+    if ((st = keep_opts(c, opts)) != ACC_OK ||
+        (st = read_timeout(opts, &c->timeout_ms)) != ACC_OK ||
         (st = choose_backend(c, opts)) != ACC_OK ||
         (st = boot_create(id, rank, nranks, c->timeout_ms, &c->abort, &c->boot)) != ACC_OK ||
         (st = comm_prepare(c, opts)) != ACC_OK || (st = c->be->create(c, &c->be_state)) != ACC_OK)
@@ -135,6 +150,8 @@ static void comm_free(acc_comm_t *c, int abort)
     acc_topo_destroy(c->topo);
     acc_free(c->node_of);
     boot_destroy(c->boot);
+    acc_free(c->opts_topo);
+    acc_free(c->opts_db);
     acc_free(c);
 }
 

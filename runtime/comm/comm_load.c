@@ -36,8 +36,7 @@ static int set_reason(acc_comm_t *c, const char *fmt, ...)
     return -1;
 }
 
-/* The database to read: the option, ACC_DB, or the first of the search path that exists. */
-static const char *db_path(const acc_comm_opts_t *opts)
+const char *comm_db_path(const acc_comm_opts_t *opts)
 {
     const char *p = opts && opts->db ? opts->db : acc_setting_str(ACC_SETTING_DB);
     if (p && p[0])
@@ -100,7 +99,7 @@ static int load_table(acc_comm_t *c, acc_db_t *db, acc_coll_t coll, acc_sha256_t
 
 static int load_tables(acc_comm_t *c, const acc_comm_opts_t *opts, uint8_t digest[])
 {
-    const char *path = db_path(opts);
+    const char *path = comm_db_path(opts);
     acc_db_t *db = NULL;
     acc_sha256_t *h = NULL;
     int rc = 0, found = 0;
