@@ -104,6 +104,7 @@ struct acc_comm {
     /* the options it was made with (strings copied), which acc_comm_dup passes on */
     acc_comm_opts_t opts;
     char *opts_topo, *opts_db;
+    int duplicate; /* made by acc_comm_dup: its parent has said what it loaded */
     acc_backend_t backend_kind;
     int timeout_ms;        /* < 0: none */
     int external_fallback; /* the caller runs the fallback: return ACC_NO_DATA instead */
@@ -157,6 +158,9 @@ void comm_unload(acc_comm_t *c);
 /* The fallback plan of (coll, root), generated on first use; NULL with the message set. */
 acc_plan_t *comm_fallback_plan(acc_comm_t *c, acc_coll_t coll, int root, rt_fallback_t **fb);
 
+/* comm/comm.c: acc_comm_init_rank, for a duplicate (acc_comm_dup) when duplicate is 1. */
+acc_status_t comm_init(acc_comm_t **out, int nranks, const acc_unique_id_t *id, int rank,
+                       const acc_comm_opts_t *opts, int duplicate);
 /* Break the communicator with the current error message (the first failure wins). */
 acc_status_t comm_break(acc_comm_t *c, acc_status_t st);
 

@@ -108,6 +108,12 @@ static acc_status_t keep_opts(acc_comm_t *c, const acc_comm_opts_t *opts)
 acc_status_t acc_comm_init_rank(acc_comm_t **out, int nranks, const acc_unique_id_t *id, int rank,
                                 const acc_comm_opts_t *opts)
 {
+    return comm_init(out, nranks, id, rank, opts, 0);
+}
+
+acc_status_t comm_init(acc_comm_t **out, int nranks, const acc_unique_id_t *id, int rank,
+                       const acc_comm_opts_t *opts, int duplicate)
+{
     acc_comm_t *c;
     acc_status_t st;
 
@@ -124,6 +130,7 @@ acc_status_t acc_comm_init_rank(acc_comm_t **out, int nranks, const acc_unique_i
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a communicator");
     c->rank = rank;
     c->nranks = nranks;
+    c->duplicate = duplicate;
     c->external_fallback = opts && opts->external_fallback;
     if ((st = keep_opts(c, opts)) != ACC_OK ||
         (st = read_timeout(opts, &c->timeout_ms)) != ACC_OK ||

@@ -36,5 +36,5 @@ acc_status_t acc_comm_dup(acc_comm_t *comm, acc_comm_t **out)
                              "rank %d: acc_comm_dup: rank 0 could not serve a rendezvous (%s); "
                              "see rank 0's log",
                              comm->rank, acc_status_name((acc_status_t)msg.status));
-    return acc_comm_init_rank(out, comm->nranks, &msg.id, comm->rank, &comm->opts);
+    return comm_init(out, comm->nranks, &msg.id, comm->rank, &comm->opts, 1);
 }

@@ -72,7 +72,8 @@ static void engine_free(acc_fusion_t *f)
     else
         acc_comm_destroy(f->ctl);
     pthread_mutex_destroy(&f->lock);
-    pthread_cond_destroy(&f->cv);
+    pthread_cond_destroy(&f->done);
+    pthread_cond_destroy(&f->packed);
     acc_free(f->grads);
     acc_free(f->pack);
     acc_free(f->model);
@@ -109,7 +110,8 @@ acc_status_t acc_fusion_create(acc_comm_t *comm, const acc_fusion_opts_t *opts, 
     f->rank = acc_comm_rank(comm);
     f->nranks = acc_comm_size(comm);
     pthread_mutex_init(&f->lock, NULL);
-    pthread_cond_init(&f->cv, NULL);
+    pthread_cond_init(&f->done, NULL);
+    pthread_cond_init(&f->packed, NULL);
     if ((st = copy_opts(e, &o)) != ACC_OK || (st = acc_comm_dup(comm, &f->ctl)) != ACC_OK) {
         engine_free(f);
         return acc_error_prefix(st, "creating a fusion engine: ");
@@ -205,7 +207,7 @@ acc_status_t acc_fusion_ready(acc_fusion_t *f, int index)
     g->ready_s = t0;
     while (f->prefix < f->ngrads && f->grads[f->prefix].gen == f->gen)
         f->prefix++;
-    pthread_cond_broadcast(&f->cv);
+    fu_packed(f);
     fu_plan(f, 0, acc_now_s());
     pthread_mutex_unlock(&f->lock);
     f->spent += acc_now_s() - t0;
@@ -253,7 +255,7 @@ static void finish(acc_fusion_t *f)
     for (i = 0; i < f->ngrads; i++)
         f->grads[i].gen = f->gen;
     f->prefix = f->ngrads;
-    pthread_cond_broadcast(&f->cv);
+    fu_packed(f);
     fu_plan(f, 1, acc_now_s());
     fu_streams_wait(f);
     f->in_iter = 0;
@@ -322,6 +324,7 @@ acc_status_t acc_fusion_info(const acc_fusion_t *f, acc_fusion_info_t *out)
                                           "iteration starts");
     out->config = f->cfg;
     out->source = f->source;
+    out->started_from = f->started_from;
     out->key = f->key;
     out->tuning = f->online != NULL;
     out->iterations = f->iterations;

@@ -285,6 +285,7 @@ acc_status_t fu_configure(acc_fusion_t *f)
         return st;
     if ((st = fu_apply(f, &c, f->source)) != ACC_OK)
         return st;
+    f->started_from = f->source;
     if (f->rank == 0 && acc_tune_config_format(&f->cfg, text, sizeof(text)) == ACC_OK)
         ACC_INFO(RUNTIME, "fusion engine: %s (%s) for %s on %.12s", text,
                  acc_fusion_source_name(f->source), f->key.model[0] ? f->key.model : "-",

@@ -11,7 +11,10 @@
  * The main thread alone changes the configuration, and only between iterations, when every
  * stream has finished (so nothing else reads it then); during an iteration it publishes
  * progress (gradients packed, buckets queued) under the lock and the streams publish what
- * they finished; f->cv is broadcast on every change.  Data are packed and reduced outside
+ * they finished.  Each waits on a condition of its own, so that a change wakes only those it
+ * concerns (a gradient marked ready wakes no idle stream): a stream on its cv for work, the
+ * streams that follow rank 0 on f->packed for their gradients, the main thread on f->done for
+ * the end of the iteration.  Data are packed and reduced outside
  * the lock: a bucket's bytes belong to its stream from the moment it is queued (and, on
  * ranks that follow rank 0, from the moment its gradients are packed) until it is finished.
  */
@@ -48,6 +51,7 @@ typedef struct {
     int index;
     acc_comm_t *comm; /* its own (acc_comm_dup) */
     pthread_t thread;
+    pthread_cond_t cv; /* work queued, an iteration begun, the engine stopping */
     int running;
     fu_bucket_t *queue; /* what the main thread planned for it, in order */
     size_t qhead, qtail, qcap;
@@ -73,7 +77,7 @@ struct acc_fusion {
     /* the configuration */
     int configured;
     acc_tune_config_t cfg;
-    acc_fusion_source_t source;
+    acc_fusion_source_t source, started_from;
     acc_tune_key_t key;
     int directed; /* 1: rank 0 decides where buckets end and tells the others */
     unsigned char *pack;
@@ -82,7 +86,8 @@ struct acc_fusion {
     fu_stream_t streams[ACC_TUNE_MAX_STREAMS];
     int nstreams_made;
     pthread_mutex_t lock;
-    pthread_cond_t cv;
+    pthread_cond_t done;   /* a stream reached the end of the iteration, or failed */
+    pthread_cond_t packed; /* gradients were packed (streams that follow rank 0 wait) */
     int quit;
     acc_status_t error; /* the first failure of a stream: sticky */
     char error_msg[512];
@@ -130,8 +135,10 @@ acc_status_t fu_stream_push(acc_fusion_t *f, int s, const fu_bucket_t *b);
 void fu_streams_wait(acc_fusion_t *f);
 /* Stop the threads and free the communicators (abort them when the engine failed). */
 void fu_streams_stop(acc_fusion_t *f);
-/* Record a failure (the first one wins).  With f->lock held. */
+/* Record a failure (the first one wins) and wake every waiter.  With f->lock held. */
 void fu_fail(acc_fusion_t *f, acc_status_t st, const char *msg);
+/* Gradients [0, f->prefix) are packed: wake the streams that wait for them.  With f->lock. */
+void fu_packed(acc_fusion_t *f);
 
 /* fusion_config.c */
 /* The job's key: the model (the option, ACC_MODEL, else the gradient list's fingerprint), the

@@ -11,13 +11,29 @@
 
 #include <string.h>
 
+/* Wake every thread of the engine (a failure, the end). */
+static void wake_all(acc_fusion_t *f)
+{
+    int s;
+    pthread_cond_broadcast(&f->done);
+    pthread_cond_broadcast(&f->packed);
+    for (s = 0; s < f->nstreams_made; s++)
+        pthread_cond_signal(&f->streams[s].cv);
+}
+
 void fu_fail(acc_fusion_t *f, acc_status_t st, const char *msg)
 {
     if (f->error != ACC_OK)
         return;
     f->error = st;
     snprintf(f->error_msg, sizeof(f->error_msg), "%s", msg);
-    pthread_cond_broadcast(&f->cv);
+    wake_all(f);
+}
+
+void fu_packed(acc_fusion_t *f)
+{
+    if (f->directed && f->rank != 0)
+        pthread_cond_broadcast(&f->packed);
 }
 
 acc_status_t fu_stream_push(acc_fusion_t *f, int s, const fu_bucket_t *b)
@@ -41,7 +57,7 @@ acc_status_t fu_stream_push(acc_fusion_t *f, int s, const fu_bucket_t *b)
         x->qcap = cap;
     }
     x->queue[x->qtail++] = *b;
-    pthread_cond_broadcast(&f->cv);
+    pthread_cond_signal(&x->cv);
     return ACC_OK;
 }
 
@@ -81,7 +97,7 @@ static acc_status_t wait_packed(fu_stream_t *x, size_t last)
     acc_status_t st = ACC_OK;
     pthread_mutex_lock(&f->lock);
     while (f->prefix < last && !f->quit && f->error == ACC_OK)
-        pthread_cond_wait(&f->cv, &f->lock);
+        pthread_cond_wait(&f->packed, &f->lock);
     if (f->prefix < last)
         st = acc_error_set(ACC_ERR_ABORTED, "fusion engine, stream %d: stopped", x->index);
     pthread_mutex_unlock(&f->lock);
@@ -163,7 +179,7 @@ static void *stream_main(void *arg)
         fu_bucket_t b;
         acc_status_t st;
         while (!f->quit && !has_work(x))
-            pthread_cond_wait(&f->cv, &f->lock);
+            pthread_cond_wait(&x->cv, &f->lock);
         if (f->quit)
             break;
         memset(&b, 0, sizeof(b));
@@ -182,7 +198,7 @@ static void *stream_main(void *arg)
         if (st != ACC_OK || b.last < 0) {
             x->qhead = x->qtail = 0;
             x->done_gen = x->gen;
-            pthread_cond_broadcast(&f->cv);
+            pthread_cond_signal(&f->done);
         }
     }
     pthread_mutex_unlock(&f->lock);
@@ -199,7 +215,9 @@ acc_status_t fu_streams_grow(acc_fusion_t *f, int n)
         x->index = f->nstreams_made;
         if ((st = acc_comm_dup(f->comm, &x->comm)) != ACC_OK)
             return acc_error_prefix(st, "fusion engine, stream %d: ", x->index);
+        pthread_cond_init(&x->cv, NULL);
         if (pthread_create(&x->thread, NULL, stream_main, x) != 0) {
+            pthread_cond_destroy(&x->cv);
             acc_comm_abort(x->comm);
             x->comm = NULL;
             return acc_error_set(ACC_ERR_SYSTEM, "fusion engine: cannot start stream %d", x->index);
@@ -213,9 +231,10 @@ acc_status_t fu_streams_grow(acc_fusion_t *f, int n)
 void fu_streams_begin(acc_fusion_t *f)
 {
     int s;
-    for (s = 0; s < f->cfg.streams; s++)
+    for (s = 0; s < f->cfg.streams; s++) {
         f->streams[s].gen = f->gen;
-    pthread_cond_broadcast(&f->cv);
+        pthread_cond_signal(&f->streams[s].cv);
+    }
 }
 
 void fu_streams_wait(acc_fusion_t *f)
@@ -226,7 +245,7 @@ void fu_streams_wait(acc_fusion_t *f)
         for (s = 0; s < f->cfg.streams; s++)
             busy |= f->streams[s].done_gen < f->gen;
         if (busy)
-            pthread_cond_wait(&f->cv, &f->lock);
+            pthread_cond_wait(&f->done, &f->lock);
     }
 }
 
@@ -235,12 +254,14 @@ void fu_streams_stop(acc_fusion_t *f)
     int s;
     pthread_mutex_lock(&f->lock);
     f->quit = 1;
-    pthread_cond_broadcast(&f->cv);
+    wake_all(f);
     pthread_mutex_unlock(&f->lock);
     for (s = 0; s < f->nstreams_made; s++) {
         fu_stream_t *x = &f->streams[s];
-        if (x->running)
+        if (x->running) {
             pthread_join(x->thread, NULL);
+            pthread_cond_destroy(&x->cv);
+        }
         x->running = 0;
         /* A failed engine's peers may be gone: do not wait for them. */
         if (f->error != ACC_OK)

@@ -124,14 +124,15 @@ acc_status_t acc_fusion_wait(acc_fusion_t *f);
 acc_status_t acc_fusion_set_config(acc_fusion_t *f, const acc_tune_config_t *config);
 
 typedef struct {
-    acc_tune_config_t config;   /* in use (assign is always round robin, algo auto) */
-    acc_fusion_source_t source; /* where it came from */
-    acc_tune_key_t key;         /* the key looked up; key.model "" when none could be made */
-    int tuning;                 /* 1: online tuning is measuring */
-    uint64_t iterations;        /* iterations ended */
-    double last_ms;             /* the last iteration, end to end; 0 before the second */
-    double last_exposed_ms;     /* of it, the time spent in the engine's calls */
-    uint64_t buckets;           /* collectives started in the last iteration */
+    acc_tune_config_t config;         /* in use (assign is always round robin, algo auto) */
+    acc_fusion_source_t source;       /* where it came from */
+    acc_fusion_source_t started_from; /* where the first iteration's came from */
+    acc_tune_key_t key;               /* the key looked up; key.model "" when none could be made */
+    int tuning;                       /* 1: online tuning is measuring */
+    uint64_t iterations;              /* iterations ended */
+    double last_ms;                   /* the last iteration, end to end; 0 before the second */
+    double last_exposed_ms;           /* of it, the time spent in the engine's calls */
+    uint64_t buckets;                 /* collectives started in the last iteration */
 } acc_fusion_info_t;
 
 /* What the engine uses now.  Before the first iteration the configuration is not fixed yet:
