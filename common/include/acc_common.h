@@ -33,6 +33,9 @@ extern "C" {
 
 /* The one definition of acc's version: CMakeLists.txt reads it from this line. */
 #define ACC_VERSION_STRING "0.1.0"
+/* The version of the library loaded (ACC_VERSION_STRING when it was built), for programs that
+ * load it at run time (the Python package). */
+const char *acc_version(void);
 
 #if defined(__GNUC__)
 #define ACC_PRINTF(f, a) __attribute__((format(printf, f, a)))
