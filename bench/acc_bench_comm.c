@@ -288,7 +288,8 @@ int bench_launch(const bench_comm_t *b, bench_rank_fn fn, void *ctx, FILE *out)
         }
         return fn(b, &id, b->rank, out, ctx);
     }
-    if (acc_get_unique_id(&id) != ACC_OK) {
+    /* Rank 0 serves the rendezvous: no thread of acc's runs here when the ranks are forked. */
+    if (acc_unique_id_local(&id) != ACC_OK) {
         fprintf(stderr, "acc-bench: %s\n", acc_error_message());
         return EXIT_INPUT;
     }

@@ -206,6 +206,11 @@ acc_status_t acc_get_unique_id(acc_unique_id_t *id);
 /* An id naming a rendezvous at "HOST:PORT" that rank 0's process serves itself (the
  * MASTER_ADDR:MASTER_PORT convention of launchers): every rank builds it from the same text. */
 acc_status_t acc_unique_id_from_string(const char *host_port, acc_unique_id_t *id);
+/* An id for ranks a launcher forks on this machine: rank 0 serves the rendezvous itself on a
+ * loopback port that was free when the id was made, so the launcher runs no thread of acc's
+ * when it forks (a thread holding an allocator's lock at a fork would leave the child that
+ * lock held). */
+acc_status_t acc_unique_id_local(acc_unique_id_t *id);
 
 typedef enum { ACC_BACKEND_AUTO = 0, ACC_BACKEND_HOST, ACC_BACKEND_CUDA } acc_backend_t;
 const char *acc_backend_name(acc_backend_t b); /* "auto", "host", "cuda" */

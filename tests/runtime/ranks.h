@@ -1,6 +1,6 @@
 /*
  * ranks.h - run a test body as N processes, one rank each, as a launcher would: the parent
- * makes the unique id (serving its rendezvous), forks the ranks, and waits for all of them
+ * makes the unique id (rank 0 serves its rendezvous), forks the ranks, and waits for all of them
  * with a deadline, killing the rest when it passes.  A rank's body returns 0 for success; a
  * failed CHECK inside it ends that process with status 1.  Header-only, for tests/runtime.
  */
@@ -30,7 +30,8 @@ static inline void ranks_start(ranks_t *rs, int nranks, rank_fn_t fn, void *arg)
 {
     acc_unique_id_t id;
     CHECK(nranks >= 1 && nranks <= RANKS_MAX);
-    CHECK_OK(acc_get_unique_id(&id));
+    /* Rank 0 serves the rendezvous: no thread of acc's runs here when the ranks are forked. */
+    CHECK_OK(acc_unique_id_local(&id));
     rs->nranks = nranks;
     fflush(stdout);
     fflush(stderr);

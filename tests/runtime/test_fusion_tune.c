@@ -79,42 +79,48 @@ static int starts_from(int rank, int nranks, const acc_unique_id_t *id, void *ar
     return 0;
 }
 
-static void put_optimum(acc_db_t *db, const acc_tune_target_t *t, uint64_t fusion, int streams,
-                        acc_compress_t comp, int measured)
+/* Store an optimum of resnet50 on gpus=4, the key acc-tune writes, through a connection that is
+ * closed again before the ranks are forked: SQLite's state must not cross a fork. */
+static void put_optimum(const char *path, uint64_t fusion, int streams, acc_compress_t comp,
+                        int measured)
 {
+    acc_db_t *db = NULL;
+    acc_tune_target_t *t = NULL;
     acc_tune_optimum_t opt;
+
+    CHECK_OK(acc_db_open(path, 0, &db));
+    CHECK_OK(acc_tune_target_load("resnet50", "gpus=4", NULL, NULL, db, &t));
+    CHECK_OK(acc_tune_store_prepare(db, t));
     memset(&opt, 0, sizeof(opt));
     acc_tune_config_acc(&opt.config, fusion, streams, ACC_TUNE_ALGO_AUTO);
     opt.config.compress = comp;
     opt.iteration_ms = 500;
     opt.measured = measured;
-    CHECK_OK(acc_tune_optimum_put(db, &t->key, &opt));
+    if (fusion)
+        CHECK_OK(acc_tune_optimum_put(db, &t->key, &opt));
+    acc_tune_target_destroy(t);
+    acc_db_close(db);
 }
 
 ACC_TEST(warm_start_picks_the_stored_optimum)
 {
     const char *path = fresh_db("fusion_warm.db");
-    acc_db_t *db = NULL;
-    acc_tune_target_t *t = NULL;
     expect_t want;
 
     quiet_env();
     setenv("ACC_DB", path, 1);
     setenv("ACC_MODEL", "resnet50", 1);
-    /* The key acc-tune writes for resnet50 on this topology. */
-    CHECK_OK(acc_db_open(path, 0, &db));
-    CHECK_OK(acc_tune_target_load("resnet50", "gpus=4", NULL, NULL, db, &t));
-    CHECK_OK(acc_tune_store_prepare(db, t));
+    put_optimum(path, 0, 1, ACC_COMPRESS_NONE, 0); /* the profile and topology, no optimum */
 
     /* Nothing stored: acc's default. */
     want = (expect_t){ACC_FUSION_FROM_DEFAULT, 25ull << 20, 1, ACC_COMPRESS_NONE};
     ranks_run(NRANKS, starts_from, &want, 120);
     /* acc-tune's optimum. */
-    put_optimum(db, t, 8ull << 20, 3, ACC_COMPRESS_BF16, 0);
+    put_optimum(path, 8ull << 20, 3, ACC_COMPRESS_BF16, 0);
     want = (expect_t){ACC_FUSION_FROM_SIMULATED, 8ull << 20, 3, ACC_COMPRESS_BF16};
     ranks_run(NRANKS, starts_from, &want, 120);
     /* An earlier job's measured optimum comes first. */
-    put_optimum(db, t, 2ull << 20, 2, ACC_COMPRESS_NONE, 1);
+    put_optimum(path, 2ull << 20, 2, ACC_COMPRESS_NONE, 1);
     want = (expect_t){ACC_FUSION_FROM_MEASURED, 2ull << 20, 2, ACC_COMPRESS_NONE};
     ranks_run(NRANKS, starts_from, &want, 120);
     /* The settings override field by field; the rest stays the stored optimum's. */
@@ -125,8 +131,6 @@ ACC_TEST(warm_start_picks_the_stored_optimum)
     setenv("ACC_FUSION_BYTES", "64M", 1);
     want = (expect_t){ACC_FUSION_FROM_SETTINGS, 64ull << 20, 1, ACC_COMPRESS_FP16};
     ranks_run(NRANKS, starts_from, &want, 120);
-    acc_tune_target_destroy(t);
-    acc_db_close(db);
     quiet_env();
 }
 
