@@ -192,15 +192,15 @@ static acc_profile_t *toy_model(void)
     return p;
 }
 
-/* The space: fusion 16K..4M x 1..2 streams x {none, bf16}; 36 configurations of 1 + 2
- * iterations, so a full grid takes 108 iterations and online tuning may take 27. */
-#define PER_CONFIG 3
+/* The space: fusion 16K..1M x 1..2 streams x {none, bf16}; 28 configurations of 1 + 3
+ * iterations, so a full grid takes 112 iterations and online tuning may take 28. */
+#define PER_CONFIG 4
 
 static void toy_space(acc_tune_space_t *sp)
 {
     acc_tune_space_init(sp);
     sp->fusion_min = 16ull << 10;
-    sp->fusion_max = 4ull << 20;
+    sp->fusion_max = 1ull << 20;
     sp->streams_max = 2;
     sp->algos = 1u << ACC_TUNE_ALGO_AUTO;
     sp->assign = ACC_STREAMS_ROUND_ROBIN;
@@ -263,7 +263,7 @@ static void side_by_side(acc_comm_t *c, const acc_profile_t *p, const acc_tune_c
 {
     acc_fusion_opts_t o;
     acc_fusion_replay_t *r = NULL;
-    double ms[2][12], it[PER_CONFIG + 1];
+    double ms[2][4 * PER_CONFIG], it[PER_CONFIG + 1];
     int n = 0;
 
     acc_fusion_opts_init(&o);
@@ -278,7 +278,7 @@ static void side_by_side(acc_comm_t *c, const acc_profile_t *p, const acc_tune_c
         }
     CHECK_OK(acc_fusion_replay_destroy(r));
     for (int i = 0; i < 2; i++) {
-        /* The median of n: sort by insertion, n is 12. */
+        /* The median of n: sort by insertion, n is small. */
         for (int a = 1; a < n; a++)
             for (int b = a; b > 0 && ms[i][b] < ms[i][b - 1]; b--) {
                 double t = ms[i][b];
@@ -325,8 +325,11 @@ static int online(int rank, int nranks, const acc_unique_id_t *id, void *arg)
         CHECK_OK(acc_tune_config_format(&cfg[1], b, sizeof(b)));
         printf("grid (%zu iterations): %s, %.3f ms; online (%d iterations): %s, %.3f ms\n", grid, a,
                med[0], used, b, med[1]);
+#ifndef __SANITIZE_ADDRESS__
+        /* Under the sanitizers the times measure the sanitizers, not the configurations. */
         CHECK_MSG(med[1] <= 1.05 * med[0], "online tuning's %s takes %.3f ms, the grid's %s %.3f",
                   b, med[1], a, med[0]);
+#endif
     }
     /* The next job starts from the measured optimum. */
     acc_fusion_opts_init(&o);
