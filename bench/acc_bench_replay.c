@@ -84,20 +84,6 @@ static acc_status_t calibrate(replay_t *w)
     return st;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    if (n <= 0)
-        return 0;
-    qsort(v, (size_t)n, sizeof(*v), by_value);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* The configuration of a policy that is not tuned online; 0, or 1 with the reason printed. */
 static int fixed_config(replay_t *w, const char *policy, acc_tune_config_t *c, const char **from)
 {
@@ -162,7 +148,7 @@ static void row(replay_t *w, const char *policy, const double *ms, int tuned,
     /* The first iteration builds buffers and streams; after online tuning, its steady state. */
     for (int k = first; k < w->r->iters && n < 4096; k++)
         times[n++] = ms[k];
-    meas = median(times, n);
+    meas = acc_median(times, n);
     if (acc_itersim_run(w->sim, &info->config, &pred) != ACC_OK ||
         acc_tune_config_format(&info->config, cfg, sizeof(cfg)) != ACC_OK) {
         fprintf(stderr, "acc-bench: %s: %s\n", policy, acc_error_message());

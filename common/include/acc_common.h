@@ -322,6 +322,9 @@ uint64_t acc_fnv1a64(const void *data, size_t len);
 double acc_now_s(void);
 /* Sleep until acc_now_s() reaches t (at once when it has). */
 void acc_sleep_until(double t);
+/* The median of n > 0 measurements (v is sorted in place): what timings are reported by, since
+ * one slow outlier on a shared machine moves it less than a mean. */
+double acc_median(double *v, size_t n);
 
 /* ---------------------------------------------------------------------------------------------
  * Small string helpers used by every parser.

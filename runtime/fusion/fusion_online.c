@@ -132,25 +132,13 @@ static int next_request(fu_online_t *o, acc_tune_config_t *next)
     return searching;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), by_value);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Hand the medians to the search and take its next request. */
 static int report(acc_fusion_t *f, fu_online_t *o, acc_tune_config_t *next)
 {
     pthread_mutex_lock(&o->lock);
     memset(&o->result, 0, sizeof(o->result));
-    o->result.iteration_ms = median(o->iter_ms, o->nsamples);
-    o->result.exposed_ms = median(o->exposed_ms, o->nsamples);
+    o->result.iteration_ms = acc_median(o->iter_ms, o->nsamples);
+    o->result.exposed_ms = acc_median(o->exposed_ms, o->nsamples);
     o->result.buffers = (size_t)f->last_buckets;
     o->have = 1;
     pthread_cond_broadcast(&o->cv);

@@ -7,6 +7,7 @@
  */
 #include "acc_fusion.h"
 #include "ranks.h"
+#include "toy_model.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -169,27 +170,9 @@ ACC_TEST(bad_settings_are_refused)
 #define TOY_TENSORS 400
 #define TOY_ELEMS   2048
 
-static acc_profile_t *toy_model(void)
+static acc_profile_t *online_toy(void)
 {
-    acc_profile_t *p = NULL;
-    acc_profile_compute_t c;
-    CHECK_OK(acc_profile_create("online-toy", &p));
-    for (int i = 0; i < TOY_TENSORS; i++) {
-        char name[16];
-        snprintf(name, sizeof(name), "t%03d", i);
-        CHECK_OK(
-            acc_profile_add_tensor(p, name, TOY_ELEMS, ACC_DT_F32, (double)(i + 1) / TOY_TENSORS));
-    }
-    memset(&c, 0, sizeof(c));
-    c.gpu = "sm_90";
-    c.precision = "fp16";
-    c.batch = 1;
-    c.accumulation = 1;
-    c.iteration_ms = 60;
-    c.forward_ms = 40;
-    c.source = "tests/runtime/test_fusion_tune.c: a made-up model";
-    CHECK_OK(acc_profile_add_compute(p, &c));
-    return p;
+    return toy_model("online-toy", TOY_TENSORS, TOY_ELEMS, 60, 40);
 }
 
 /* The space: fusion 16K..1M x 1..2 streams x {none, bf16}; 28 configurations of 1 + 3
@@ -296,7 +279,7 @@ typedef struct {
 static int online(int rank, int nranks, const acc_unique_id_t *id, void *arg)
 {
     const dbs_t *d = arg;
-    acc_profile_t *p = toy_model();
+    acc_profile_t *p = online_toy();
     acc_comm_t *c = NULL;
     acc_fusion_t *f = NULL;
     acc_fusion_opts_t o;

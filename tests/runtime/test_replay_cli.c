@@ -5,7 +5,7 @@
  * seconds; the shipped ones replay the same way, only longer.
  */
 #include "acc_test.h"
-#include "acc_tune.h"
+#include "toy_model.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,25 +40,9 @@ static int run(const char *cmd)
 static const char *toy_profile(void)
 {
     const char *path = acc_test_tmp("replay-toy.yaml");
-    acc_profile_t *p = NULL;
-    acc_profile_compute_t c;
+    acc_profile_t *p = toy_model("replay-toy", 64, 16384, 30, 20);
     acc_buf_t b;
 
-    CHECK_OK(acc_profile_create("replay-toy", &p));
-    for (int i = 0; i < 64; i++) {
-        char name[16];
-        snprintf(name, sizeof(name), "t%02d", i);
-        CHECK_OK(acc_profile_add_tensor(p, name, 16384, ACC_DT_F32, (i + 1) / 64.0));
-    }
-    memset(&c, 0, sizeof(c));
-    c.gpu = "sm_90";
-    c.precision = "fp16";
-    c.batch = 1;
-    c.accumulation = 1;
-    c.iteration_ms = 30;
-    c.forward_ms = 20;
-    c.source = "tests/runtime/test_replay_cli.c: a made-up model";
-    CHECK_OK(acc_profile_add_compute(p, &c));
     acc_buf_init(&b);
     CHECK_OK(acc_profile_dump_yaml(p, &b));
     CHECK_OK(acc_write_file(path, b.data, b.len));
