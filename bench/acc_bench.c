@@ -17,6 +17,8 @@ static const char usage_text[] =
     "usage: acc-bench --backend host PLAN [SWEEP]\n"
     "       acc-bench --runtime host|cuda --nranks N [--topo T] [--db F] [--coll C] [SWEEP]\n"
     "                 [--rank R --bootstrap HOST:PORT]\n"
+    "       acc-bench --model M --runtime host|cuda --nranks N [--topo T] [--db F]\n"
+    "                 [--network NET] [--policy ddp,horovod,acc,online] [--iters K]\n"
     "       acc-bench --help\n"
     "where SWEEP is [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-d TYPE] [-o OP] [-n ITERS]\n"
     "[-w WARMUP] [-c 0|1].\n"
@@ -27,6 +29,16 @@ static const char usage_text[] =
     "(else ACC_DB and the search path), and the last column names what ran per size: acc's\n"
     "plan or the fallback.  C is allreduce (default), allgather, reduce_scatter, broadcast or\n"
     "reduce; -r picks the root.\n"
+    "\n"
+    "--model replays model M's training iterations (a shipped profile or a profile file) on\n"
+    "that runtime: per iteration the profile's compute as time that passes, its gradients\n"
+    "handed to the fusion engine as the backward pass produces them, K iterations (default\n"
+    "20) per policy: ddp (DDP's defaults), horovod (Horovod's), acc (the optimum stored for\n"
+    "M on T with NET: measured, else acc-tune's), online (online tuning from where a job\n"
+    "would start; it stores what it measures in F).  Each row gives the measured iteration\n"
+    "time and exposed communication (the median; online: after tuning) beside the iteration\n"
+    "simulator's prediction for the same setting, priced with allreduce times measured on\n"
+    "the runtime first.  T must name GPUs the profile has a compute time for.\n"
     "\n"
     "PLAN is one of\n"
     "  --plan FILE.yaml     a plan in acc's YAML form (verified before it runs)\n"
@@ -55,11 +67,15 @@ static const char usage_text[] =
     "that do not support in place.\n"
     "Exit status: 0 success, 1 unusable input or wrong results, 2 bad command line.\n";
 
+/* --policy's default: every policy, in the order of the table. */
+static const char all_policies[] = "ddp,horovod,acc,online";
+
 typedef struct {
     const char *backend, *plan, *msccl, *topo, *coll, *algo;
     int lanes, chunks, root;
     bench_sweep_t sweep;
-    bench_comm_t comm; /* --runtime */
+    bench_comm_t comm;     /* --runtime */
+    bench_replay_t replay; /* --model */
 } options_t;
 
 static int usage_error(const char *what, const char *arg)
@@ -118,6 +134,27 @@ static int parse_size(const char *arg, const char *what, uint64_t *out)
     return 0;
 }
 
+/* --model's options: each policy known, and nothing of the size sweep. */
+static int check_replay(options_t *o)
+{
+    bench_replay_t *r = &o->replay;
+    const char *p = r->policies;
+    if (o->coll)
+        return usage_error("--model replays a model: it takes no --coll", NULL);
+    r->iters = o->sweep.iters;
+    if (r->iters < 1)
+        return usage_error("--model needs at least one iteration (--iters)", NULL);
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        if (!((n == 3 && !strncmp(p, "ddp", 3)) || (n == 7 && !strncmp(p, "horovod", 7)) ||
+              (n == 3 && !strncmp(p, "acc", 3)) || (n == 6 && !strncmp(p, "online", 6))))
+            return usage_error("--policy takes a list of ddp, horovod, acc and online, not",
+                               r->policies);
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
 /* --runtime's options; the collective defaults to allreduce. */
 static int check_runtime(options_t *o)
 {
@@ -145,7 +182,7 @@ static int check_runtime(options_t *o)
         return usage_error("-r is not a rank below --nranks", NULL);
     if (o->sweep.min_bytes > o->sweep.max_bytes)
         return usage_error("-b is larger than -e", NULL);
-    return 0;
+    return o->replay.model ? check_replay(o) : 0;
 }
 
 static int check_args(options_t *o)
@@ -154,6 +191,8 @@ static int check_args(options_t *o)
     const bench_sweep_t *s = &o->sweep;
     if (o->comm.runtime)
         return check_runtime(o);
+    if (o->replay.model || o->replay.network || o->replay.policies != all_policies)
+        return usage_error("--model, --network and --policy go with --runtime", NULL);
     if (o->comm.nranks || o->comm.db || o->comm.bootstrap || o->comm.rank >= 0)
         return usage_error("--nranks, --db, --rank and --bootstrap go with --runtime", NULL);
     if (!o->backend)
@@ -186,7 +225,10 @@ static int parse_args(int argc, char **argv, options_t *o)
         OPT_NRANKS,
         OPT_RANK,
         OPT_BOOTSTRAP,
-        OPT_DB
+        OPT_DB,
+        OPT_MODEL,
+        OPT_NETWORK,
+        OPT_POLICY
     };
     static const struct option longopts[] = {
         {"backend", required_argument, NULL, OPT_BACKEND},
@@ -202,6 +244,9 @@ static int parse_args(int argc, char **argv, options_t *o)
         {"rank", required_argument, NULL, OPT_RANK},
         {"bootstrap", required_argument, NULL, OPT_BOOTSTRAP},
         {"db", required_argument, NULL, OPT_DB},
+        {"model", required_argument, NULL, OPT_MODEL},
+        {"network", required_argument, NULL, OPT_NETWORK},
+        {"policy", required_argument, NULL, OPT_POLICY},
         {"minbytes", required_argument, NULL, 'b'},
         {"maxbytes", required_argument, NULL, 'e'},
         {"stepfactor", required_argument, NULL, 'f'},
@@ -222,6 +267,7 @@ static int parse_args(int argc, char **argv, options_t *o)
     memset(o, 0, sizeof(*o));
     o->root = -1;
     o->comm.rank = -1;
+    o->replay.policies = all_policies;
     s->min_bytes = s->max_bytes = 32ull << 20;
     s->factor = 1; /* nccl-tests' defaults: one size, or steps of 1M */
     s->step_bytes = 1u << 20;
@@ -274,6 +320,15 @@ static int parse_args(int argc, char **argv, options_t *o)
             break;
         case OPT_DB:
             o->comm.db = optarg;
+            break;
+        case OPT_MODEL:
+            o->replay.model = optarg;
+            break;
+        case OPT_NETWORK:
+            o->replay.network = optarg;
+            break;
+        case OPT_POLICY:
+            o->replay.policies = optarg;
             break;
         case 'b':
             rc = parse_size(optarg, "-b takes a size such as 8, 64K or 128M, not", &s->min_bytes);
@@ -384,6 +439,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "acc-bench: %s\n", acc_error_message());
         return EXIT_USAGE;
     }
+    if (o.replay.model)
+        return bench_replay(&o.comm, &o.replay, stdout);
     if (o.comm.runtime)
         return bench_comm(&o.comm, &o.sweep, stdout);
     if (get_plan(&o, &plan) != ACC_OK) {

@@ -7,6 +7,7 @@
 
 #include "acc_plan.h"
 #include "cli.h" /* the exit codes every acc program shares */
+#include "acc_runtime.h"
 
 #include <stdio.h>
 
@@ -40,6 +41,26 @@ typedef struct {
 /* Start the ranks (or be one), run the sweep through the communicator's own choices, and have
  * rank 0 print the table with the #wrong column and what ran; the exit status as above. */
 int bench_comm(const bench_comm_t *b, const bench_sweep_t *s, FILE *out);
+
+/* What each rank process runs; its exit status. */
+typedef int (*bench_rank_fn)(const bench_comm_t *b, const acc_unique_id_t *id, int rank, FILE *out,
+                             void *ctx);
+/* Start b->nranks processes running fn (or, with b->rank, be that one rank of a job an external
+ * launcher started) and wait for them; the first failing rank's exit status. */
+int bench_launch(const bench_comm_t *b, bench_rank_fn fn, void *ctx, FILE *out);
+/* The communicator options of --runtime, --topo and --db. */
+int bench_comm_opts(const bench_comm_t *b, acc_comm_opts_t *opts);
+
+/* The replay (acc_bench_replay.c): a model's training iterations on the runtime under each
+ * policy, measured, beside the iteration simulator's prediction for the same setting. */
+typedef struct {
+    const char *model;    /* a shipped profile or a profile file */
+    const char *network;  /* NULL: the topology's own */
+    const char *policies; /* comma-separated: ddp, horovod, acc, online */
+    int iters;
+} bench_replay_t;
+
+int bench_replay(const bench_comm_t *b, const bench_replay_t *r, FILE *out);
 
 /* Elements per byte of the size column, and nccl-tests' bus bandwidth factor. */
 uint64_t bench_size_mult(acc_coll_t coll, int nranks);

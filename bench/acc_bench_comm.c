@@ -290,20 +290,16 @@ static int sweep(run_t *w)
 }
 
 /* One rank: join, sweep, leave. */
-static int run_rank(const bench_comm_t *b, const bench_sweep_t *s, const acc_unique_id_t *id,
-                    int rank, FILE *out)
+static int run_rank(const bench_comm_t *b, const acc_unique_id_t *id, int rank, FILE *out,
+                    void *ctx)
 {
+    const bench_sweep_t *s = ctx;
     acc_comm_opts_t opts;
     run_t w;
     int rc;
 
-    acc_comm_opts_init(&opts);
-    opts.topo = b->topo;
-    opts.db = b->db;
-    if (acc_backend_parse(b->runtime, &opts.backend) != ACC_OK) {
-        fprintf(stderr, "acc-bench: %s\n", acc_error_message());
-        return EXIT_USAGE;
-    }
+    if ((rc = bench_comm_opts(b, &opts)) != EXIT_OK)
+        return rc;
     memset(&w, 0, sizeof(w));
     w.b = b;
     w.s = s;
@@ -321,7 +317,19 @@ static int run_rank(const bench_comm_t *b, const bench_sweep_t *s, const acc_uni
     return rc;
 }
 
-int bench_comm(const bench_comm_t *b, const bench_sweep_t *s, FILE *out)
+int bench_comm_opts(const bench_comm_t *b, acc_comm_opts_t *opts)
+{
+    acc_comm_opts_init(opts);
+    opts->topo = b->topo;
+    opts->db = b->db;
+    if (acc_backend_parse(b->runtime, &opts->backend) != ACC_OK) {
+        fprintf(stderr, "acc-bench: %s\n", acc_error_message());
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+int bench_launch(const bench_comm_t *b, bench_rank_fn fn, void *ctx, FILE *out)
 {
     acc_unique_id_t id;
     pid_t *pids;
@@ -332,8 +340,9 @@ int bench_comm(const bench_comm_t *b, const bench_sweep_t *s, FILE *out)
             fprintf(stderr, "acc-bench: --bootstrap: %s\n", acc_error_message());
             return EXIT_USAGE;
         }
-        return run_rank(b, s, &id, b->rank, out);
+        return fn(b, &id, b->rank, out, ctx);
     }
+    /* Rank 0 serves the rendezvous: no thread of acc's runs here when the ranks are forked. */
     if (acc_unique_id_local(&id) != ACC_OK) {
         fprintf(stderr, "acc-bench: %s\n", acc_error_message());
         return EXIT_INPUT;
@@ -344,7 +353,7 @@ int bench_comm(const bench_comm_t *b, const bench_sweep_t *s, FILE *out)
     for (int r = 0; r < b->nranks; r++) {
         pids[r] = fork();
         if (pids[r] == 0) {
-            int code = run_rank(b, s, &id, r, out);
+            int code = fn(b, &id, r, out, ctx);
             fflush(NULL);
             _exit(code);
         }
@@ -363,4 +372,9 @@ int bench_comm(const bench_comm_t *b, const bench_sweep_t *s, FILE *out)
     }
     free(pids);
     return rc;
+}
+
+int bench_comm(const bench_comm_t *b, const bench_sweep_t *s, FILE *out)
+{
+    return bench_launch(b, run_rank, (void *)s, out);
 }

@@ -25,18 +25,6 @@ static int fail(const char *what)
     return 1;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* The baseline: every tensor's bytes and ready time read once.  The result is printed so that
  * the compiler cannot drop the loop. */
 static volatile double sink;
@@ -56,7 +44,7 @@ static double walk_us(const acc_profile_t *p, int reps)
         t[r] = (acc_now_s() * 1e6) - t0;
     }
     sink = s;
-    return median(t, reps);
+    return acc_median(t, reps);
 }
 
 static int load(const char *model, const char *topo_src, acc_profile_t **p, acc_tune_comm_t **c,
@@ -114,10 +102,10 @@ static int one_iteration(int reps)
             }
             t[r] = (acc_now_s() * 1e6) - t0;
         }
-        printf("  %-22s %12.2f %10.1f %9zu %8llu %12.3f\n", names[k], median(t, reps),
-               median(t, reps) / walk, res.buffers, (unsigned long long)res.events,
+        printf("  %-22s %12.2f %10.1f %9zu %8llu %12.3f\n", names[k], acc_median(t, reps),
+               acc_median(t, reps) / walk, res.buffers, (unsigned long long)res.events,
                res.iteration_ms);
-        if (median(t, reps) > 50e3)
+        if (acc_median(t, reps) > 50e3)
             printf("  ^ above the 50 ms target\n");
     }
     rc = 0;

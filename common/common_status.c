@@ -75,3 +75,8 @@ void acc_error_clear(void)
 {
     error_message[0] = '\0';
 }
+
+const char *acc_version(void)
+{
+    return ACC_VERSION_STRING;
+}

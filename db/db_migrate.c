@@ -161,6 +161,30 @@ static const char step6[] =
     "  PRIMARY KEY (topo_fingerprint, coll, min_bytes)\n"
     ") WITHOUT ROWID;\n";
 
+/* Version 7: an optimum is found by simulation (acc-tune) or measured on the machine (online
+ * tuning in the runtime), and a key keeps one of each, so that they can be compared and the job
+ * can prefer the measured one.  The method joins the primary key; SQLite cannot change a
+ * primary key in place, so the table is made anew.  Optima of versions 3 to 6 were written by
+ * acc-tune's simulator or by hand, both of which the default 'itersim' describes. */
+static const char step7[] =
+    "CREATE TABLE optima_v7 (\n"
+    "  model TEXT NOT NULL REFERENCES model_profiles(name),\n"
+    "  topo_fingerprint TEXT NOT NULL REFERENCES topologies(fingerprint),\n"
+    "  network TEXT NOT NULL,\n"
+    "  method TEXT NOT NULL CHECK (length(method) > 0),\n"
+    "  fusion_bytes INTEGER NOT NULL CHECK (fusion_bytes >= 0),\n"
+    "  streams INTEGER NOT NULL CHECK (streams >= 1),\n"
+    "  algo TEXT NOT NULL,\n"
+    "  params TEXT NOT NULL,\n"
+    "  score REAL NOT NULL,\n"
+    "  run_id INTEGER REFERENCES tuning_runs(id),\n"
+    "  PRIMARY KEY (model, topo_fingerprint, network, method)\n"
+    ");\n"
+    "INSERT INTO optima_v7 SELECT model, topo_fingerprint, network, 'itersim', fusion_bytes, "
+    "streams, algo, params, score, run_id FROM optima;\n"
+    "DROP TABLE optima;\n"
+    "ALTER TABLE optima_v7 RENAME TO optima;\n";
+
 static const db_migration_t migrations[] = {
     {1, "topologies, plans and selection tables", step1},
     {2, "kernels", step2},
@@ -168,6 +192,7 @@ static const db_migration_t migrations[] = {
     {4, "kernels by data type and reduction (older kernels dropped)", step4},
     {5, "measured times per topology, plan and size", step5},
     {6, "NCCL's own choice per size range, for the tuner plugin", step6},
+    {7, "optima by method: simulated and measured side by side", step7},
 };
 
 /* The list and the version constant must move together. */

@@ -157,8 +157,8 @@ static acc_status_t summarize_optima(acc_db_t *db, acc_buf_t *b)
     if ((s = db_prepare(db,
                         "SELECT o.model, coalesce(t.name, ''), o.topo_fingerprint, o.network, "
                         "o.fusion_bytes, o.streams, o.algo, o.params, o.score, "
-                        "coalesce(o.run_id, 0) FROM optima o LEFT JOIN topologies t ON "
-                        "t.fingerprint = o.topo_fingerprint ORDER BY 1, 2, 3, 4",
+                        "coalesce(o.run_id, 0), o.method FROM optima o LEFT JOIN topologies t "
+                        "ON t.fingerprint = o.topo_fingerprint ORDER BY 1, 2, 3, 4, 11",
                         &st)) != ACC_OK)
         return s;
     while ((r = db_step_row(db, st, "summarizing optima")) == 1) {
@@ -166,10 +166,11 @@ static acc_status_t summarize_optima(acc_db_t *db, acc_buf_t *b)
         const char *net = text(st, 3);
         const char *params = text(st, 7);
         db_format_bytes((uint64_t)sqlite3_column_int64(st, 4), fusion, sizeof(fusion));
-        acc_buf_printf(b, "  %s on %s (%.12s)%s%s: fusion %s, %d stream%s, %s%s%s, score %g",
-                       text(st, 0), text(st, 1), text(st, 2), net[0] ? " over " : "", net, fusion,
-                       sqlite3_column_int(st, 5), sqlite3_column_int(st, 5) == 1 ? "" : "s",
-                       text(st, 6), params[0] ? " " : "", params, sqlite3_column_double(st, 8));
+        acc_buf_printf(b, "  %s on %s (%.12s)%s%s, %s: fusion %s, %d stream%s, %s%s%s, score %g",
+                       text(st, 0), text(st, 1), text(st, 2), net[0] ? " over " : "", net,
+                       text(st, 10), fusion, sqlite3_column_int(st, 5),
+                       sqlite3_column_int(st, 5) == 1 ? "" : "s", text(st, 6), params[0] ? " " : "",
+                       params, sqlite3_column_double(st, 8));
         if (sqlite3_column_int64(st, 9))
             acc_buf_printf(b, " (run %lld)", (long long)sqlite3_column_int64(st, 9));
         acc_buf_puts(b, "\n");

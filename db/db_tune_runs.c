@@ -254,11 +254,11 @@ static acc_status_t put_opt(acc_db_t *db, void *ctx)
     }
     if ((s = db_prepare(db,
                         "INSERT INTO optima (model, topo_fingerprint, network, fusion_bytes, "
-                        "streams, algo, params, score, run_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-                        "?7, ?8, ?9) ON CONFLICT (model, topo_fingerprint, network) DO UPDATE "
-                        "SET fusion_bytes = excluded.fusion_bytes, streams = excluded.streams, "
-                        "algo = excluded.algo, params = excluded.params, score = excluded.score, "
-                        "run_id = excluded.run_id",
+                        "streams, algo, params, score, run_id, method) VALUES (?1, ?2, ?3, ?4, "
+                        "?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (model, topo_fingerprint, network, "
+                        "method) DO UPDATE SET fusion_bytes = excluded.fusion_bytes, streams = "
+                        "excluded.streams, algo = excluded.algo, params = excluded.params, score = "
+                        "excluded.score, run_id = excluded.run_id",
                         &st)) != ACC_OK)
         return s;
     db_bind_text(st, 1, o->model);
@@ -273,6 +273,7 @@ static acc_status_t put_opt(acc_db_t *db, void *ctx)
         sqlite3_bind_int64(st, 9, o->run_id);
     else
         sqlite3_bind_null(st, 9);
+    db_bind_text(st, 10, o->method);
     s = db_step_done(db, st, "storing an optimum");
     sqlite3_finalize(st);
     return s;
@@ -284,6 +285,7 @@ acc_status_t acc_db_put_optimum(acc_db_t *db, const acc_db_optimum_t *opt)
     acc_status_t s;
 
     if ((s = check_tune_key(db, opt->model, opt->topo_fingerprint, opt->network)) != ACC_OK ||
+        (s = db_check_field(db, opt->method, sizeof(opt->method), 1, "optimum method")) != ACC_OK ||
         (s = db_check_field(db, opt->algo, sizeof(opt->algo), 0, "optimum algorithm")) != ACC_OK ||
         (s = db_check_field(db, opt->params, sizeof(opt->params), 0, "optimum parameters")) !=
             ACC_OK)
@@ -301,7 +303,7 @@ acc_status_t acc_db_put_optimum(acc_db_t *db, const acc_db_optimum_t *opt)
 
 #define OPT_COLUMNS                                                                                \
     "SELECT model, topo_fingerprint, network, fusion_bytes, streams, algo, params, score, "        \
-    "coalesce(run_id, 0) FROM optima "
+    "coalesce(run_id, 0), method FROM optima "
 
 static acc_status_t read_opt(acc_db_t *db, sqlite3_stmt *st, acc_db_optimum_t *o)
 {
@@ -318,13 +320,14 @@ static acc_status_t read_opt(acc_db_t *db, sqlite3_stmt *st, acc_db_optimum_t *o
             ACC_OK ||
         (s = db_column_text(db, st, 5, o->algo, sizeof(o->algo), "optimum algorithm")) != ACC_OK ||
         (s = db_column_text(db, st, 6, o->params, sizeof(o->params), "optimum parameters")) !=
-            ACC_OK)
+            ACC_OK ||
+        (s = db_column_text(db, st, 9, o->method, sizeof(o->method), "optimum method")) != ACC_OK)
         return s;
     return ACC_OK;
 }
 
 typedef struct {
-    const char *model, *fp, *network;
+    const char *model, *fp, *network, *method;
     acc_db_optimum_t *items; /* get: one, caller's; list: grown here */
     size_t n, cap;
     int list;
@@ -339,15 +342,16 @@ static acc_status_t read_opts(acc_db_t *db, void *ctx)
 
     o->n = 0;
     if ((s = db_prepare(db,
-                        o->list ? OPT_COLUMNS "ORDER BY model, topo_fingerprint, network"
+                        o->list ? OPT_COLUMNS "ORDER BY model, topo_fingerprint, network, method"
                                 : OPT_COLUMNS "WHERE model = ?1 AND topo_fingerprint = ?2 AND "
-                                              "network = ?3",
+                                              "network = ?3 AND method = ?4",
                         &st)) != ACC_OK)
         return s;
     if (!o->list) {
         db_bind_text(st, 1, o->model);
         db_bind_text(st, 2, o->fp);
         db_bind_text(st, 3, o->network);
+        db_bind_text(st, 4, o->method);
     }
     while ((r = db_step_row(db, st, "loading optima")) == 1) {
         if (o->list) {
@@ -369,27 +373,28 @@ static acc_status_t read_opts(acc_db_t *db, void *ctx)
 }
 
 acc_status_t acc_db_get_optimum(acc_db_t *db, const char *model, const char *topo_fingerprint,
-                                const char *network, acc_db_optimum_t *out)
+                                const char *network, const char *method, acc_db_optimum_t *out)
 {
-    opts_t o = {model, topo_fingerprint, network, out, 0, 1, 0};
+    opts_t o = {model, topo_fingerprint, network, method, out, 0, 1, 0};
     acc_status_t s;
 
     memset(out, 0, sizeof(*out));
     if ((s = check_tune_key(db, model, topo_fingerprint, network)) != ACC_OK ||
+        (s = db_check_field(db, method, sizeof(out->method), 1, "optimum method")) != ACC_OK ||
         (s = db_txn(db, 0, "loading an optimum", read_opts, &o)) != ACC_OK)
         return s;
     if (o.n == 0)
         return acc_error_set(ACC_ERR_NOT_FOUND,
-                             "%s: no optimum for model %s on topology %.12s%s%s; find one with "
-                             "acc-tune",
-                             db->path, model, topo_fingerprint, network[0] ? " over " : "",
+                             "%s: no %s optimum for model %s on topology %.12s%s%s; find one "
+                             "with acc-tune",
+                             db->path, method, model, topo_fingerprint, network[0] ? " over " : "",
                              network);
     return ACC_OK;
 }
 
 acc_status_t acc_db_list_optima(acc_db_t *db, acc_db_optimum_t **out, size_t *count)
 {
-    opts_t o = {NULL, NULL, NULL, NULL, 0, 0, 1};
+    opts_t o = {NULL, NULL, NULL, NULL, NULL, 0, 0, 1};
     acc_status_t s = db_txn(db, 0, "listing optima", read_opts, &o);
 
     *out = NULL;

@@ -14,8 +14,10 @@
  *   acc_select.h    selection tables (which schedule for which message size) and the report
  *   acc_kernels.h   CUDA code generation, NVRTC compilation and the kernel cache
  *   acc_db.h        the SQLite database of topologies, plans, tables, kernels and tuning runs
- *   acc_runtime.h   the host executor, the CUDA driver layer and the single-GPU executor
  *   acc_tune.h      model profiles, the training-iteration simulator and the fusion search
+ *   acc_runtime.h   communicators, the host executor, the CUDA driver layer, the single-GPU
+ *                   executor
+ *   acc_fusion.h    the fusion engine: gradients in buckets on streams, tuned online
  *
  * The build checks that this list is exactly the set of installed headers.
  */
@@ -30,7 +32,8 @@
 #include "acc_select.h"
 #include "acc_kernels.h"
 #include "acc_db.h"
-#include "acc_runtime.h"
 #include "acc_tune.h"
+#include "acc_runtime.h"
+#include "acc_fusion.h"
 
 #endif /* ACC_H */

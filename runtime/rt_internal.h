@@ -103,6 +103,10 @@ typedef struct {
 
 struct acc_comm {
     int rank, nranks;
+    /* the options it was made with (strings copied), which acc_comm_dup passes on */
+    acc_comm_opts_t opts;
+    char *opts_topo, *opts_db;
+    int duplicate; /* made by acc_comm_dup: its parent has said what it loaded */
     acc_backend_t backend_kind;
     int timeout_ms;        /* < 0: none */
     int external_fallback; /* the caller runs the fallback: return ACC_NO_DATA instead */
@@ -160,6 +164,9 @@ extern const rt_backend_t rt_cuda_backend;
 const char *rt_topo_source(const char *given);
 acc_status_t rt_db_locate(const char *given, const char **path);
 
+/* comm/comm_load.c: the database a communicator of these options reads: the option, ACC_DB,
+ * or the first of the search path that exists; NULL when there is none.  Borrowed. */
+const char *comm_db_path(const acc_comm_opts_t *opts);
 /* comm/comm_load.c: the communicator's shared-memory tag, its tables and where its ranks are.
  * Loading (the topology, the database, the tables, the agreement) never fails: what cannot be
  * used becomes c->fallback_reason; only the bootstrap's failures fail this. */
@@ -176,6 +183,10 @@ acc_plan_t *comm_fallback_plan(acc_comm_t *c, acc_coll_t coll, int root, rt_fall
  * for all, so that all give up together instead of waiting for a peer that already has. */
 acc_status_t comm_agree(acc_comm_t *c, acc_status_t mine, const char *step);
 
+
+/* comm/comm.c: acc_comm_init_rank, for a duplicate (acc_comm_dup) when duplicate is 1. */
+acc_status_t comm_init(acc_comm_t **out, int nranks, const acc_unique_id_t *id, int rank,
+                       const acc_comm_opts_t *opts, int duplicate);
 /* Break the communicator with the current error message (the first failure wins). */
 acc_status_t comm_break(acc_comm_t *c, acc_status_t st);
 

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages="cmake ninja-build pkg-config gcc g++ clang libclang-rt-14-dev libhwloc-dev hwloc
-          libyaml-dev libxml2-dev libsqlite3-dev libssl-dev"
+          libyaml-dev libxml2-dev libsqlite3-dev libssl-dev python3"
 missing=""
 for p in $packages; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

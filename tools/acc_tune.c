@@ -14,7 +14,8 @@ static const char usage_text[] =
     "usage: acc-tune --model M --topo T [--network N] [--strategy grid|bayes|halving]\n"
     "                [--budget K] [--seed S] [--policy acc|ddp|horovod] [--cycle-ms X]\n"
     "                [--algo auto,acc,nccl] [--fusion-min SIZE] [--fusion-max SIZE]\n"
-    "                [--streams-max N] [--nccl-only] [--precision P] [--csv] [--quiet] --db FILE\n"
+    "                [--streams-max N] [--compress none,fp16,bf16] [--nccl-only]\n"
+    "                [--precision P] [--csv] [--quiet] --db FILE\n"
     "       acc-tune show --db FILE [--model M] [--topo T [--network N]] [--csv]\n"
     "       acc-tune plot FILE.svg --db FILE --model M --topo T [--network N]\n"
     "       acc-tune export --format env|ddp|horovod --db FILE --model M --topo T [--network N]\n"
@@ -45,16 +46,19 @@ static const char usage_text[] =
     "  --cycle-ms X       horovod: the cycle (default 1); acc: a buffer's timeout (0: none)\n"
     "  --algo LIST        collective choices searched (default all the times have)\n"
     "  --fusion-min/--fusion-max SIZE, --streams-max N   bounds of the space\n"
+    "  --compress LIST    compressions of fp32 gradients searched (default none)\n"
     "  --nccl-only        price collectives with NCCL's model only (fast; no acc plans)\n"
     "  --precision P      the profile's compute entry of this precision (fp16, bf16, ...)\n"
     "  --csv              print every evaluation as CSV instead of the table\n"
     "  --quiet            no progress on standard error\n"
     "  --db FILE          the acc database (created when missing)\n"
     "\n"
-    "show     the optima and the best runs (--csv: every run)\n"
+    "show     the optima, simulated and measured (by a job's online tuning) side by side,\n"
+    "         and the best runs (--csv: every run)\n"
     "plot     an SVG heatmap of iteration time over fusion size x streams for one key, the\n"
     "         optimum framed and the baselines noted\n"
-    "export   the optimum as settings: env (ACC_FUSION_BYTES, ACC_STREAMS), ddp\n"
+    "export   the optimum (the measured one when there is one) as settings: env\n"
+    "         (ACC_FUSION_BYTES, ACC_STREAMS, ACC_COMPRESSION), ddp\n"
     "         (bucket_cap_mb) or horovod (HOROVOD_FUSION_THRESHOLD, HOROVOD_NUM_NCCL_STREAMS)\n"
     "\n"
     "Exit status: 0 success, 1 unusable input (model, topology, database, no optimum),\n"
@@ -95,6 +99,7 @@ enum {
     OPT_FMIN,
     OPT_FMAX,
     OPT_SMAX,
+    OPT_COMPRESS,
     OPT_NCCL_ONLY,
     OPT_PRECISION,
     OPT_CSV,
@@ -117,6 +122,7 @@ static const struct option longopts[] = {
     {"fusion-min", required_argument, NULL, OPT_FMIN},
     {"fusion-max", required_argument, NULL, OPT_FMAX},
     {"streams-max", required_argument, NULL, OPT_SMAX},
+    {"compress", required_argument, NULL, OPT_COMPRESS},
     {"nccl-only", no_argument, NULL, OPT_NCCL_ONLY},
     {"precision", required_argument, NULL, OPT_PRECISION},
     {"csv", no_argument, NULL, OPT_CSV},
@@ -220,6 +226,10 @@ static int parse_option(int c, const char *arg, tune_opts_t *o)
     case OPT_ALGO:
         o->algos_given = 1;
         return parse_algos(arg, &o->space.algos);
+    case OPT_COMPRESS:
+        if (acc_compress_parse_list(arg, &o->space.compressions) != ACC_OK)
+            return usage_error(acc_error_message(), NULL);
+        break;
     case OPT_FMIN:
     case OPT_FMAX:
         if (acc_parse_size(arg, &size) != ACC_OK || !size || (size & (size - 1)))

@@ -68,25 +68,59 @@ static void runs_csv(acc_buf_t *b, const acc_db_tuning_run_t *runs, size_t n,
     }
 }
 
+/* One side of a key's optima: fusion, streams, compression and iteration time, or dashes. */
+static void optimum_cells(acc_buf_t *b, const acc_db_optimum_t *o)
+{
+    acc_tune_config_t c;
+    if (!o) {
+        acc_buf_printf(b, "  %8s %7s %-8s %12s", "-", "-", "-", "-");
+        return;
+    }
+    /* The stored text form says the compression; one written by hand has none. */
+    if (acc_tune_config_parse(o->params, &c) != ACC_OK)
+        c.compress = ACC_COMPRESS_NONE;
+    acc_buf_printf(b, "  %7lluK %7d %-8s %12.3f", (unsigned long long)(o->fusion_bytes >> 10),
+                   o->streams, acc_compress_name(c.compress), o->score / 1000.0);
+}
+
+static int same_key(const acc_db_optimum_t *a, const acc_db_optimum_t *b)
+{
+    return strcmp(a->model, b->model) == 0 &&
+           strcmp(a->topo_fingerprint, b->topo_fingerprint) == 0 &&
+           strcmp(a->network, b->network) == 0;
+}
+
+/* One line per key: the simulated optimum (acc-tune) beside the measured one (a job's online
+ * tuning), then the configurations in full.  Optima come sorted by key, then method. */
 static void optima_table(acc_buf_t *b, const acc_db_optimum_t *opt, size_t n,
                          const acc_db_tuning_run_t *runs, size_t nruns,
                          const acc_db_topo_info_t *topos, size_t ntopos)
 {
-    size_t i, j;
-    acc_buf_printf(b, "optima (%zu)\n%-12s %-24s %-10s %8s %7s %-5s %12s %6s %s\n", n, "model",
-                   "topology", "network", "fusion", "streams", "algo", "iteration ms", "runs",
-                   "configuration");
-    for (i = 0; i < n; i++) {
-        size_t count = 0;
-        for (j = 0; j < nruns; j++)
-            count += strcmp(runs[j].model, opt[i].model) == 0 &&
-                     strcmp(runs[j].topo_fingerprint, opt[i].topo_fingerprint) == 0 &&
-                     strcmp(runs[j].network, opt[i].network) == 0;
-        acc_buf_printf(b, "%-12s %-24.24s %-10s %7lluK %7d %-5s %12.3f %6zu %s\n", opt[i].model,
+    size_t i, j, keys = 0;
+    for (i = 0; i < n; i++)
+        keys += i == 0 || !same_key(&opt[i - 1], &opt[i]);
+    acc_buf_printf(b, "optima (%zu)\n%-12s %-24s %-10s  %-41s  %-41s %6s\n", keys, "", "", "",
+                   "simulated (acc-tune)", "measured (online tuning)", "");
+    acc_buf_printf(b, "%-12s %-24s %-10s  %8s %7s %-8s %12s  %8s %7s %-8s %12s %6s\n", "model",
+                   "topology", "network", "fusion", "streams", "compress", "iteration ms", "fusion",
+                   "streams", "compress", "iteration ms", "runs");
+    for (i = 0; i < n; i = j) {
+        const acc_db_optimum_t *sim = NULL, *meas = NULL;
+        size_t count = 0, k;
+        for (j = i; j < n && same_key(&opt[i], &opt[j]); j++)
+            *(strcmp(opt[j].method, ACC_TUNE_MEASURED) == 0 ? &meas : &sim) = &opt[j];
+        for (k = 0; k < nruns; k++)
+            count += strcmp(runs[k].model, opt[i].model) == 0 &&
+                     strcmp(runs[k].topo_fingerprint, opt[i].topo_fingerprint) == 0 &&
+                     strcmp(runs[k].network, opt[i].network) == 0;
+        acc_buf_printf(b, "%-12s %-24.24s %-10s", opt[i].model,
                        topo_label(topos, ntopos, opt[i].topo_fingerprint),
-                       opt[i].network[0] ? opt[i].network : "-",
-                       (unsigned long long)(opt[i].fusion_bytes >> 10), opt[i].streams, opt[i].algo,
-                       opt[i].score / 1000.0, count, opt[i].params);
+                       opt[i].network[0] ? opt[i].network : "-");
+        optimum_cells(b, sim);
+        optimum_cells(b, meas);
+        acc_buf_printf(b, " %6zu\n", count);
+        for (k = i; k < j; k++)
+            acc_buf_printf(b, "    %-9s %s\n", opt[k].method, opt[k].params);
     }
 }
 
@@ -252,13 +286,14 @@ static void export_text(acc_buf_t *b, const char *format, const acc_tune_target_
     char cfg[ACC_TUNE_CONFIG_TEXT_MAX], title[512];
     acc_tune_config_format(c, cfg, sizeof(cfg));
     acc_tune_target_title(t, title, sizeof(title));
-    acc_buf_printf(b,
-                   "# acc-tune optimum for %s\n# %s: %.3f ms per iteration (simulated), run %lld\n",
-                   title, cfg, opt->iteration_ms, (long long)opt->run_id);
+    acc_buf_printf(b, "# acc-tune optimum for %s\n# %s: %.3f ms per iteration (%s), run %lld\n",
+                   title, cfg, opt->iteration_ms, opt->measured ? "measured" : "simulated",
+                   (long long)opt->run_id);
     if (strcmp(format, "env") == 0) {
-        /* acc's runtime settings-to-be: not rows of the settings table until code reads them. */
-        acc_buf_printf(b, "ACC_FUSION_BYTES=%llu\nACC_STREAMS=%d\n",
-                       (unsigned long long)c->fusion_bytes, c->streams);
+        /* What the runtime's fusion engine reads (the settings table, acc_common.h). */
+        acc_buf_printf(b, "ACC_FUSION_BYTES=%llu\nACC_STREAMS=%d\nACC_COMPRESSION=%s\n",
+                       (unsigned long long)c->fusion_bytes, c->streams,
+                       acc_compress_name(c->compress));
         return;
     }
     if (strcmp(format, "ddp") == 0) {
@@ -276,6 +311,10 @@ static void export_text(acc_buf_t *b, const char *format, const acc_tune_target_
                        "model = torch.nn.parallel.DistributedDataParallel(model, "
                        "bucket_cap_mb=%.10g)\n",
                        (double)c->fusion_bytes / (1024.0 * 1024.0));
+        /* torch.distributed.algorithms.ddp_comm_hooks.default_hooks */
+        if (c->compress != ACC_COMPRESS_NONE)
+            acc_buf_printf(b, "model.register_comm_hook(None, default_hooks.%s_compress_hook)\n",
+                           acc_compress_name(c->compress));
         return;
     }
     if (c->policy != ACC_FUSION_HOROVOD)
@@ -288,6 +327,12 @@ static void export_text(acc_buf_t *b, const char *format, const acc_tune_target_
                    (unsigned long long)c->fusion_bytes, c->streams);
     if (c->policy == ACC_FUSION_HOROVOD)
         acc_buf_printf(b, "HOROVOD_CYCLE_TIME=%g\n", c->cycle_ms);
+    /* Horovod compresses in the optimizer wrapper (horovod/torch/compression.py), fp16 only. */
+    if (c->compress == ACC_COMPRESS_FP16)
+        acc_buf_printf(b, "# hvd.DistributedOptimizer(..., compression=hvd.Compression.fp16)\n");
+    else if (c->compress == ACC_COMPRESS_BF16)
+        acc_buf_printf(b, "# tuned with bf16 compression, which Horovod does not offer; "
+                          "tune with --compress none,fp16 for Horovod\n");
 }
 
 int tune_export(const tune_opts_t *o)

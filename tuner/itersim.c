@@ -193,9 +193,10 @@ typedef struct {
     /* ACC: the open buffer of each data type */
     uint64_t open_bytes[ACC_DT_COUNT];
     double open_first[ACC_DT_COUNT];
-    /* DDP: bucket of each unit, units still missing per bucket, bytes per bucket */
+    /* DDP: bucket of each unit, units still missing per bucket, bytes and type per bucket */
     long *bucket_of, *missing;
     uint64_t *bucket_bytes;
+    acc_dtype_t *bucket_dtype;
     size_t nbuckets, next_bucket;
     long tick; /* HOROVOD: the next cycle is tick x cycle_ms */
     double bwd_end, comm_end;
@@ -263,10 +264,12 @@ static void finish(run_t *r, long b)
         start_head(r, s);
 }
 
-/* Hand a buffer of nbytes to a stream. */
-static void submit(run_t *r, uint64_t nbytes)
+/* Hand a buffer of nbytes of gradients of type dt to a stream; under compression it puts
+ * fewer bytes on the network. */
+static void submit(run_t *r, uint64_t nbytes, acc_dtype_t dt)
 {
     const acc_tune_config_t *c = r->cfg;
+    acc_dtype_t wire = acc_compress_dtype(c->compress, dt);
     acc_tune_cost_t cost;
     stream_t *st;
     long b;
@@ -274,7 +277,9 @@ static void submit(run_t *r, uint64_t nbytes)
 
     if (!r->reduce || nbytes == 0 || r->st != ACC_OK)
         return;
-    if ((r->st = acc_tune_comm_cost(r->sim->comm, c->algo, nbytes, &cost)) != ACC_OK)
+    if ((r->st = acc_tune_comm_cost(r->sim->comm, c->algo,
+                                    nbytes / acc_dtype_size(dt) * acc_dtype_size(wire), &cost)) !=
+        ACC_OK)
         return;
     if (c->assign == ACC_STREAMS_ROUND_ROBIN) {
         s = (int)(r->rr++ % (unsigned)c->streams);
@@ -322,6 +327,7 @@ static void ddp_buckets(run_t *r)
         if (cur[d] < 0) {
             cur[d] = (long)r->nbuckets++;
             r->bucket_bytes[cur[d]] = 0;
+            r->bucket_dtype[cur[d]] = (acc_dtype_t)d;
             r->missing[cur[d]] = 0;
         }
         b = cur[d];
@@ -341,7 +347,7 @@ static void acc_flush(run_t *r, int d)
     if (r->open_bytes[d]) {
         uint64_t b = r->open_bytes[d];
         r->open_bytes[d] = 0;
-        submit(r, b);
+        submit(r, b, (acc_dtype_t)d);
     }
 }
 
@@ -353,13 +359,13 @@ static void unit_ready(run_t *r, size_t i)
 
     switch (c->policy) {
     case ACC_FUSION_NONE:
-        submit(r, u->bytes);
+        submit(r, u->bytes, u->dtype);
         break;
     case ACC_FUSION_DDP: {
         long b = r->bucket_of[i];
         r->missing[b]--;
         while (r->next_bucket < r->nbuckets && r->missing[r->next_bucket] == 0) {
-            submit(r, r->bucket_bytes[r->next_bucket]);
+            submit(r, r->bucket_bytes[r->next_bucket], r->bucket_dtype[r->next_bucket]);
             r->next_bucket++;
         }
         break;
@@ -392,14 +398,14 @@ static void horovod_cycle(run_t *r)
         const unit_t *u = &r->sim->units[r->sent];
         d = (int)u->dtype;
         if (cur[d] && cur[d] + u->bytes > r->cfg->fusion_bytes) {
-            submit(r, cur[d]);
+            submit(r, cur[d], u->dtype);
             cur[d] = 0;
         }
         cur[d] += u->bytes;
     }
     for (d = 0; d < ACC_DT_COUNT; d++)
         if (cur[d])
-            submit(r, cur[d]);
+            submit(r, cur[d], (acc_dtype_t)d);
 }
 
 /* ---- the event loop ---- */
@@ -506,7 +512,8 @@ static acc_status_t run_alloc(run_t *r)
     r->bucket_of = acc_calloc(n, sizeof(*r->bucket_of));
     r->missing = acc_calloc(n, sizeof(*r->missing));
     r->bucket_bytes = acc_calloc(n, sizeof(*r->bucket_bytes));
-    if (!r->bucket_of || !r->missing || !r->bucket_bytes)
+    r->bucket_dtype = acc_calloc(n, sizeof(*r->bucket_dtype));
+    if (!r->bucket_of || !r->missing || !r->bucket_bytes || !r->bucket_dtype)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory simulating %zu tensors", n);
     ddp_buckets(r);
     return ACC_OK;
@@ -569,5 +576,6 @@ out:
     acc_free(r.bucket_of);
     acc_free(r.missing);
     acc_free(r.bucket_bytes);
+    acc_free(r.bucket_dtype);
     return st;
 }

@@ -41,6 +41,7 @@ void acc_tune_space_init(acc_tune_space_t *s)
     s->streams_min = 1;
     s->streams_max = 8;
     s->algos = (1u << ACC_TUNE_ALGO_COUNT) - 1;
+    s->compressions = 1u << ACC_COMPRESS_NONE;
 }
 
 static int pow2(uint64_t v)
@@ -68,6 +69,10 @@ acc_status_t acc_tune_space_check(const acc_tune_space_t *s)
                              s->streams_min, s->streams_max, ACC_TUNE_MAX_STREAMS);
     if (!(s->algos & ((1u << ACC_TUNE_ALGO_COUNT) - 1)) || (s->algos >> ACC_TUNE_ALGO_COUNT))
         return acc_error_set(ACC_ERR_INVALID, "search space: no collective choice to search");
+    if (!(s->compressions & ((1u << ACC_COMPRESS_COUNT) - 1)) ||
+        (s->compressions >> ACC_COMPRESS_COUNT))
+        return acc_error_set(ACC_ERR_INVALID,
+                             "search space: no compression to search (none, fp16, bf16)");
     if (!(s->cycle_ms >= 0) || (s->policy == ACC_FUSION_HOROVOD && !(s->cycle_ms > 0)))
         return acc_error_set(ACC_ERR_RANGE, "search space: cycle %g ms is not valid for %s",
                              s->cycle_ms, acc_fusion_policy_name(s->policy));
@@ -88,35 +93,48 @@ int acc_tune_space_streams(const acc_tune_space_t *s)
     return s->streams_max - s->streams_min + 1;
 }
 
+/* Bits set in mask below bit `below`. */
+static int bits_below(unsigned mask, int below)
+{
+    int i, n = 0;
+    for (i = 0; i < below; i++)
+        n += (mask >> i) & 1;
+    return n;
+}
+
 int acc_tune_space_algos(const acc_tune_space_t *s)
 {
-    int a, n = 0;
-    for (a = 0; a < ACC_TUNE_ALGO_COUNT; a++)
-        n += (s->algos >> a) & 1;
-    return n;
+    return bits_below(s->algos, ACC_TUNE_ALGO_COUNT);
+}
+
+int acc_tune_space_categories(const acc_tune_space_t *s)
+{
+    return acc_tune_space_algos(s) * bits_below(s->compressions, ACC_COMPRESS_COUNT);
 }
 
 size_t acc_tune_space_size(const acc_tune_space_t *s)
 {
     return acc_tune_space_fusions(s) * (size_t)acc_tune_space_streams(s) *
-           (size_t)acc_tune_space_algos(s);
+           (size_t)acc_tune_space_categories(s);
 }
 
-/* The cat-th choice searched. */
-static acc_tune_algo_t nth_algo(const acc_tune_space_t *s, int cat)
+/* The value of the k-th bit set in mask (of n bits); 0 when there is none. */
+static int nth_bit(unsigned mask, int n, int k)
 {
-    int a;
-    for (a = 0; a < ACC_TUNE_ALGO_COUNT; a++)
-        if (((s->algos >> a) & 1) && cat-- == 0)
-            return (acc_tune_algo_t)a;
-    return ACC_TUNE_ALGO_AUTO;
+    int i;
+    for (i = 0; i < n; i++)
+        if (((mask >> i) & 1) && k-- == 0)
+            return i;
+    return 0;
 }
 
 void acc_tune_space_config(const acc_tune_space_t *s, size_t index, acc_tune_config_t *out)
 {
     size_t nf = acc_tune_space_fusions(s), ns = (size_t)acc_tune_space_streams(s);
+    int cat = (int)(index / (nf * ns)), na = acc_tune_space_algos(s);
     acc_tune_config_acc(out, s->fusion_min << (index % nf), s->streams_min + (int)(index / nf % ns),
-                        nth_algo(s, (int)(index / (nf * ns))));
+                        (acc_tune_algo_t)nth_bit(s->algos, ACC_TUNE_ALGO_COUNT, cat % na));
+    out->compress = (acc_compress_t)nth_bit(s->compressions, ACC_COMPRESS_COUNT, cat / na);
     out->policy = s->policy;
     out->cycle_ms = s->cycle_ms;
     out->assign = s->assign;
@@ -126,15 +144,17 @@ size_t acc_tune_space_nearest(const acc_tune_space_t *s, const acc_tune_config_t
 {
     size_t nf = acc_tune_space_fusions(s), ns = (size_t)acc_tune_space_streams(s), fi;
     double l = log2((double)(c->fusion_bytes ? c->fusion_bytes : 1)) - log2((double)s->fusion_min);
-    int st = c->streams, cat = 0, a;
+    int st = c->streams, algo = 0, comp = 0;
 
     l = floor(l + 0.5);
     fi = l < 0 ? 0 : l > (double)(nf - 1) ? nf - 1 : (size_t)l;
     st = st < s->streams_min ? s->streams_min : st > s->streams_max ? s->streams_max : st;
-    if ((s->algos >> c->algo) & 1)
-        for (a = 0; a < (int)c->algo; a++)
-            cat += (s->algos >> a) & 1;
-    return fi + nf * ((size_t)(st - s->streams_min) + ns * (size_t)cat);
+    if ((unsigned)c->algo < ACC_TUNE_ALGO_COUNT && ((s->algos >> c->algo) & 1))
+        algo = bits_below(s->algos, (int)c->algo);
+    if ((unsigned)c->compress < ACC_COMPRESS_COUNT && ((s->compressions >> c->compress) & 1))
+        comp = bits_below(s->compressions, (int)c->compress);
+    return fi + nf * ((size_t)(st - s->streams_min) +
+                      ns * (size_t)(algo + acc_tune_space_algos(s) * comp));
 }
 
 void search_coords(const acc_tune_space_t *sp, size_t index, double x[2], int *cat)
@@ -187,9 +207,25 @@ static int better(const search_t *s, const acc_tune_eval_t *a, const acc_tune_ev
     return a->index < b->index;
 }
 
+/* One evaluation's result: the simulator's, or the caller's measurement. */
+static acc_status_t evaluate(search_t *s, const acc_itersim_t *sim, acc_tune_eval_t *e)
+{
+    acc_status_t st;
+    if (!s->opts->measure)
+        return acc_itersim_run(sim, &e->config, &e->result);
+    if ((st = s->opts->measure(s->opts->measure_ctx, &e->config, &e->result)) != ACC_OK)
+        return st;
+    if (!(e->result.iteration_ms > 0))
+        return acc_error_set(ACC_ERR_INVALID,
+                             "search: the measurement of a configuration gave %g ms; an "
+                             "iteration time must be positive",
+                             e->result.iteration_ms);
+    return ACC_OK;
+}
+
 acc_status_t search_eval(search_t *s, const acc_itersim_t *sim, size_t index, int warm, double *ms)
 {
-    double fid = acc_itersim_fidelity(sim), t0;
+    double fid = sim ? acc_itersim_fidelity(sim) : 1.0, t0;
     acc_tune_eval_t *e;
     acc_status_t st;
 
@@ -206,7 +242,7 @@ acc_status_t search_eval(search_t *s, const acc_itersim_t *sim, size_t index, in
     e->fidelity = fid;
     e->warm = warm;
     t0 = acc_now_s();
-    if ((st = acc_itersim_run(sim, &e->config, &e->result)) != ACC_OK)
+    if ((st = evaluate(s, sim, e)) != ACC_OK)
         return st;
     e->seconds = acc_now_s() - t0;
     s->res->nevals++;
@@ -249,7 +285,7 @@ static void shuffle(size_t *v, size_t n, uint64_t *rng)
 acc_status_t search_design(search_t *s, size_t n, size_t **out)
 {
     size_t nf = acc_tune_space_fusions(s->space), ns = (size_t)acc_tune_space_streams(s->space);
-    size_t nc = (size_t)acc_tune_space_algos(s->space), *pf, *ps, *pts, i;
+    size_t nc = (size_t)acc_tune_space_categories(s->space), *pf, *ps, *pts, i;
 
     *out = NULL;
     pf = acc_calloc(n ? n : 1, sizeof(size_t));
@@ -318,9 +354,15 @@ acc_status_t acc_tune_search(const acc_itersim_t *sim, const acc_tune_space_t *s
         return st;
     if ((unsigned)o.strategy >= ACC_SEARCH_STRATEGY_COUNT)
         return acc_error_set(ACC_ERR_INVALID, "unknown search strategy %d", (int)o.strategy);
-    if (acc_itersim_fidelity(sim) < 1.0)
+    if (o.measure && o.strategy == ACC_SEARCH_HALVING)
+        return acc_error_set(ACC_ERR_UNSUPPORTED,
+                             "search: successive halving needs the simulator's fidelities; "
+                             "measure with grid or bayes");
+    if (!o.measure && !sim)
+        return acc_error_set(ACC_ERR_INVALID, "search: neither a simulator nor a measurement");
+    if (sim && acc_itersim_fidelity(sim) < 1.0)
         return acc_error_set(ACC_ERR_INVALID, "search: the simulator must be at fidelity 1");
-    for (a = 0; a < ACC_TUNE_ALGO_COUNT; a++)
+    for (a = 0; a < ACC_TUNE_ALGO_COUNT && sim; a++)
         if (((space->algos >> a) & 1) && acc_itersim_comm(sim) &&
             !acc_tune_comm_has(acc_itersim_comm(sim), (acc_tune_algo_t)a))
             return acc_error_set(ACC_ERR_UNSUPPORTED,

@@ -236,7 +236,7 @@ acc_status_t search_bayes(search_t *s)
     }
     /* The initial design: enough points to fit three hyper-parameters, a tenth of the budget
      * beyond that, never more than half of it. */
-    ninit = 4 + (size_t)acc_tune_space_algos(s->space) + s->budget / 10;
+    ninit = 4 + (size_t)acc_tune_space_categories(s->space) + s->budget / 10;
     if (ninit > s->budget / 2)
         ninit = s->budget / 2 ? s->budget / 2 : 1;
     if ((st = search_design(s, ninit, &design)) != ACC_OK)

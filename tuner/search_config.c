@@ -2,6 +2,7 @@
  * search_config.c - fusion configurations: the peers' defaults, checks, and the text form that
  * tuning runs and optima carry in the database ("policy=acc fusion=32M streams=2 algo=auto").
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,56 @@ acc_status_t acc_fusion_policy_parse(const char *s, acc_fusion_policy_t *out)
     return acc_error_set(ACC_ERR_INVALID,
                          "unknown fusion policy '%s' (expected none, ddp, horovod or acc)",
                          s ? s : "");
+}
+
+static const char *const compress_names[ACC_COMPRESS_COUNT] = {"none", "fp16", "bf16"};
+
+const char *acc_compress_name(acc_compress_t c)
+{
+    return (unsigned)c < ACC_COMPRESS_COUNT ? compress_names[c] : "?";
+}
+
+acc_status_t acc_compress_parse(const char *s, acc_compress_t *out)
+{
+    int c;
+    for (c = 0; c < ACC_COMPRESS_COUNT; c++) {
+        if (s && acc_str_ieq(s, compress_names[c])) {
+            *out = (acc_compress_t)c;
+            return ACC_OK;
+        }
+    }
+    return acc_error_set(ACC_ERR_INVALID, "unknown compression '%s' (expected none, fp16 or bf16)",
+                         s ? s : "");
+}
+
+acc_status_t acc_compress_parse_list(const char *text, unsigned *mask)
+{
+    const char *p = text ? text : "";
+    acc_compress_t c;
+
+    *mask = 0;
+    for (;;) {
+        size_t n = strcspn(p, ",");
+        char item[16];
+        snprintf(item, sizeof(item), "%.*s", (int)(n < sizeof(item) - 1 ? n : sizeof(item) - 1), p);
+        if (n >= sizeof(item) || acc_compress_parse(item, &c) != ACC_OK) {
+            *mask = 0;
+            return acc_error_set(ACC_ERR_INVALID,
+                                 "compressions \"%s\": '%.*s' is not none, fp16 or bf16", text,
+                                 (int)n, p);
+        }
+        *mask |= 1u << c;
+        if (!p[n])
+            return ACC_OK;
+        p += n + 1;
+    }
+}
+
+acc_dtype_t acc_compress_dtype(acc_compress_t c, acc_dtype_t dt)
+{
+    if (dt != ACC_DT_F32 || c == ACC_COMPRESS_NONE)
+        return dt;
+    return c == ACC_COMPRESS_FP16 ? ACC_DT_F16 : ACC_DT_BF16;
 }
 
 /* What a policy does when nothing else is said: Horovod round-robins its buffers over its
@@ -91,10 +142,11 @@ acc_status_t acc_tune_config_check(const acc_tune_config_t *c)
         return acc_error_set(ACC_ERR_RANGE,
                              "fusion configuration: cycle %g ms must be %s and at most 1e6",
                              c->cycle_ms, c->policy == ACC_FUSION_HOROVOD ? "> 0" : ">= 0");
-    if ((unsigned)c->assign > ACC_STREAMS_LEAST_LOADED || (unsigned)c->algo >= ACC_TUNE_ALGO_COUNT)
+    if ((unsigned)c->assign > ACC_STREAMS_LEAST_LOADED ||
+        (unsigned)c->algo >= ACC_TUNE_ALGO_COUNT || (unsigned)c->compress >= ACC_COMPRESS_COUNT)
         return acc_error_set(
             ACC_ERR_INVALID,
-            "fusion configuration: unknown stream assignment or collective choice");
+            "fusion configuration: unknown stream assignment, collective choice or compression");
     return ACC_OK;
 }
 
@@ -139,6 +191,8 @@ acc_status_t acc_tune_config_format(const acc_tune_config_t *c, char *buf, size_
     if (c->assign != d.assign)
         acc_buf_printf(&b, " assign=%s", c->assign == ACC_STREAMS_ROUND_ROBIN ? "rr" : "least");
     acc_buf_printf(&b, " algo=%s", acc_tune_algo_name(c->algo));
+    if (c->compress != ACC_COMPRESS_NONE)
+        acc_buf_printf(&b, " compress=%s", acc_compress_name(c->compress));
     if ((st = acc_buf_status(&b)) == ACC_OK && b.len >= size)
         st = acc_error_set(ACC_ERR_RANGE, "fusion configuration text needs %zu bytes, %zu given",
                            b.len + 1, size);
@@ -184,9 +238,13 @@ static acc_status_t parse_pair(const char *text, const char *key, const char *va
     } else if (strcmp(key, "algo") == 0) {
         if (acc_tune_algo_parse(val, &c->algo) != ACC_OK)
             return bad(text, tok, "expected auto, acc or nccl");
+    } else if (strcmp(key, "compress") == 0) {
+        if (acc_compress_parse(val, &c->compress) != ACC_OK)
+            return bad(text, tok, "expected none, fp16 or bf16");
     } else if (strcmp(key, "policy") != 0) {
         return bad(text, tok,
-                   "unknown key (known: policy, fusion, first, cycle, streams, assign, algo)");
+                   "unknown key (known: policy, fusion, first, cycle, streams, assign, algo, "
+                   "compress)");
     }
     return ACC_OK;
 }

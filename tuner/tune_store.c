@@ -58,9 +58,9 @@ static void key_fields(const acc_tune_key_t *key, char model[ACC_DB_NAME_MAX],
     memcpy(network, key->network, sizeof(key->network));
 }
 
-acc_status_t acc_tune_run_add(acc_db_t *db, const acc_tune_key_t *key, const acc_tune_config_t *c,
-                              double fidelity, double iteration_ms, const char *strategy,
-                              double seconds, int64_t *id)
+static acc_status_t run_add(acc_db_t *db, const acc_tune_key_t *key, const acc_tune_config_t *c,
+                            const char *method, double iteration_ms, const char *strategy,
+                            double seconds, int64_t *id)
 {
     acc_db_tuning_run_t run;
     acc_status_t st;
@@ -70,10 +70,26 @@ acc_status_t acc_tune_run_add(acc_db_t *db, const acc_tune_key_t *key, const acc
     if ((st = acc_tune_config_format(c, run.params, sizeof(run.params))) != ACC_OK)
         return st;
     run.score = iteration_ms * US_PER_MS;
-    method_text(fidelity, run.method, sizeof(run.method));
+    snprintf(run.method, sizeof(run.method), "%s", method);
     snprintf(run.strategy, sizeof(run.strategy), "%s", strategy);
     run.seconds = seconds;
     return acc_db_add_tuning_run(db, &run, id);
+}
+
+acc_status_t acc_tune_run_add(acc_db_t *db, const acc_tune_key_t *key, const acc_tune_config_t *c,
+                              double fidelity, double iteration_ms, const char *strategy,
+                              double seconds, int64_t *id)
+{
+    char method[32];
+    method_text(fidelity, method, sizeof(method));
+    return run_add(db, key, c, method, iteration_ms, strategy, seconds, id);
+}
+
+acc_status_t acc_tune_run_add_measured(acc_db_t *db, const acc_tune_key_t *key,
+                                       const acc_tune_config_t *c, double iteration_ms,
+                                       const char *strategy, double seconds, int64_t *id)
+{
+    return run_add(db, key, c, ACC_TUNE_MEASURED, iteration_ms, strategy, seconds, id);
 }
 
 acc_status_t acc_tune_optimum_put(acc_db_t *db, const acc_tune_key_t *key,
@@ -84,6 +100,7 @@ acc_status_t acc_tune_optimum_put(acc_db_t *db, const acc_tune_key_t *key,
 
     memset(&opt, 0, sizeof(opt));
     key_fields(key, opt.model, opt.topo_fingerprint, opt.network);
+    snprintf(opt.method, sizeof(opt.method), "%s", o->measured ? ACC_TUNE_MEASURED : "itersim");
     opt.fusion_bytes = o->config.fusion_bytes;
     opt.streams = o->config.streams;
     snprintf(opt.algo, sizeof(opt.algo), "%s", acc_tune_algo_name(o->config.algo));
@@ -119,9 +136,19 @@ acc_status_t acc_tune_optimum_get(acc_db_t *db, const acc_tune_key_t *key, acc_t
     acc_status_t st;
 
     memset(out, 0, sizeof(*out));
-    st = acc_db_get_optimum(db, key->model, key->fingerprint, key->network, &opt);
+    /* A measurement on the machine outranks a simulation of it. */
+    st =
+        acc_db_get_optimum(db, key->model, key->fingerprint, key->network, ACC_TUNE_MEASURED, &opt);
+    out->measured = st == ACC_OK;
     if (st == ACC_ERR_NOT_FOUND)
-        return ACC_NO_DATA; /* the message of acc_db_get_optimum says which key */
+        st = acc_db_get_optimum(db, key->model, key->fingerprint, key->network, "itersim", &opt);
+    if (st == ACC_ERR_NOT_FOUND) {
+        acc_error_set(ACC_NO_DATA,
+                      "no optimum, simulated or measured, for %s on topology %.12s%s%s in %s",
+                      key->model, key->fingerprint, key->network[0] ? " over " : "", key->network,
+                      acc_db_path(db));
+        return ACC_NO_DATA;
+    }
     if (st != ACC_OK || (st = optimum_config(&opt, &out->config)) != ACC_OK) {
         memset(out, 0, sizeof(*out));
         return st;
@@ -158,10 +185,12 @@ acc_status_t acc_tune_warm_starts(acc_db_t *db, const acc_tune_key_t *key, acc_t
     *n = 0;
     if ((st = acc_db_list_optima(db, &opt, &count)) != ACC_OK)
         return st;
-    /* An unusable optimum is no reason to refuse tuning: it is no starting point, that is all. */
-    for (level = 4; level >= 1 && *n < max; level--)
+    /* An unusable optimum is no reason to refuse tuning: it is no starting point, that is all.
+     * Within a level, what was measured comes before what was simulated. */
+    for (level = 9; level >= 2 && *n < max; level--)
         for (i = 0; i < count && *n < max; i++)
-            if (similarity(&opt[i], key) == level && optimum_config(&opt[i], &out[*n]) == ACC_OK)
+            if (2 * similarity(&opt[i], key) + !strcmp(opt[i].method, ACC_TUNE_MEASURED) == level &&
+                optimum_config(&opt[i], &out[*n]) == ACC_OK)
                 (*n)++;
     acc_free(opt);
     return ACC_OK;

@@ -33,6 +33,9 @@ extern "C" {
 
 /* The one definition of acc's version: CMakeLists.txt reads it from this line. */
 #define ACC_VERSION_STRING "0.1.0"
+/* The version of the library loaded (ACC_VERSION_STRING when it was built), for programs that
+ * load it at run time (the Python package). */
+const char *acc_version(void);
 
 #if defined(__GNUC__)
 #define ACC_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -174,7 +177,34 @@ typedef enum {
       "rank, shared memory and TCP, no GPU), or 'auto' (cuda when a GPU is usable, else host).")   \
     X(NCCL_LIBRARY, ACC_SETTING_PATH, "",                                                          \
       "The NCCL library acc opens for its fallback and transport; empty means libnccl.so.2 from "  \
-      "the library path.")
+      "the library path.")                                                                         \
+    X(FUSION_BYTES, ACC_SETTING_SIZE, "0",                                                         \
+      "Gradient bytes the fusion engine fuses into one allreduce; 0 means the stored optimum of "  \
+      "the job's key (ACC_MODEL, topology, ACC_NETWORK), else 25M.")                               \
+    X(STREAMS, ACC_SETTING_INT, "0",                                                               \
+      "Streams the fusion engine runs its allreduces on, 1 to 16; 0 means the stored optimum, "    \
+      "else 1.")                                                                                   \
+    X(COMPRESSION, ACC_SETTING_STRING, "auto",                                                     \
+      "How the fusion engine sends fp32 gradients: none, fp16 or bf16 (cast in the pack, back in " \
+      "the unpack); auto means the stored optimum's, else none.")                                  \
+    X(MODEL, ACC_SETTING_STRING, "",                                                               \
+      "The model a job trains, as acc-tune --model names it: the key of the stored optimum the "   \
+      "fusion engine starts from; empty means a fingerprint of the registered gradients.")         \
+    X(NETWORK, ACC_SETTING_STRING, "",                                                             \
+      "The network of the job's key, as acc-tune --network takes it (a stored network's name or "  \
+      "parameters); empty means the topology's own.")                                              \
+    X(TUNE_ONLINE, ACC_SETTING_INT, "0",                                                           \
+      "1: the fusion engine measures its iterations, searches fusion size x streams x "            \
+      "compression from where it started and stores what it measured for the next job.")           \
+    X(TUNE_BUDGET, ACC_SETTING_INT, "0",                                                           \
+      "Iterations online tuning may spend measuring; 0 means a quarter of those a full grid "      \
+      "would need.")                                                                               \
+    X(TUNE_COMPRESSION, ACC_SETTING_STRING, "none",                                                \
+      "Comma-separated compressions online tuning may try (none, fp16, bf16); compression "        \
+      "changes the numerics, so it is tried only where allowed.")                                  \
+    X(LIBRARY, ACC_SETTING_PATH, "",                                                               \
+      "The libacc.so the Python package (python/acc) loads; empty means the one the dynamic "      \
+      "loader finds.  Read by the package before the library is loaded.")
 
 typedef enum {
 #define ACC_SETTING_ENUM(id, type, def, doc) ACC_SETTING_##id,
@@ -290,6 +320,11 @@ uint64_t acc_fnv1a64(const void *data, size_t len);
  */
 /* Seconds on the monotonic clock (CLOCK_MONOTONIC): for intervals, never for dates. */
 double acc_now_s(void);
+/* Sleep until acc_now_s() reaches t (at once when it has). */
+void acc_sleep_until(double t);
+/* The median of n > 0 measurements (v is sorted in place): what timings are reported by, since
+ * one slow outlier on a shared machine moves it less than a mean. */
+double acc_median(double *v, size_t n);
 
 /* ---------------------------------------------------------------------------------------------
  * Small string helpers used by every parser.

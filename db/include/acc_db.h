@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define ACC_DB_APPLICATION_ID 0x41434331 /* "ACC1" in the file header */
-#define ACC_DB_SCHEMA_VERSION 6          /* the newest schema this acc reads and writes */
+#define ACC_DB_SCHEMA_VERSION 7          /* the newest schema this acc reads and writes */
 /* Longest time a call waits for other writers before giving up with ACC_ERR_BUSY. */
 #define ACC_DB_BUSY_MS 30000
 
@@ -279,6 +279,9 @@ typedef struct {
     char model[ACC_DB_NAME_MAX];
     char topo_fingerprint[ACC_SHA256_HEX_LEN + 1];
     char network[ACC_DB_NAME_MAX];
+    /* How the score was obtained, as tuning runs say it ("itersim": simulated, "measured"); a
+     * key keeps one optimum per method. */
+    char method[32];
     uint64_t fusion_bytes; /* gradient fusion (bucket) size */
     int streams;
     char algo[ACC_PLAN_NAME_MAX];
@@ -287,11 +290,11 @@ typedef struct {
     int64_t run_id; /* the tuning run that found it; 0 when none */
 } acc_db_optimum_t;
 
-/* Set the optimum of (model, topology, network), replacing the previous one. */
+/* Set the optimum of (model, topology, network, method), replacing the previous one. */
 acc_status_t acc_db_put_optimum(acc_db_t *db, const acc_db_optimum_t *opt);
 acc_status_t acc_db_get_optimum(acc_db_t *db, const char *model, const char *topo_fingerprint,
-                                const char *network, acc_db_optimum_t *out);
-/* Every optimum, by model, topology and network; *out taken (acc_free). */
+                                const char *network, const char *method, acc_db_optimum_t *out);
+/* Every optimum, by model, topology, network and method; *out taken (acc_free). */
 acc_status_t acc_db_list_optima(acc_db_t *db, acc_db_optimum_t **out, size_t *count);
 
 /* ---- summary ---------------------------------------------------------------------------- */

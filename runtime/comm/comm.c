@@ -153,8 +153,28 @@ static acc_status_t read_timeout(const acc_comm_opts_t *opts, int *out)
     return ACC_OK;
 }
 
+/* A copy of the options, which a duplicate (acc_comm_dup) is made with. */
+static acc_status_t keep_opts(acc_comm_t *c, const acc_comm_opts_t *opts)
+{
+    if (opts)
+        c->opts = *opts;
+    else
+        acc_comm_opts_init(&c->opts);
+    c->opts.topo = c->opts.db = NULL;
+    if ((opts && opts->topo && !(c->opts.topo = c->opts_topo = acc_strdup(opts->topo))) ||
+        (opts && opts->db && !(c->opts.db = c->opts_db = acc_strdup(opts->db))))
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory for a communicator's options");
+    return ACC_OK;
+}
+
 acc_status_t acc_comm_init_rank(acc_comm_t **out, int nranks, const acc_unique_id_t *id, int rank,
                                 const acc_comm_opts_t *opts)
+{
+    return comm_init(out, nranks, id, rank, opts, 0);
+}
+
+acc_status_t comm_init(acc_comm_t **out, int nranks, const acc_unique_id_t *id, int rank,
+                       const acc_comm_opts_t *opts, int duplicate)
 {
     acc_comm_t *c;
     acc_backend_t want;
@@ -173,9 +193,10 @@ acc_status_t acc_comm_init_rank(acc_comm_t **out, int nranks, const acc_unique_i
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a communicator");
     c->rank = rank;
     c->nranks = nranks;
+    c->duplicate = duplicate;
     c->external_fallback = opts && opts->external_fallback;
     c->device_opt = opts ? opts->device : -1;
-    if ((st = read_timeout(opts, &c->timeout_ms)) != ACC_OK ||
+    if ((st = keep_opts(c, opts)) != ACC_OK || (st = read_timeout(opts, &c->timeout_ms)) != ACC_OK ||
         (st = wanted_backend(opts, &want)) != ACC_OK ||
         (st = boot_create(id, rank, nranks, c->timeout_ms, &c->abort, &c->boot)) != ACC_OK ||
         (st = choose_backend(c, want)) != ACC_OK || (st = comm_prepare(c, opts)) != ACC_OK ||
@@ -200,6 +221,8 @@ static void comm_free(acc_comm_t *c, int abort)
     acc_topo_destroy(c->topo);
     acc_free(c->node_of);
     boot_destroy(c->boot);
+    acc_free(c->opts_topo);
+    acc_free(c->opts_db);
     acc_free(c);
 }
 

@@ -201,9 +201,10 @@ static void agree(acc_comm_t *c, const load_report_t *mine)
     else if (differs >= 0)
         set_reason(c, "rank %d loaded other tables than rank 0 (another database or topology?)",
                    differs);
-    /* One line per communicator: rank 0's, with the reason of the first rank that had one. */
+    /* One line per communicator: rank 0's, with the reason of the first rank that had one; a
+     * duplicate's parent has said it already. */
     if (!c->use_tables && c->rank == 0) {
-        if (first_bad && first_bad->quiet)
+        if ((first_bad && first_bad->quiet) || c->duplicate)
             ACC_INFO(RUNTIME, "communicator of %d ranks: acc's schedules are off (%s)", c->nranks,
                      c->fallback_reason);
         else

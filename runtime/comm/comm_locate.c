@@ -34,3 +34,9 @@ acc_status_t rt_db_locate(const char *given, const char **path)
                          "(acc-compile --topo ... --db FILE builds one)",
                          db_search[0], db_search[1]);
 }
+
+const char *comm_db_path(const acc_comm_opts_t *opts)
+{
+    const char *path = NULL;
+    return rt_db_locate(opts ? opts->db : NULL, &path) == ACC_OK ? path : NULL;
+}

@@ -238,6 +238,12 @@ acc_status_t acc_comm_init_rank(acc_comm_t **out, int nranks, const acc_unique_i
 /* Build a communicator over an existing NCCL communicator (ncclComm_t, borrowed: it must
  * outlive this one); bootstrap and the fallback go through it. */
 acc_status_t acc_comm_from_nccl(acc_comm_t **out, void *nccl_comm, const acc_comm_opts_t *opts);
+/* A new communicator of the same ranks, made with the options comm was made with; every rank
+ * must call it, in the same order relative to comm's collectives.  The two are independent:
+ * each may be used by its own thread at the same time.  A duplicate of a communicator made
+ * from NCCL does not hold the NCCL communicator (on the cuda backend it finds its fallback as
+ * acc_comm_init_rank does). */
+acc_status_t acc_comm_dup(acc_comm_t *comm, acc_comm_t **out);
 /* Wait for this rank's calls, free everything.  NULL does nothing. */
 acc_status_t acc_comm_destroy(acc_comm_t *comm);
 /* End in-flight calls (they return ACC_ERR_ABORTED) and free everything without waiting for

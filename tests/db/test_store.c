@@ -406,6 +406,7 @@ ACC_TEST(tuning_runs_and_optima_round_trip)
     snprintf(o.model, sizeof(o.model), "gpt3-1.3b");
     snprintf(o.topo_fingerprint, sizeof(o.topo_fingerprint), "%s", fp);
     snprintf(o.network, sizeof(o.network), "ib-ndr");
+    snprintf(o.method, sizeof(o.method), "itersim");
     o.fusion_bytes = 64ull << 20;
     o.streams = 4;
     snprintf(o.algo, sizeof(o.algo), "ring");
@@ -413,7 +414,7 @@ ACC_TEST(tuning_runs_and_optima_round_trip)
     o.score = 120.25;
     o.run_id = id2;
     CHECK_OK(acc_db_put_optimum(db, &o));
-    CHECK_OK(acc_db_get_optimum(db, "gpt3-1.3b", fp, "ib-ndr", &back));
+    CHECK_OK(acc_db_get_optimum(db, "gpt3-1.3b", fp, "ib-ndr", "itersim", &back));
     CHECK(back.fusion_bytes == o.fusion_bytes);
     CHECK_INT(back.streams, 4);
     CHECK_STR(back.algo, "ring");
@@ -431,8 +432,25 @@ ACC_TEST(tuning_runs_and_optima_round_trip)
     CHECK_INT(all[0].streams, 2);
     CHECK_INT(all[0].run_id, 0);
     acc_free(all);
-    CHECK_ERR(acc_db_get_optimum(db, "gpt3-1.3b", fp, "", &back), ACC_ERR_NOT_FOUND);
+    CHECK_ERR(acc_db_get_optimum(db, "gpt3-1.3b", fp, "", "itersim", &back), ACC_ERR_NOT_FOUND);
     CHECK_MSG_HAS("acc-tune");
+    /* A measured optimum of the same key sits beside the simulated one; an optimum must say
+     * how it was obtained. */
+    snprintf(o.method, sizeof(o.method), "measured");
+    o.streams = 3;
+    CHECK_OK(acc_db_put_optimum(db, &o));
+    CHECK_OK(acc_db_get_optimum(db, "gpt3-1.3b", fp, "ib-ndr", "measured", &back));
+    CHECK_INT(back.streams, 3);
+    CHECK_OK(acc_db_get_optimum(db, "gpt3-1.3b", fp, "ib-ndr", "itersim", &back));
+    CHECK_INT(back.streams, 2);
+    CHECK_OK(acc_db_list_optima(db, &all, &n));
+    CHECK_INT(n, 2);
+    CHECK_STR(all[0].method, "itersim");
+    CHECK_STR(all[1].method, "measured");
+    acc_free(all);
+    o.method[0] = '\0';
+    CHECK_ERR(acc_db_put_optimum(db, &o), ACC_ERR_INVALID);
+    CHECK_MSG_HAS("optimum method");
     acc_db_close(db);
 }
 
@@ -488,6 +506,7 @@ static void store_everything(acc_db_t *db, const char *topo_src, char fp[ACC_SHA
     snprintf(o.model, sizeof(o.model), "gpt3-1.3b");
     memcpy(o.topo_fingerprint, fp, sizeof(o.topo_fingerprint));
     snprintf(o.network, sizeof(o.network), "ib-ndr");
+    snprintf(o.method, sizeof(o.method), "itersim");
     o.fusion_bytes = 25ull << 20;
     o.streams = 2;
     snprintf(o.algo, sizeof(o.algo), "ring");
@@ -539,7 +558,7 @@ ACC_TEST(summary_lists_what_the_file_holds)
     CHECK_OK(acc_db_summary(db, &b));
     printf("%s", b.data);
     CHECK(strncmp(b.data, "kept: database ", 15) == 0);
-    CHECK(strstr(b.data, "schema version 6") != NULL);
+    CHECK(strstr(b.data, "schema version 7") != NULL);
     CHECK(strstr(b.data, "measured times: 0\n") != NULL);
     CHECK(strstr(b.data, "topologies: 1\n  dgx-h100 (") != NULL);
     CHECK(strstr(b.data, "allreduce       20 ranges over [0 B, inf): acc 14, NCCL 6") != NULL);

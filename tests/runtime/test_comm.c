@@ -6,6 +6,9 @@
  */
 #include "comm_util.h"
 #include "ranks.h"
+#include "rt_internal.h"
+
+#include <pthread.h>
 
 static const acc_coll_t colls[] = {ACC_COLL_ALLREDUCE, ACC_COLL_ALLGATHER, ACC_COLL_REDUCE_SCATTER,
                                    ACC_COLL_BROADCAST, ACC_COLL_REDUCE};
@@ -184,6 +187,55 @@ static int bad_args(int rank, int nranks, const acc_unique_id_t *id, void *arg)
     CHECK_OK(acc_allreduce(x, NULL, 0, ACC_DT_F32, ACC_RED_SUM, c, NULL)); /* nothing to do */
     CHECK_OK(acc_comm_destroy(c));
     return 0;
+}
+
+/* A duplicate is a communicator of its own: the two run collectives at the same time, each on
+ * its own thread, and it keeps the parent's options (here, the topology). */
+typedef struct {
+    acc_comm_t *c;
+    uint32_t seed;
+} dup_call_t;
+
+static void *dup_calls(void *arg)
+{
+    dup_call_t *d = arg;
+    for (int i = 0; i < 20; i++) {
+        call_t k = {ACC_COLL_ALLREDUCE, ACC_DT_F32, ACC_RED_SUM, 4097, i & 1, 0, d->seed + i};
+        call_ok(d->c, &k);
+    }
+    return NULL;
+}
+
+static int dup_beside_parent(int rank, int nranks, const acc_unique_id_t *id, void *arg)
+{
+    acc_comm_opts_t o;
+    acc_comm_t *c = NULL, *d = NULL;
+    pthread_t th;
+    dup_call_t a, b;
+    (void)arg;
+
+    acc_comm_opts_init(&o);
+    o.topo = "gpus=4 arch=a100";
+    CHECK_OK(acc_comm_init_rank(&c, nranks, id, rank, &o));
+    CHECK_OK(acc_comm_dup(c, &d));
+    CHECK_INT(acc_comm_rank(d), rank);
+    CHECK_INT(acc_comm_size(d), nranks);
+    CHECK_STR(d->fingerprint, c->fingerprint);
+    a = (dup_call_t){c, 1};
+    b = (dup_call_t){d, 1000};
+    CHECK(pthread_create(&th, NULL, dup_calls, &b) == 0);
+    dup_calls(&a);
+    CHECK(pthread_join(th, NULL) == 0);
+    CHECK_OK(acc_comm_destroy(d));
+    CHECK_OK(acc_comm_destroy(c));
+    CHECK_ERR(acc_comm_dup(NULL, &d), ACC_ERR_INVALID);
+    return 0;
+}
+
+ACC_TEST(dup_runs_beside_its_parent)
+{
+    quiet_env();
+    ranks_run(4, dup_beside_parent, NULL, 120);
 }
 
 ACC_TEST(bad_arguments_touch_nothing)

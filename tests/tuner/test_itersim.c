@@ -342,6 +342,37 @@ ACC_TEST(streams_overlap_latency_and_share_bandwidth)
     acc_profile_destroy(p);
 }
 
+ACC_TEST(compression_halves_the_bytes_on_the_network)
+{
+    /* The same two 64 MiB fp32 gradients, one after the other on one stream: under fp16 or
+     * bf16 each puts 32 MiB on the network, so the bandwidth part halves; the fusion size and
+     * the bytes reduced still count the gradients' own bytes. */
+    static const double ready[2] = {1.0, 1.0};
+    acc_profile_t *p = toy(2, 64ull << 20, ready);
+    acc_tune_comm_t *c = linear(500, 10, 0, 0);
+    acc_itersim_t *sim = NULL;
+    acc_tune_config_t cfg;
+    acc_itersim_result_t r;
+    double lat = 0.5, bw = 64 * 10 / 1000.0; /* ms */
+
+    CHECK_OK(acc_itersim_create(p, &p->compute[0], c, NULL, &sim));
+    acc_tune_config_acc(&cfg, 64ull << 20, 1, ACC_TUNE_ALGO_AUTO);
+    CHECK_OK(acc_itersim_run(sim, &cfg, &r));
+    CHECK_NEAR(r.iteration_ms, 150 + 2 * (lat + bw), 1e-9);
+    for (int k = ACC_COMPRESS_FP16; k <= ACC_COMPRESS_BF16; k++) {
+        cfg.compress = (acc_compress_t)k;
+        CHECK_OK(acc_itersim_run(sim, &cfg, &r));
+        CHECK_NEAR(r.iteration_ms, 150 + 2 * (lat + bw / 2), 1e-9);
+        CHECK_INT(r.buffers, 2);
+        CHECK(r.bytes == 128ull << 20);
+    }
+    CHECK_INT(acc_compress_dtype(ACC_COMPRESS_BF16, ACC_DT_F32), ACC_DT_BF16);
+    CHECK_INT(acc_compress_dtype(ACC_COMPRESS_FP16, ACC_DT_F64), ACC_DT_F64);
+    acc_itersim_destroy(sim);
+    acc_tune_comm_destroy(c);
+    acc_profile_destroy(p);
+}
+
 ACC_TEST(horovod_cycles_take_what_is_ready)
 {
     /* Four 1 MiB gradients at 0, 25, 50 and 100 ms of the backward pass. */
@@ -590,6 +621,14 @@ ACC_TEST(configuration_text_round_trips)
     CHECK_STR(text, "policy=acc fusion=256K cycle=2.5ms streams=3 assign=rr algo=auto");
     CHECK_OK(acc_tune_config_parse(text, &back));
     CHECK(memcmp(&c, &back, sizeof(c)) == 0);
+    c.compress = ACC_COMPRESS_FP16;
+    CHECK_OK(acc_tune_config_format(&c, text, sizeof(text)));
+    CHECK_STR(text, "policy=acc fusion=256K cycle=2.5ms streams=3 assign=rr algo=auto "
+                    "compress=fp16");
+    CHECK_OK(acc_tune_config_parse(text, &back));
+    CHECK(memcmp(&c, &back, sizeof(c)) == 0);
+    CHECK_ERR(acc_tune_config_parse("policy=acc fusion=1M compress=int8", &back), ACC_ERR_PARSE);
+    CHECK_MSG_HAS("compress=int8");
     acc_tune_config_nofusion(&c);
     CHECK_OK(acc_tune_config_format(&c, text, sizeof(text)));
     CHECK_STR(text, "policy=none streams=1 algo=nccl");

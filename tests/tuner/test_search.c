@@ -280,6 +280,87 @@ ACC_TEST(space_points_and_bad_spaces)
     sp.policy = ACC_FUSION_NONE;
     CHECK_ERR(acc_tune_space_check(&sp), ACC_ERR_INVALID);
     CHECK_MSG_HAS("none");
+    acc_tune_space_init(&sp);
+    sp.compressions = 0;
+    CHECK_ERR(acc_tune_space_check(&sp), ACC_ERR_INVALID);
+    CHECK_MSG_HAS("compression");
+}
+
+/* Compression is a category beside the collective choice: every pair once. */
+ACC_TEST(space_with_compressions)
+{
+    acc_tune_space_t sp;
+    acc_tune_config_t c;
+    unsigned seen = 0, mask = 0;
+    size_t i;
+
+    acc_tune_space_init(&sp);
+    sp.algos = (1u << ACC_TUNE_ALGO_AUTO) | (1u << ACC_TUNE_ALGO_NCCL);
+    CHECK_OK(acc_compress_parse_list("none,bf16", &sp.compressions));
+    CHECK_INT(acc_tune_space_categories(&sp), 4);
+    CHECK_INT(acc_tune_space_size(&sp), 13 * 8 * 4);
+    for (i = 0; i < acc_tune_space_size(&sp); i++) {
+        acc_tune_space_config(&sp, i, &c);
+        CHECK(c.compress == ACC_COMPRESS_NONE || c.compress == ACC_COMPRESS_BF16);
+        CHECK(c.algo == ACC_TUNE_ALGO_AUTO || c.algo == ACC_TUNE_ALGO_NCCL);
+        seen |= 1u << (c.algo * ACC_COMPRESS_COUNT + c.compress);
+        CHECK_INT(acc_tune_space_nearest(&sp, &c), i);
+    }
+    CHECK_INT(__builtin_popcount(seen), 4);
+    /* A compression the space does not search falls back to its first. */
+    c.compress = ACC_COMPRESS_FP16;
+    acc_tune_space_config(&sp, acc_tune_space_nearest(&sp, &c), &c);
+    CHECK_INT(c.compress, ACC_COMPRESS_NONE);
+    CHECK_ERR(acc_compress_parse_list("none,int8", &mask), ACC_ERR_INVALID);
+    CHECK_MSG_HAS("int8");
+    CHECK_ERR(acc_compress_parse_list("", &mask), ACC_ERR_INVALID);
+    CHECK_OK(acc_compress_parse_list("fp16", &mask));
+    CHECK_INT(mask, 1u << ACC_COMPRESS_FP16);
+}
+
+/* A measurement stands in for the simulator: the same strategies, scored by the caller. */
+typedef struct {
+    const acc_itersim_t *sim;
+    int calls;
+} fake_measure_t;
+
+static acc_status_t measure_by_sim(void *ctx, const acc_tune_config_t *c, acc_itersim_result_t *out)
+{
+    fake_measure_t *m = ctx;
+    m->calls++;
+    return acc_itersim_run(m->sim, c, out);
+}
+
+ACC_TEST(search_by_measurement)
+{
+    acc_profile_t *p = NULL;
+    acc_tune_comm_t *c = NULL;
+    acc_itersim_t *sim = resnet_sim(&p, &c);
+    acc_tune_space_t sp;
+    acc_tune_search_opts_t o;
+    acc_tune_search_result_t *grid = NULL, *r = NULL;
+    fake_measure_t m = {sim, 0};
+
+    space_for(c, &sp);
+    sp.compressions = (1u << ACC_COMPRESS_NONE) | (1u << ACC_COMPRESS_FP16);
+    acc_tune_search_opts_init(&o);
+    CHECK_OK(acc_tune_search(sim, &sp, &o, &grid));
+    o.strategy = ACC_SEARCH_BAYES;
+    o.measure = measure_by_sim;
+    o.measure_ctx = &m;
+    CHECK_OK(acc_tune_search(NULL, &sp, &o, &r));
+    CHECK_INT(m.calls, r->nevals);
+    CHECK(r->nevals * 4 <= grid->nevals);
+    CHECK(best_ms(r) <= best_ms(grid) * (1 + TOLERANCE));
+    acc_tune_search_result_destroy(r);
+    /* Successive halving's rungs are the simulator's; a measurement has none. */
+    o.strategy = ACC_SEARCH_HALVING;
+    CHECK_ERR(acc_tune_search(NULL, &sp, &o, &r), ACC_ERR_UNSUPPORTED);
+    CHECK_MSG_HAS("halving");
+    acc_tune_search_result_destroy(grid);
+    acc_itersim_destroy(sim);
+    acc_profile_destroy(p);
+    acc_tune_comm_destroy(c);
 }
 
 ACC_TEST(nccl_only_times_refuse_acc_choices)

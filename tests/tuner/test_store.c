@@ -166,6 +166,15 @@ static acc_tune_config_t config(uint64_t fusion, int streams)
     return c;
 }
 
+static size_t tu_count_optima(acc_db_t *db)
+{
+    acc_db_optimum_t *all = NULL;
+    size_t n = 0;
+    CHECK_OK(acc_db_list_optima(db, &all, &n));
+    acc_free(all);
+    return n;
+}
+
 ACC_TEST(runs_and_optimum)
 {
     acc_db_t *db = fresh_db("store_runs");
@@ -215,6 +224,7 @@ ACC_TEST(runs_and_optimum)
     acc_free(pts);
     acc_free(base);
 
+    memset(&opt, 0, sizeof(opt));
     opt.config = c32;
     opt.iteration_ms = 110.0;
     opt.run_id = id;
@@ -231,6 +241,31 @@ ACC_TEST(runs_and_optimum)
     CHECK_OK(acc_tune_optimum_get(db, &t->key, &got));
     CHECK_INT(got.config.streams, 1);
     CHECK_INT(got.run_id, 0);
+    CHECK_INT(got.measured, 0);
+
+    /* A measured optimum (a job's online tuning) is kept beside the simulated one, and the
+     * job's next start prefers it; its runs are no simulator's report points. */
+    c32.compress = ACC_COMPRESS_BF16;
+    CHECK_OK(acc_tune_run_add_measured(db, &t->key, &c32, 131.5, "bayes", 0.9, &id));
+    CHECK_OK(acc_db_list_tuning_runs(db, "resnet50", t->key.fingerprint, "ib-ndr", &runs, &nruns));
+    CHECK_INT(nruns, 5);
+    CHECK_STR(runs[4].method, ACC_TUNE_MEASURED);
+    CHECK_STR(runs[4].params, "policy=acc fusion=32M streams=2 algo=auto compress=bf16");
+    acc_free(runs);
+    CHECK_OK(acc_tune_report_points(db, &t->key, &pts, &npts, &base, &nbase));
+    CHECK_INT(npts, 2);
+    acc_free(pts);
+    acc_free(base);
+    opt.config = c32;
+    opt.iteration_ms = 131.5;
+    opt.run_id = id;
+    opt.measured = 1;
+    CHECK_OK(acc_tune_optimum_put(db, &t->key, &opt));
+    CHECK_OK(acc_tune_optimum_get(db, &t->key, &got));
+    CHECK_INT(got.measured, 1);
+    CHECK_INT(got.config.compress, ACC_COMPRESS_BF16);
+    CHECK_NEAR(got.iteration_ms, 131.5, 1e-9);
+    CHECK_INT(tu_count_optima(db), 2);
     acc_tune_target_destroy(t);
     acc_db_close(db);
 }
@@ -246,6 +281,7 @@ static void put_raw_optimum(acc_db_t *db, const acc_tune_key_t *key, const char 
     snprintf(o.topo_fingerprint, sizeof(o.topo_fingerprint), "%s", key->fingerprint);
     snprintf(o.network, sizeof(o.network), "%s", key->network);
     snprintf(o.params, sizeof(o.params), "%s", params);
+    snprintf(o.method, sizeof(o.method), "itersim");
     o.fusion_bytes = fusion;
     o.streams = streams;
     snprintf(o.algo, sizeof(o.algo), "nccl");
@@ -292,6 +328,7 @@ ACC_TEST(warm_starts_most_similar_first)
     acc_tune_optimum_t opt;
     size_t i, n = 0;
 
+    memset(&opt, 0, sizeof(opt));
     for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         CHECK_OK(acc_tune_store_prepare(db, t[i]));
         opt.config = config(16u << 20, streams[i]);
@@ -318,6 +355,14 @@ ACC_TEST(warm_starts_most_similar_first)
     CHECK_INT(warm[0].streams, 5);
     CHECK_INT(warm[1].streams, 4);
     CHECK_INT(warm[2].streams, 3);
+    /* A measured optimum of a key comes before its simulated one. */
+    opt.config = config(16u << 20, 7);
+    opt.measured = 1;
+    CHECK_OK(acc_tune_optimum_put(db, &t[0]->key, &opt));
+    CHECK_OK(acc_tune_warm_starts(db, &t[0]->key, warm, 8, &n));
+    CHECK_INT(n, 5);
+    CHECK_INT(warm[0].streams, 7);
+    CHECK_INT(warm[1].streams, 1);
     acc_tune_target_destroy(other);
     for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
         acc_tune_target_destroy(t[i]);

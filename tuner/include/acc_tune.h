@@ -210,6 +210,12 @@ acc_status_t acc_tune_comm_cost(const acc_tune_comm_t *c, acc_tune_algo_t algo, 
  *            ready (cycle_ms > 0), or when the backward pass ends.
  * Each buffer goes to one of `streams` streams, by round robin or to the least-loaded one (the
  * stream whose queued work ends first); a stream reduces its buffers one after another.
+ *
+ * Compression: fp32 gradients may travel as fp16 or bf16 (cast when packed, reduced in the
+ * 16-bit type with fp32 accumulation, cast back when unpacked; Horovod's and DDP's fp16 and
+ * bf16 compression).  It halves the bytes each buffer of fp32 gradients puts on the network;
+ * fusion_bytes still counts the gradients' own bytes, as DDP's bucket_cap_mb does under its
+ * compression hooks.  Gradients of other types travel as they are.
  */
 #define ACC_TUNE_MAX_STREAMS 16
 /* Room for the text form of any configuration (acc_tune_config_format), NUL included. */
@@ -225,6 +231,21 @@ typedef enum {
 
 typedef enum { ACC_STREAMS_ROUND_ROBIN = 0, ACC_STREAMS_LEAST_LOADED } acc_stream_assign_t;
 
+typedef enum {
+    ACC_COMPRESS_NONE = 0,
+    ACC_COMPRESS_FP16,
+    ACC_COMPRESS_BF16,
+    ACC_COMPRESS_COUNT
+} acc_compress_t;
+
+const char *acc_compress_name(acc_compress_t c); /* "none", "fp16", "bf16"; "?" otherwise */
+acc_status_t acc_compress_parse(const char *s, acc_compress_t *out);
+/* A comma-separated list of compressions ("none,fp16") as a bit (1 << acc_compress_t) each;
+ * an unknown or empty entry is ACC_ERR_INVALID naming it. */
+acc_status_t acc_compress_parse_list(const char *text, unsigned *mask);
+/* The type a gradient of type dt travels in under c: fp16 or bf16 for fp32, dt otherwise. */
+acc_dtype_t acc_compress_dtype(acc_compress_t c, acc_dtype_t dt);
+
 const char *acc_fusion_policy_name(acc_fusion_policy_t p); /* "none", "ddp", "horovod", "acc" */
 acc_status_t acc_fusion_policy_parse(const char *s, acc_fusion_policy_t *out);
 
@@ -236,6 +257,7 @@ typedef struct {
     int streams;           /* 1..ACC_TUNE_MAX_STREAMS */
     acc_stream_assign_t assign;
     acc_tune_algo_t algo;
+    acc_compress_t compress;
 } acc_tune_config_t;
 
 /* The peers' defaults (reference/03-fusion-autotune.md):
@@ -253,7 +275,8 @@ void acc_tune_config_acc(acc_tune_config_t *c, uint64_t fusion_bytes, int stream
                          acc_tune_algo_t algo);
 acc_status_t acc_tune_config_check(const acc_tune_config_t *c);
 /* Text form, as tuning runs store it: "policy=acc fusion=32M streams=2 algo=auto" plus
- * "first=1M", "cycle=1ms" and "assign=rr|least" where they differ from the policy's default.
+ * "first=1M", "cycle=1ms", "assign=rr|least" and "compress=fp16|bf16" where they differ from
+ * the policy's default.
  * parse(format(c)) == c; parse rejects unknown keys and bad values, naming them. */
 acc_status_t acc_tune_config_format(const acc_tune_config_t *c, char *buf, size_t size);
 acc_status_t acc_tune_config_parse(const char *text, acc_tune_config_t *out);
@@ -280,11 +303,13 @@ acc_status_t acc_tune_config_parse(const char *text, acc_tune_config_t *out);
  *    1 - (CTAs in flight / SMs of the GPU), never below 0.  This is what makes streams cost
  *    something: each concurrent collective takes its own SMs.  opts.sm_contention = 0 turns
  *    it off.
+ *  - Compression.  A buffer of fp32 gradients costs what its 16-bit form costs.
  *  - The iteration ends when the backward pass has ended and the last reduction has landed.
  *
- * Not modelled: copies into and out of fusion buffers (DDP reduces bucket views), framework
- * overheads per buffer (Horovod's negotiation with its response cache, kernel launches), skew
- * between ranks, the forward pass of the next iteration overlapping the tail.
+ * Not modelled: copies into and out of fusion buffers (DDP reduces bucket views) and the casts
+ * of compression, framework overheads per buffer (Horovod's negotiation with its response
+ * cache, kernel launches), skew between ranks, the forward pass of the next iteration
+ * overlapping the tail.
  *
  * Outputs: iteration time, compute-only time (one GPU: exactly the profile's time), the exposed
  * communication (the difference), and the scaling efficiency compute / iteration.
@@ -338,10 +363,12 @@ acc_status_t acc_itersim_run(const acc_itersim_t *sim, const acc_tune_config_t *
 /* ---- the search (tuner/search.c, search_bayes.c, search_halving.c) -----------------------------
  *
  * The space: fusion sizes at each power of two from fusion_min to fusion_max (256 KiB to 1 GiB:
- * 13 sizes, a log scale), stream counts streams_min..streams_max (1 to 8) and the collective
- * choices in `algos` (auto, acc, nccl): 13 x 8 x 3 = 312 configurations by default, all with
- * one fusion policy.  Point i of the space is fusion i % F, streams (i / F) % S, algo i / (F S).
- * The score of a configuration is its simulated iteration time; lower is better.
+ * 13 sizes, a log scale), stream counts streams_min..streams_max (1 to 8), the collective
+ * choices in `algos` (auto, acc, nccl) and the compressions in `compressions` (none by
+ * default): 13 x 8 x 3 = 312 configurations by default, all with one fusion policy.  A
+ * category is a pair (choice, compression), numbered choice first; point i of the space is
+ * fusion i % F, streams (i / F) % S, category i / (F S).  The score of a configuration is its
+ * iteration time, simulated or measured (acc_tune_search_opts_t.measure); lower is better.
  *
  * Strategies:
  *   GRID     every configuration (the reference);
@@ -368,18 +395,21 @@ typedef struct {
     uint64_t fusion_min, fusion_max; /* powers of two */
     int streams_min, streams_max;    /* 1..ACC_TUNE_MAX_STREAMS */
     unsigned algos;                  /* bit (1 << acc_tune_algo_t) per choice searched */
+    unsigned compressions;           /* bit (1 << acc_compress_t) per compression searched */
 } acc_tune_space_t;
 
-/* ACC policy, 256 KiB..1 GiB, 1..8 streams, every choice, least-loaded, no timeout. */
+/* ACC policy, 256 KiB..1 GiB, 1..8 streams, every choice, no compression, least-loaded, no
+ * timeout. */
 void acc_tune_space_init(acc_tune_space_t *s);
 acc_status_t acc_tune_space_check(const acc_tune_space_t *s);
 size_t acc_tune_space_size(const acc_tune_space_t *s);
 size_t acc_tune_space_fusions(const acc_tune_space_t *s);
 int acc_tune_space_streams(const acc_tune_space_t *s);
-int acc_tune_space_algos(const acc_tune_space_t *s); /* number of choices searched */
+int acc_tune_space_algos(const acc_tune_space_t *s);      /* number of choices searched */
+int acc_tune_space_categories(const acc_tune_space_t *s); /* choices x compressions */
 void acc_tune_space_config(const acc_tune_space_t *s, size_t index, acc_tune_config_t *out);
-/* The point nearest to c: fusion rounded in log2 and clamped, streams clamped, algo as c's when
- * searched, else the first searched.  For warm starts. */
+/* The point nearest to c: fusion rounded in log2 and clamped, streams clamped, algo and
+ * compression as c's when searched, else the first searched.  For warm starts. */
 size_t acc_tune_space_nearest(const acc_tune_space_t *s, const acc_tune_config_t *c);
 
 typedef enum {
@@ -405,6 +435,11 @@ typedef struct {
  * `budget` so far.  A status other than ACC_OK stops the search with that status. */
 typedef acc_status_t (*acc_tune_eval_fn)(void *ctx, const acc_tune_eval_t *e, size_t done,
                                          size_t budget);
+/* Measure configuration c (on the machine, instead of simulating it): at least out's
+ * iteration_ms, the rest where known, 0 otherwise.  A status other than ACC_OK stops the
+ * search with that status. */
+typedef acc_status_t (*acc_tune_measure_fn)(void *ctx, const acc_tune_config_t *c,
+                                            acc_itersim_result_t *out);
 
 typedef struct {
     acc_search_strategy_t strategy;
@@ -415,6 +450,10 @@ typedef struct {
     size_t nwarm;
     acc_tune_eval_fn on_eval; /* may be NULL */
     void *ctx;
+    /* When set, every evaluation is a measurement (fidelity 1) and the search runs without a
+     * simulator; successive halving, whose rungs are the simulator's fidelities, refuses it. */
+    acc_tune_measure_fn measure;
+    void *measure_ctx;
 } acc_tune_search_opts_t;
 
 void acc_tune_search_opts_init(acc_tune_search_opts_t *opts);
@@ -429,8 +468,9 @@ typedef struct {
     double seconds; /* wall time of the search */
 } acc_tune_search_result_t;
 
-/* Search `space` with `sim` (fidelity 1).  The space's choices must be ones sim's collective
- * times have (ACC_ERR_UNSUPPORTED naming the one missing). */
+/* Search `space` with `sim` (fidelity 1), or with opts->measure (then sim may be NULL).  The
+ * space's choices must be ones sim's collective times have (ACC_ERR_UNSUPPORTED naming the one
+ * missing). */
 acc_status_t acc_tune_search(const acc_itersim_t *sim, const acc_tune_space_t *space,
                              const acc_tune_search_opts_t *opts, acc_tune_search_result_t **out);
 void acc_tune_search_result_destroy(acc_tune_search_result_t *r);
@@ -514,9 +554,8 @@ acc_status_t acc_tune_network_apply(const acc_topo_t *base, const char *network,
  * ending in .yaml) on `topo` (borrowed) with `network` applied, computing in the profile's
  * entry for the topology's GPU of `precision` (NULL: the first listed for that GPU).  A profile
  * without an entry for the GPU is ACC_ERR_NOT_FOUND listing those it has. */
-acc_status_t acc_tune_target_create(const char *model, const acc_topo_t *topo,
-                                    const char *network, const char *precision, acc_db_t *db,
-                                    acc_tune_target_t **out);
+acc_status_t acc_tune_target_create(const char *model, const acc_topo_t *topo, const char *network,
+                                    const char *precision, acc_db_t *db, acc_tune_target_t **out);
 /* The same with topo as acc_topo_load takes it ("dgx-h100", a file, "auto" for this machine). */
 acc_status_t acc_tune_target_load(const char *model, const char *topo, const char *network,
                                   const char *precision, acc_db_t *db, acc_tune_target_t **out);
@@ -529,36 +568,45 @@ void acc_tune_target_title(const acc_tune_target_t *t, char *buf, size_t n);
  * Every evaluation is a tuning run of its key: its configuration in text form
  * (acc_tune_config_format), its iteration time, the strategy that made it (a search strategy's
  * name, ACC_TUNE_RUN_WARM for a warm start, ACC_TUNE_RUN_BASELINE for a peer's defaults) and the
- * method "itersim", or "itersim@F" for an evaluation at fidelity F < 1.  The best full-fidelity
- * evaluation of a search is the key's optimum, which the runtime reads at start-up.
+ * method: "itersim", or "itersim@F" for an evaluation at fidelity F < 1, or ACC_TUNE_MEASURED
+ * for an iteration time measured on the machine (the runtime's online tuning).  The best
+ * full-fidelity evaluation of a search is the key's optimum; a key keeps a simulated and a
+ * measured one, and the runtime starts from the measured one when there is one.
  */
 #define ACC_TUNE_RUN_WARM     "warm"
 #define ACC_TUNE_RUN_BASELINE "baseline"
+#define ACC_TUNE_MEASURED     "measured"
 
 typedef struct {
     acc_tune_config_t config;
-    double iteration_ms; /* simulated */
+    double iteration_ms; /* simulated, or measured */
     int64_t run_id;      /* the tuning run that found it; 0: none */
+    int measured;        /* 1: measured on the machine; 0: simulated */
 } acc_tune_optimum_t;
 
 /* Store the target's profile and topology, which its runs and optimum refer to. */
 acc_status_t acc_tune_store_prepare(acc_db_t *db, const acc_tune_target_t *t);
-/* Add one evaluation of key as a tuning run; id (optional) receives its id. */
+/* Add one evaluation of key as a tuning run; id (optional) receives its id.  The measured
+ * form stores a time measured on the machine (method ACC_TUNE_MEASURED). */
 acc_status_t acc_tune_run_add(acc_db_t *db, const acc_tune_key_t *key, const acc_tune_config_t *c,
                               double fidelity, double iteration_ms, const char *strategy,
                               double seconds, int64_t *id);
-/* Set key's optimum, replacing the previous one. */
+acc_status_t acc_tune_run_add_measured(acc_db_t *db, const acc_tune_key_t *key,
+                                       const acc_tune_config_t *c, double iteration_ms,
+                                       const char *strategy, double seconds, int64_t *id);
+/* Set key's simulated or measured optimum (opt->measured), replacing the previous one. */
 acc_status_t acc_tune_optimum_put(acc_db_t *db, const acc_tune_key_t *key,
                                   const acc_tune_optimum_t *opt);
-/* key's optimum.  ACC_NO_DATA (not a failure; *out zeroed, the message names the key) when the
- * database has none; ACC_ERR_PARSE when the stored one is unusable.  One written by another
- * program without acc's text form is read from its fusion size, streams and algorithm under
- * acc's policy. */
+/* key's optimum: the measured one when the database has one, else the simulated one.
+ * ACC_NO_DATA (not a failure; *out zeroed, the message names the key) when it has neither;
+ * ACC_ERR_PARSE when the one it would return is unusable.  One written by another program
+ * without acc's text form is read from its fusion size, streams and algorithm under acc's
+ * policy. */
 acc_status_t acc_tune_optimum_get(acc_db_t *db, const acc_tune_key_t *key, acc_tune_optimum_t *out);
 /* Warm starts: the configurations of up to max stored optima of keys similar to key, most
  * similar first: the same key, then the same model and topology (another network name), then
- * the same model, then the same topology; in the database's order within each.  Optima that
- * are unusable are skipped. */
+ * the same model, then the same topology; within each the measured before the simulated, else
+ * in the database's order.  Optima that are unusable are skipped. */
 acc_status_t acc_tune_warm_starts(acc_db_t *db, const acc_tune_key_t *key, acc_tune_config_t *out,
                                   size_t max, size_t *n);
 /* key's runs of the simulator as report points, best first, and the baselines (the best run of

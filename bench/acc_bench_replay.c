@@ -1,0 +1,283 @@
+/*
+ * acc-bench --model: a model's data-parallel training iterations replayed on the runtime
+ * (acc_fusion_replay: the profile's compute as time that passes, its gradients handed to the
+ * fusion engine as the backward pass produces them), once per policy - DDP's defaults,
+ * Horovod's defaults, acc's stored optimum, and online tuning from where the job would start -
+ * each printed with its measured iteration time and exposed communication beside the iteration
+ * simulator's prediction for the same setting.
+ *
+ * The prediction prices allreduce with times measured on this runtime first (a few sizes from
+ * 1 KiB to 64 MiB, the slowest rank's mean), not with the topology's GPUs, so that it predicts
+ * what is measured here; the simulator reads between and beyond those sizes linearly.  It does
+ * not model the copies into and out of the pack buffer, which on the host backend are the
+ * CPU's work, nor the cores the ranks share.
+ */
+#include "acc_bench.h"
+#include "acc_fusion.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Sizes the allreduce is measured at for the prediction: 1 KiB to 64 MiB by factors of 16. */
+#define CALIB_MIN   (1ull << 10)
+#define CALIB_MAX   (64ull << 20)
+#define CALIB_ITERS 3
+
+typedef struct {
+    const bench_replay_t *r;
+    acc_comm_t *comm;
+    acc_tune_target_t *t;
+    acc_tune_comm_t *curve;
+    acc_itersim_t *sim;
+    const char *topo, *db; /* as given, for the stored optimum */
+    FILE *out;             /* rank 0's; NULL on the others */
+    int failed;            /* a rank cannot go on */
+    int missing;           /* a policy had no stored optimum; the others ran */
+} replay_t;
+
+/* The mean time of one allreduce of `bytes` on every rank, the slowest rank's, in us. */
+static acc_status_t time_allreduce(acc_comm_t *c, float *buf, uint64_t bytes, double *us)
+{
+    size_t count = (size_t)(bytes / sizeof(float));
+    double t0 = 0, mine;
+    acc_status_t st = ACC_OK;
+    for (int i = 0; i <= CALIB_ITERS && st == ACC_OK; i++) {
+        if (i == 1)
+            t0 = acc_now_s();
+        st = acc_allreduce(buf, buf, count, ACC_DT_F32, ACC_RED_SUM, c, NULL);
+    }
+    mine = (acc_now_s() - t0) * 1e6 / CALIB_ITERS;
+    if (st == ACC_OK)
+        st = acc_allreduce(&mine, us, 1, ACC_DT_F64, ACC_RED_MAX, c, NULL);
+    return st;
+}
+
+/* The allreduce times of this runtime, as the simulator's collective times. */
+static acc_status_t calibrate(replay_t *w)
+{
+    acc_tune_comm_point_t pts[8];
+    float *buf = calloc(CALIB_MAX / sizeof(float), sizeof(float));
+    size_t n = 0;
+    acc_status_t st = ACC_OK;
+
+    if (!buf)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory measuring allreduce");
+    if (w->out)
+        fprintf(w->out, "# allreduce on this runtime (for the prediction):");
+    for (uint64_t b = CALIB_MIN; b <= CALIB_MAX && st == ACC_OK; b *= 16, n++) {
+        double us = 0;
+        char text[32];
+        st = time_allreduce(w->comm, buf, b, &us);
+        memset(&pts[n], 0, sizeof(pts[n]));
+        pts[n].nbytes = b;
+        for (int a = 0; a < ACC_TUNE_ALGO_COUNT; a++)
+            pts[n].us[a] = us;
+        bench_time_text(us, text, sizeof(text));
+        if (w->out)
+            fprintf(w->out, " %lluK %s us", (unsigned long long)(b >> 10), text);
+    }
+    if (w->out)
+        fprintf(w->out, "\n");
+    free(buf);
+    if (st == ACC_OK)
+        st = acc_tune_comm_create_points(acc_comm_size(w->comm), 0, pts, n, &w->curve);
+    return st;
+}
+
+/* The configuration of a policy that is not tuned online; 0, or 1 with the reason printed. */
+static int fixed_config(replay_t *w, const char *policy, acc_tune_config_t *c, const char **from)
+{
+    acc_tune_optimum_t opt;
+    acc_status_t st;
+
+    if (!strcmp(policy, "ddp")) {
+        acc_tune_config_ddp(c);
+        *from = "DDP defaults";
+        return 0;
+    }
+    if (!strcmp(policy, "horovod")) {
+        acc_tune_config_horovod(c);
+        *from = "Horovod defaults";
+        return 0;
+    }
+    st = acc_fusion_stored(w->r->model, w->topo, w->r->network, w->db, &opt);
+    if (st == ACC_OK) {
+        *c = opt.config;
+        *from = opt.measured ? "acc measured optimum" : "acc simulated optimum";
+        return 0;
+    }
+    if (w->out)
+        fprintf(w->out,
+                "  %-8s no stored optimum (%s): run acc-tune --model %s --topo %s --db "
+                "... first\n",
+                policy, acc_error_message(), w->r->model, w->topo);
+    return 1;
+}
+
+/* Run the replay: every iteration's time in ms[], the iterations online tuning took in
+ * *tuned, and what the engine used at the end in *info. */
+static acc_status_t run(replay_t *w, const acc_fusion_opts_t *o, double *ms, int *tuned,
+                        acc_fusion_info_t *info)
+{
+    acc_fusion_replay_t *rp = NULL;
+    acc_status_t st, dst;
+
+    *tuned = 0;
+    if ((st = acc_fusion_replay_create(w->comm, w->t->profile, w->t->compute, o, &rp)) != ACC_OK)
+        return st;
+    for (int k = 0; k < w->r->iters && st == ACC_OK; k++) {
+        st = acc_fusion_replay_run(rp, 1, &ms[k]);
+        if (st == ACC_OK && (st = acc_fusion_info(acc_fusion_replay_engine(rp), info)) == ACC_OK &&
+            info->tuning)
+            *tuned = k + 1;
+    }
+    dst = acc_fusion_replay_destroy(rp);
+    return st != ACC_OK ? st : dst;
+}
+
+/* One policy's row: measured beside predicted. */
+static void row(replay_t *w, const char *policy, const double *ms, int tuned,
+                const acc_fusion_info_t *info, const char *from)
+{
+    double compute = w->t->compute->accumulation * w->t->compute->iteration_ms, meas;
+    double times[4096];
+    char cfg[ACC_TUNE_CONFIG_TEXT_MAX], tuning[64] = "";
+    acc_itersim_result_t pred;
+    int first = tuned ? tuned : 1, n = 0;
+
+    /* The first iteration builds buffers and streams; after online tuning, its steady state. */
+    for (int k = first; k < w->r->iters && n < 4096; k++)
+        times[n++] = ms[k];
+    meas = acc_median(times, n);
+    if (acc_itersim_run(w->sim, &info->config, &pred) != ACC_OK ||
+        acc_tune_config_format(&info->config, cfg, sizeof(cfg)) != ACC_OK) {
+        fprintf(stderr, "acc-bench: %s: %s\n", policy, acc_error_message());
+        w->failed = 1;
+        return;
+    }
+    if (!strcmp(policy, "online"))
+        snprintf(tuning, sizeof(tuning), " from the %s, tuned in %d iterations",
+                 acc_fusion_source_name(info->started_from), tuned);
+    if (!w->out)
+        return;
+    if (!n)
+        fprintf(w->out, "  %-8s %5d  %12s  %10s", policy, 0, "-", "-");
+    else
+        fprintf(w->out, "  %-8s %5d  %12.3f  %10.3f", policy, n, meas, meas - compute);
+    fprintf(w->out, "  %12.3f  %10.3f  %s (%s%s)\n", pred.iteration_ms, pred.iteration_ms - compute,
+            cfg, from, tuning);
+    fflush(w->out);
+}
+
+static void policy(replay_t *w, const char *name)
+{
+    acc_fusion_opts_t o;
+    acc_fusion_info_t info;
+    acc_tune_config_t c;
+    const char *from = "online";
+    double *ms = calloc((size_t)w->r->iters + 1, sizeof(double));
+    int tuned = 0;
+
+    acc_fusion_opts_init(&o);
+    o.model = w->t->key.model;
+    o.network = w->r->network;
+    if (!ms) {
+        fprintf(stderr, "acc-bench: out of memory\n");
+        w->failed = 1;
+        return;
+    }
+    if (!strcmp(name, "online")) {
+        o.online = 1;
+    } else if (fixed_config(w, name, &c, &from)) {
+        w->missing = 1;
+        free(ms);
+        return;
+    } else {
+        o.config = &c;
+        o.online = -1;
+    }
+    if (run(w, &o, ms, &tuned, &info) != ACC_OK) {
+        fprintf(stderr, "acc-bench: rank %d: %s: %s\n", acc_comm_rank(w->comm), name,
+                acc_error_message());
+        w->failed = 1;
+    } else {
+        if (!strcmp(name, "online"))
+            from = acc_fusion_source_name(info.source);
+        row(w, name, ms, tuned, &info, from);
+    }
+    free(ms);
+}
+
+static void header(replay_t *w)
+{
+    const acc_profile_compute_t *c = w->t->compute;
+    if (!w->out)
+        return;
+    fprintf(w->out,
+            "# acc-bench --model %s --runtime %s: %d ranks, each a process; %s, %s, batch %d%s: "
+            "%.3f ms of compute per iteration\n",
+            w->t->profile->name, acc_backend_name(acc_comm_backend(w->comm)),
+            acc_comm_size(w->comm), c->gpu, c->precision, c->batch,
+            c->accumulation > 1 ? " accumulated" : "", c->accumulation * c->iteration_ms);
+}
+
+static void table_head(replay_t *w)
+{
+    if (!w->out)
+        return;
+    fprintf(w->out, "#\n# %-8s %5s  %12s  %10s  %12s  %10s  %s\n", "policy", "iters", "measured ms",
+            "exposed ms", "predicted ms", "exposed ms", "settings");
+}
+
+/* One rank: join, find the target, measure the collective, replay every policy, leave. */
+static int replay_rank(const bench_comm_t *b, const acc_unique_id_t *id, int rank, FILE *out,
+                       void *ctx)
+{
+    replay_t w;
+    acc_comm_opts_t opts;
+    acc_itersim_opts_t so;
+    char *list = NULL, *tok, *save = NULL;
+    int rc;
+
+    memset(&w, 0, sizeof(w));
+    w.r = ctx;
+    w.out = rank == 0 ? out : NULL;
+    w.topo = b->topo ? b->topo : acc_setting_str(ACC_SETTING_TOPO);
+    w.db = b->db;
+    if ((rc = bench_comm_opts(b, &opts)) != EXIT_OK)
+        return rc;
+    acc_itersim_opts_init(&so);
+    so.sm_contention = 0; /* the host's cores are not a GPU's SMs */
+    if (acc_comm_init_rank(&w.comm, b->nranks, id, rank, &opts) != ACC_OK ||
+        acc_tune_target_load(w.r->model, w.topo, w.r->network, NULL, NULL, &w.t) != ACC_OK) {
+        fprintf(stderr, "acc-bench: rank %d: %s\n", rank, acc_error_message());
+        acc_comm_abort(w.comm);
+        return EXIT_INPUT;
+    }
+    header(&w);
+    if (calibrate(&w) != ACC_OK ||
+        acc_itersim_create(w.t->profile, w.t->compute, w.curve, &so, &w.sim) != ACC_OK) {
+        fprintf(stderr, "acc-bench: rank %d: %s\n", rank, acc_error_message());
+        w.failed = 1;
+    }
+    table_head(&w);
+    if (!w.failed && !(list = acc_strdup(w.r->policies)))
+        w.failed = 1;
+    for (tok = list ? strtok_r(list, ",", &save) : NULL; tok && !w.failed;
+         tok = strtok_r(NULL, ",", &save))
+        policy(&w, tok);
+    acc_free(list);
+    acc_itersim_destroy(w.sim);
+    acc_tune_comm_destroy(w.curve);
+    acc_tune_target_destroy(w.t);
+    if (w.failed) {
+        acc_comm_abort(w.comm);
+        return EXIT_INPUT;
+    }
+    return acc_comm_destroy(w.comm) == ACC_OK && !w.missing ? EXIT_OK : EXIT_INPUT;
+}
+
+int bench_replay(const bench_comm_t *b, const bench_replay_t *r, FILE *out)
+{
+    return bench_launch(b, replay_rank, (void *)r, out);
+}

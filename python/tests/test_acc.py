@@ -1,0 +1,185 @@
+"""The Python package through the C API on the host backend, without PyTorch: the structures
+it mirrors, the stored DDP settings, and the fusion engine on four processes (registered
+gradients and buffers fused by the caller, as the DDP hook hands them over).
+
+Run as a ctest (python.acc), with ACC_LIBRARY naming the libacc.so of the build."""
+import ctypes
+import multiprocessing
+import os
+import tempfile
+import unittest
+
+import acc
+from acc import _lib
+
+NRANKS = 4
+# The logger reads its level once, at its first line: before anything can log.
+os.environ["ACC_LOG_LEVEL"] = "error"
+
+
+def quiet_env(gpus):
+    os.environ.update({"ACC_DB": "/nonexistent/acc.db", "ACC_TOPO": "gpus=%d" % gpus,
+                       "ACC_LOG_LEVEL": "error", "ACC_TIMEOUT_MS": "60000"})
+    for k in ("ACC_MODEL", "ACC_FUSION_BYTES", "ACC_STREAMS", "ACC_COMPRESSION",
+              "ACC_TUNE_ONLINE"):
+        os.environ.pop(k, None)
+
+
+class Structures(unittest.TestCase):
+    def test_versions_agree(self):
+        self.assertEqual(acc.version(), acc.__version__)
+
+    def test_config_round_trips_through_the_library(self):
+        # Formatting reads the Python structure, parsing writes one: a field out of place
+        # shows in one direction or the other.
+        c = acc.config(fusion_bytes=32 << 20, streams=3, compression="bf16", cycle_ms=2.5)
+        text = acc.config_text(c)
+        self.assertEqual(text, "policy=acc fusion=32M cycle=2.5ms streams=3 algo=auto "
+                               "compress=bf16")
+        back = _lib.Config()
+        _lib.call("acc_tune_config_parse", text.encode(), ctypes.byref(back))
+        self.assertEqual(bytes(back), bytes(c))
+        self.assertEqual(acc.config_text(acc.config(policy="ddp", fusion_bytes=25 << 20)),
+                         "policy=ddp fusion=25M first=1M streams=1 algo=nccl")
+        with self.assertRaises(acc.AccError) as e:
+            acc.config(compression="int4")
+        self.assertIn("int4", str(e.exception))
+
+
+def _store(path, measured, fusion, streams, compression):
+    """The optimum of resnet50 on gpus=4 in the database at path, as acc-tune (or an earlier
+    job's online tuning) stores it, through the C API."""
+    lib = acc.load()
+    proto = {"acc_db_open": [ctypes.c_char_p, ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p)],
+             "acc_tune_target_load": [ctypes.c_char_p] * 4 + [ctypes.c_void_p,
+                                                              ctypes.POINTER(ctypes.c_void_p)],
+             "acc_tune_store_prepare": [ctypes.c_void_p, ctypes.c_void_p],
+             "acc_tune_optimum_put": [ctypes.c_void_p, ctypes.c_void_p,
+                                      ctypes.POINTER(_lib.Optimum)]}
+    for name, args in proto.items():
+        getattr(lib, name).argtypes = args
+        getattr(lib, name).restype = ctypes.c_int
+    db, t = ctypes.c_void_p(), ctypes.c_void_p()
+    _lib.call("acc_db_open", path.encode(), 0, ctypes.byref(db))
+    _lib.call("acc_tune_target_load", b"resnet50", b"gpus=4", None, None, db, ctypes.byref(t))
+    _lib.call("acc_tune_store_prepare", db, t)
+    opt = _lib.Optimum()
+    opt.config = acc.config(fusion_bytes=fusion, streams=streams, compression=compression)
+    opt.iteration_ms = 480.0
+    opt.measured = measured
+    # The target begins with its key (acc_tune_target_t).
+    _lib.call("acc_tune_optimum_put", db, t, ctypes.byref(opt))
+    lib.acc_tune_target_destroy.argtypes = [ctypes.c_void_p]
+    lib.acc_tune_target_destroy(t)
+    lib.acc_db_close.argtypes = [ctypes.c_void_p]
+    lib.acc_db_close(db)
+
+
+class DdpSettings(unittest.TestCase):
+    def test_stored_optimum_as_ddp_settings(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "acc.db")
+            self.assertIsNone(acc.ddp_settings("resnet50", "gpus=4", db=path))
+            _store(path, 0, 8 << 20, 3, "bf16")
+            s = acc.ddp_settings("resnet50", "gpus=4", db=path)
+            self.assertEqual(s["ddp_kwargs"], {"bucket_cap_mb": 8.0})
+            self.assertEqual((s["streams"], s["compression"]), (3, "bf16"))
+            self.assertEqual(s["comm_hook"], "bf16_compress_hook")
+            self.assertFalse(s["measured"])
+            # What a job measured comes first.
+            _store(path, 1, 2 << 20, 1, "none")
+            s = acc.ddp_settings("resnet50", "gpus=4", db=path)
+            self.assertEqual(s["ddp_kwargs"], {"bucket_cap_mb": 2.0})
+            self.assertIsNone(s["comm_hook"])
+            self.assertTrue(s["measured"])
+        with self.assertRaises(acc.AccError) as e:
+            acc.ddp_settings("no-such-model.yaml", "gpus=4", db="/nonexistent/acc.db")
+        self.assertIn("no-such-model.yaml", str(e.exception))
+
+
+COUNTS = [1000, 1, 7, 4096, 3, 50000, 17]
+
+
+def _value(rank, t, e, it):
+    # Multiples of 1/8 below 32: sums over four ranks and their quarters are exact in fp32.
+    return float(((rank * 7919 + t * 104729 + e * 31 + it * 13) % 512) - 256) / 8.0
+
+
+def _mean(t, e, it):
+    return sum(_value(r, t, e, it) for r in range(NRANKS)) / NRANKS
+
+
+def _rank(rank, uid, results):
+    """One rank: registered gradients under two configurations, then the caller's buffers."""
+    try:
+        with acc.Communicator(NRANKS, rank, uid) as comm:
+            bufs = [(ctypes.c_float * n)() for n in COUNTS]
+            with acc.FusionEngine(comm, config=acc.config(fusion_bytes=4 << 10, streams=2)) as f:
+                idx = [f.register(ctypes.addressof(b), len(b), "float32") for b in bufs]
+                for it, comp in enumerate(["none", "fp16"]):
+                    f.set_config(acc.config(fusion_bytes=4 << 10, streams=2, compression=comp))
+                    for t, b in enumerate(bufs):
+                        for e in range(len(b)):
+                            b[e] = _value(rank, t, e, it)
+                    for i in idx:
+                        f.ready(i)
+                    f.wait()
+                    tol = 0.0 if comp == "none" else 6 * 2.0 ** -11 * 32
+                    for t, b in enumerate(bufs):
+                        for e in range(0, len(b), 97):
+                            assert abs(b[e] - _mean(t, e, it)) <= tol, (comp, t, e, b[e])
+                info = f.info()
+                assert info["source"] == "options" and info["streams"] == 2, info
+            # The DDP hook's path: buffers fused elsewhere, reduced on acc's streams.
+            with acc.FusionEngine(comm, config=acc.config(streams=3, compression="bf16")) as f:
+                for t, b in enumerate(bufs):
+                    for e in range(len(b)):
+                        b[e] = _value(rank, t, e, 5)
+                    f.reduce(ctypes.addressof(b), len(b), "float")
+                f.wait()
+                for t, b in enumerate(bufs):
+                    for e in range(0, len(b), 97):
+                        assert abs(b[e] - _mean(t, e, 5)) <= 6 * 2.0 ** -8 * 32, (t, e, b[e])
+        results.put((rank, "ok"))
+    except BaseException as exc:  # the parent reports it
+        results.put((rank, repr(exc)))
+
+
+class Engine(unittest.TestCase):
+    def test_four_ranks_reduce_as_the_mean(self):
+        quiet_env(NRANKS)
+        ctx = multiprocessing.get_context("fork")
+        results = ctx.Queue()
+        uid = acc.unique_id()
+        procs = [ctx.Process(target=_rank, args=(r, uid, results)) for r in range(NRANKS)]
+        for p in procs:
+            p.start()
+        got = dict(results.get(timeout=120) for _ in procs)
+        for p in procs:
+            p.join(30)
+        self.assertEqual(got, {r: "ok" for r in range(NRANKS)})
+
+    def test_bad_use_raises_with_the_librarys_message(self):
+        quiet_env(1)
+        with acc.Communicator(1, 0, acc.unique_id()) as comm:
+            self.assertEqual((comm.rank, comm.size), (0, 1))
+            with acc.FusionEngine(comm) as f:
+                self.assertIsNone(f.info())
+                buf = (ctypes.c_float * 4)(1, 2, 3, 4)
+                with self.assertRaises(acc.AccError) as e:
+                    f.register(ctypes.addressof(buf), 0, "float")
+                self.assertEqual(e.exception.status, "ACC_ERR_INVALID")
+                f.register(ctypes.addressof(buf), 4, "float")
+                with self.assertRaises(acc.AccError) as e:
+                    f.ready(5)
+                self.assertIn("not registered", str(e.exception))
+                f.ready(0)
+                f.wait()
+                self.assertEqual(list(buf), [1, 2, 3, 4])
+                self.assertEqual(f.info()["source"], "default")
+        with self.assertRaises(ValueError):
+            acc.Communicator(1, 0, b"short")
+
+
+if __name__ == "__main__":
+    unittest.main()

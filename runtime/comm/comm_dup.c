@@ -1,0 +1,40 @@
+/*
+ * A second communicator over the same ranks: rank 0 makes a fresh unique id and broadcasts it
+ * over the parent's bootstrap, then every rank joins it with the parent's options, as
+ * acc_comm_init_rank does.  Several communicators let one process run collectives on several
+ * threads at once (the fusion engine's streams), which one communicator never allows.
+ */
+#include "rt_internal.h"
+
+#include <string.h>
+
+/* What rank 0 sends: the id, or why it has none (the others must not wait for a rendezvous
+ * nobody serves). */
+typedef struct {
+    int32_t status;
+    acc_unique_id_t id;
+} dup_msg_t;
+
+acc_status_t acc_comm_dup(acc_comm_t *comm, acc_comm_t **out)
+{
+    dup_msg_t msg;
+    acc_status_t st;
+
+    if (!out || !comm)
+        return acc_error_set(ACC_ERR_INVALID, "acc_comm_dup: NULL argument");
+    *out = NULL;
+    if (comm->error != ACC_OK)
+        return acc_error_set(comm->error, "acc_comm_dup: the communicator is broken: %s",
+                             comm->error_msg);
+    memset(&msg, 0, sizeof(msg));
+    if (comm->rank == 0)
+        msg.status = acc_get_unique_id(&msg.id);
+    if ((st = boot_bcast(comm->boot, &msg, sizeof(msg), 0)) != ACC_OK)
+        return acc_error_prefix(st, "rank %d: acc_comm_dup: ", comm->rank);
+    if (msg.status != ACC_OK)
+        return acc_error_set((acc_status_t)msg.status,
+                             "rank %d: acc_comm_dup: rank 0 could not serve a rendezvous (%s); "
+                             "see rank 0's log",
+                             comm->rank, acc_status_name((acc_status_t)msg.status));
+    return comm_init(out, comm->nranks, &msg.id, comm->rank, &comm->opts, 1);
+}

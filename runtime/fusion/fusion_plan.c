@@ -1,0 +1,182 @@
+/*
+ * Where buckets end, and the pack buffer they live in.
+ *
+ * The pack buffer holds every registered gradient in registration order, in the type it
+ * travels in, so a bucket (a run of consecutive gradients of one type) is one contiguous
+ * range that a stream all-reduces in place.  Packing is therefore the same whatever the
+ * buckets turn out to be, and only their ends depend on the policy:
+ *   acc      as many gradients as fit in the fusion size (a larger one alone); a bucket starts
+ *            once its last gradient is packed, since the sizes are known in advance; with a
+ *            cycle, an open bucket whose first gradient has waited that long starts with what
+ *            it has (the rest begins the next bucket);
+ *   DDP      a bucket closes once it reaches its cap (first_bytes for the first of the
+ *            iteration, fusion_bytes after), overshooting by at most one gradient; buckets
+ *            start in order when complete (reducer.cpp, compute_bucket_assignment_by_size);
+ *   Horovod  every cycle, what is packed and not yet taken, in buffers of at most the fusion
+ *            size (a larger gradient alone), as its background loop fuses its ready tensors;
+ *   none     a bucket per gradient.
+ * The cycles are checked whenever the main thread is in the engine (each gradient marked
+ * ready, and the end of the iteration), not by a timer of their own.
+ */
+#include "fusion_internal.h"
+
+#include "exec/host_reduce.h"
+
+#include <string.h>
+
+/* Pack offsets are aligned to the largest element so that every run starts aligned. */
+#define PACK_ALIGN 8
+
+static uint64_t grad_bytes(const fu_grad_t *g)
+{
+    return g->count * acc_dtype_size(g->dt);
+}
+
+acc_status_t fu_layout(acc_fusion_t *f)
+{
+    size_t off = 0, i;
+
+    for (i = 0; i < f->ngrads; i++) {
+        fu_grad_t *g = &f->grads[i];
+        g->wire = acc_compress_dtype(f->cfg.compress, g->dt);
+        if (i == 0 || g->dt != f->grads[i - 1].dt)
+            off = (off + PACK_ALIGN - 1) / PACK_ALIGN * PACK_ALIGN;
+        g->offset = off;
+        off += (size_t)(g->count * acc_dtype_size(g->wire));
+    }
+    f->pack_bytes = off;
+    if (off > f->pack_cap) {
+        void *p = acc_realloc_array(f->pack, off, 1);
+        if (!p)
+            return acc_error_set(
+                ACC_ERR_NOMEM, "fusion engine: out of memory for a pack buffer of %zu bytes", off);
+        f->pack = p;
+        f->pack_cap = off;
+    }
+    return ACC_OK;
+}
+
+void fu_convert(void *dst, acc_dtype_t to, const void *src, acc_dtype_t from, uint64_t n,
+                double scale)
+{
+    uint64_t i;
+
+    if (to == from && scale == 1.0) {
+        memcpy(dst, src, (size_t)(n * acc_dtype_size(to)));
+        return;
+    }
+    /* The only conversions are fp32 <-> fp16/bf16; a scale only comes with them. */
+    if (from == ACC_DT_F32) {
+        const float *s = src;
+        uint16_t *d = dst;
+        float k = (float)scale;
+        for (i = 0; i < n; i++)
+            d[i] = to == ACC_DT_F16 ? hx_float_to_half(s[i] * k) : hx_float_to_bf16(s[i] * k);
+    } else {
+        const uint16_t *s = src;
+        float *d = dst;
+        for (i = 0; i < n; i++)
+            d[i] = from == ACC_DT_F16 ? hx_half_to_float(s[i]) : hx_bf16_to_float(s[i]);
+    }
+}
+
+void fu_pack(acc_fusion_t *f, fu_grad_t *g, int zero)
+{
+    unsigned char *dst = f->pack + g->offset;
+    int compressed = g->wire != g->dt;
+
+    if (zero)
+        memset(dst, 0, (size_t)(g->count * acc_dtype_size(g->wire)));
+    else
+        fu_convert(dst, g->wire, g->user, g->dt, g->count,
+                   compressed && f->opts.average ? 1.0 / f->nranks : 1.0);
+}
+
+/* ---- bucket ends ---- */
+
+/* acc: from first, the gradients of its type that fit in `cap` bytes (at least one), not
+ * beyond `limit`. */
+static size_t fit_end(const acc_fusion_t *f, size_t first, uint64_t cap, size_t limit)
+{
+    uint64_t bytes = grad_bytes(&f->grads[first]);
+    size_t j = first + 1;
+    while (j < limit && f->grads[j].dt == f->grads[first].dt &&
+           bytes + grad_bytes(&f->grads[j]) <= cap)
+        bytes += grad_bytes(&f->grads[j++]);
+    return j;
+}
+
+/* DDP: from first, gradients of its type until the bucket reaches cap. */
+static size_t cap_end(const acc_fusion_t *f, size_t first, uint64_t cap)
+{
+    uint64_t bytes = 0;
+    size_t j = first;
+    while (j < f->ngrads && f->grads[j].dt == f->grads[first].dt && bytes < cap)
+        bytes += grad_bytes(&f->grads[j++]);
+    return j;
+}
+
+static void launch(acc_fusion_t *f, size_t first, size_t last)
+{
+    fu_bucket_t b;
+    memset(&b, 0, sizeof(b));
+    b.first = (int32_t)first;
+    b.last = (int32_t)last;
+    if (fu_stream_push(f, (int)(f->launched % (uint64_t)f->cfg.streams), &b) != ACC_OK)
+        return; /* recorded in f->error */
+    f->launched++;
+    f->next_first = last;
+}
+
+/* The end of the bucket starting at next_first under a size-driven policy. */
+static size_t static_end(const acc_fusion_t *f)
+{
+    const acc_tune_config_t *c = &f->cfg;
+    if (c->policy == ACC_FUSION_NONE)
+        return f->next_first + 1;
+    if (c->policy == ACC_FUSION_DDP)
+        return cap_end(f, f->next_first,
+                       f->launched == 0 && c->first_bytes ? c->first_bytes : c->fusion_bytes);
+    return fit_end(f, f->next_first, c->fusion_bytes, f->ngrads);
+}
+
+/* Horovod's cycle: everything packed and not yet taken, in buckets of at most the fusion
+ * size. */
+static void take_packed(acc_fusion_t *f)
+{
+    while (f->next_first < f->prefix && f->error == ACC_OK)
+        launch(f, f->next_first, fit_end(f, f->next_first, f->cfg.fusion_bytes, f->prefix));
+}
+
+void fu_plan(acc_fusion_t *f, int end, double now)
+{
+    const acc_tune_config_t *c = &f->cfg;
+    fu_bucket_t mark;
+    int s;
+
+    if (f->directed && f->rank != 0)
+        return;
+    if (c->policy == ACC_FUSION_HOROVOD) {
+        if (end || now >= f->next_tick) {
+            take_packed(f);
+            f->next_tick = now + c->cycle_ms / 1e3;
+        }
+    } else {
+        while (f->next_first < f->ngrads && f->error == ACC_OK) {
+            size_t e = static_end(f);
+            if (e <= f->prefix)
+                launch(f, f->next_first, e);
+            else if (c->policy == ACC_FUSION_ACC && c->cycle_ms > 0 && f->prefix > f->next_first &&
+                     now - f->grads[f->next_first].ready_s >= c->cycle_ms / 1e3)
+                launch(f, f->next_first, f->prefix);
+            else
+                break;
+        }
+    }
+    if (!end)
+        return;
+    memset(&mark, 0, sizeof(mark));
+    mark.first = mark.last = -1;
+    for (s = 0; s < c->streams; s++)
+        fu_stream_push(f, s, &mark);
+}

@@ -1,0 +1,106 @@
+/*
+ * A model profile's training iteration replayed on the fusion engine (acc_fusion.h): the
+ * benchmark's and the tests' model of a job.
+ */
+#include "fusion_internal.h"
+
+#include <string.h>
+
+struct acc_fusion_replay {
+    acc_fusion_t *f;
+    const acc_profile_t *p;
+    double pre_ms;      /* forward, and the micro-batches before the last */
+    double backward_ms; /* the last micro-batch's backward pass */
+    void **grads;       /* one buffer per tensor */
+};
+
+acc_status_t acc_fusion_replay_create(acc_comm_t *comm, const acc_profile_t *profile,
+                                      const acc_profile_compute_t *compute,
+                                      const acc_fusion_opts_t *opts, acc_fusion_replay_t **out)
+{
+    acc_fusion_replay_t *r;
+    acc_status_t st;
+    size_t i;
+
+    if (!out || !comm || !profile || !compute)
+        return acc_error_set(ACC_ERR_INVALID, "acc_fusion_replay_create: NULL argument");
+    *out = NULL;
+    if ((st = acc_profile_check(profile)) != ACC_OK)
+        return st;
+    if (!(r = acc_calloc(1, sizeof(*r))) ||
+        !(r->grads = acc_calloc(profile->ntensors, sizeof(*r->grads)))) {
+        acc_free(r);
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory replaying %s", profile->name);
+    }
+    r->p = profile;
+    r->backward_ms = acc_profile_backward_ms(compute);
+    r->pre_ms = compute->accumulation * compute->iteration_ms - r->backward_ms;
+    if ((st = acc_fusion_create(comm, opts, &r->f)) != ACC_OK)
+        goto out;
+    for (i = 0; i < profile->ntensors && st == ACC_OK; i++) {
+        const acc_profile_tensor_t *t = &profile->tensors[i];
+        /* Zeros: the values do not matter to the time, and untouched pages cost nothing. */
+        if (!(r->grads[i] = acc_calloc((size_t)t->elems, acc_dtype_size(t->dtype))))
+            st = acc_error_set(ACC_ERR_NOMEM, "out of memory for %s's gradient %s", profile->name,
+                               t->name);
+        else
+            st = acc_fusion_register(r->f, r->grads[i], (size_t)t->elems, t->dtype, NULL);
+    }
+out:
+    if (st != ACC_OK) {
+        acc_fusion_replay_destroy(r);
+        return st;
+    }
+    *out = r;
+    return ACC_OK;
+}
+
+acc_status_t acc_fusion_replay_destroy(acc_fusion_replay_t *r)
+{
+    acc_status_t st;
+    size_t i;
+    if (!r)
+        return ACC_OK;
+    st = acc_fusion_destroy(r->f);
+    for (i = 0; i < r->p->ntensors; i++)
+        acc_free(r->grads[i]);
+    acc_free(r->grads);
+    acc_free(r);
+    return st;
+}
+
+acc_fusion_t *acc_fusion_replay_engine(acc_fusion_replay_t *r)
+{
+    return r ? r->f : NULL;
+}
+
+double acc_fusion_replay_compute_ms(const acc_fusion_replay_t *r)
+{
+    return r->pre_ms + r->backward_ms;
+}
+
+acc_status_t acc_fusion_replay_run(acc_fusion_replay_t *r, int iters, double *ms)
+{
+    double last = acc_now_s();
+    acc_status_t st = ACC_OK;
+    int k;
+
+    for (k = 0; k < iters && st == ACC_OK; k++) {
+        double bwd;
+        size_t i;
+        acc_sleep_until(acc_now_s() + r->pre_ms / 1e3);
+        bwd = acc_now_s();
+        for (i = 0; i < r->p->ntensors && st == ACC_OK; i++) {
+            acc_sleep_until(bwd + r->p->tensors[i].ready * r->backward_ms / 1e3);
+            st = acc_fusion_ready(r->f, (int)i);
+        }
+        if (st == ACC_OK)
+            st = acc_fusion_wait(r->f);
+        if (ms) {
+            double now = acc_now_s();
+            ms[k] = (now - last) * 1e3;
+            last = now;
+        }
+    }
+    return st;
+}

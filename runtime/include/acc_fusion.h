@@ -1,0 +1,179 @@
+/*
+ * acc_fusion.h - the fusion engine: a data-parallel job's gradients all-reduced while the
+ * backward pass produces them, fused into buckets of the fusion size, on several streams, with
+ * optional 16-bit compression; its configuration found in the database (the optimum acc-tune
+ * stored, or one an earlier job measured) or in the settings table, and optionally tuned online
+ * while the job runs, leaving its measurements in the database for the next job.
+ *
+ * Conventions (errors, ownership, threads) as in acc_common.h and acc_runtime.h, and:
+ *
+ * Use.  Create an engine on a communicator (borrowed; it must outlive the engine), register
+ *   every gradient once, in the order the backward pass produces them (the same order and
+ *   sizes on every rank), then per iteration mark each gradient ready when it is final and end
+ *   the iteration with acc_fusion_wait(), after which every registered gradient holds the sum
+ *   (or the mean) over the ranks.  A gradient must not be written between being marked ready
+ *   and the end of the iteration.  A gradient not marked by the end of the iteration counts as
+ *   zero (an unused parameter, as DDP's find_unused_parameters treats it).  Instead of
+ *   registered gradients an engine may reduce buffers the caller fused itself (DDP's buckets,
+ *   acc_fusion_reduce); one engine does one or the other.
+ * Buckets.  Gradients are packed, in registration order, into one buffer per engine; a bucket
+ *   is a run of consecutive gradients of one type.  Under acc's policy a bucket holds as many
+ *   as fit in the fusion size (one larger gradient alone) and starts as soon as its last
+ *   gradient is ready; DDP's policy closes a bucket once it reaches its cap (the first at
+ *   first_bytes); Horovod's takes, every cycle, what is ready.  Bucket k goes to stream
+ *   k mod streams (round robin), each stream a thread with a communicator of its own
+ *   (acc_comm_dup) that reduces its buckets one after another.  When the configuration is
+ *   time-driven (a cycle), rank 0 decides where buckets end and tells the others, so that every
+ *   rank reduces the same buckets; otherwise every rank computes them from the sizes alone.
+ * Compression.  Under fp16 or bf16, fp32 gradients are cast when packed, reduced in the 16-bit
+ *   type (accumulating in fp32) and cast back when unpacked; when averaging they are divided by
+ *   the rank count before the cast, so that the sum stays in the 16-bit range (DDP's
+ *   fp16_compress_hook divides first for the same reason).  Other types travel as they are.
+ * Settings, in order of precedence: the configuration the options give; ACC_FUSION_BYTES,
+ *   ACC_STREAMS and ACC_COMPRESSION; the stored optimum of the job's key (the model ACC_MODEL,
+ *   else a fingerprint of the registered gradients; the communicator's topology with
+ *   ACC_NETWORK applied; its network's name: the key acc-tune writes), the measured one before
+ *   the simulated one; else acc's policy with 25 MiB buckets, one stream and no compression.
+ *   Rank 0 decides and every rank uses its decision.  The configuration is fixed when the first
+ *   iteration starts (after registration) and changes only between iterations.
+ * Online tuning (ACC_TUNE_ONLINE=1 or the option).  Rank 0 times whole iterations (the host
+ *   clock from the end of one to the end of the next), searches fusion size x streams x
+ *   compression (the compressions ACC_TUNE_COMPRESSION allows) from the configuration the job
+ *   started with and the stored optima of similar keys, with the tuner's search (Bayesian by
+ *   default), measuring each configuration for a few iterations after one to settle; it
+ *   broadcasts every change, so all ranks switch between the same two iterations.  It stops
+ *   at its budget of iterations or when nothing is expected to improve, keeps the best it
+ *   measured, and stores every measurement and the optimum in the database as measured.
+ * Backends.  The host backend packs and unpacks on the CPU; the engine refuses a communicator
+ *   of another backend (ACC_ERR_UNSUPPORTED).
+ * Threads.  One thread at a time per engine, like a communicator.
+ */
+#ifndef ACC_FUSION_H
+#define ACC_FUSION_H
+
+#include "acc_runtime.h"
+#include "acc_tune.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct acc_fusion acc_fusion_t;
+
+/* Where the configuration in use came from. */
+typedef enum {
+    ACC_FUSION_FROM_DEFAULT = 0, /* nothing stored, nothing set */
+    ACC_FUSION_FROM_OPTIONS,     /* acc_fusion_opts_t.config or acc_fusion_set_config */
+    ACC_FUSION_FROM_SETTINGS,    /* ACC_FUSION_BYTES, ACC_STREAMS or ACC_COMPRESSION */
+    ACC_FUSION_FROM_SIMULATED,   /* the stored optimum acc-tune found */
+    ACC_FUSION_FROM_MEASURED,    /* the stored optimum an earlier job measured */
+    ACC_FUSION_FROM_ONLINE,      /* this job's online tuning */
+    ACC_FUSION_SOURCE_COUNT
+} acc_fusion_source_t;
+
+/* "default", "options", "settings", "simulated optimum", "measured optimum", "online" */
+const char *acc_fusion_source_name(acc_fusion_source_t s);
+
+typedef struct {
+    /* The whole configuration (borrowed, read at creation); NULL: the settings, the stored
+     * optimum, the default, field by field as described above. */
+    const acc_tune_config_t *config;
+    int average;         /* 1 (default): the mean over the ranks; 0: the sum */
+    const char *model;   /* the key's model; NULL: ACC_MODEL */
+    const char *network; /* the key's network; NULL: ACC_NETWORK */
+    const char *db;      /* NULL: the communicator's database (acc_comm_opts_t.db, ACC_DB, ...) */
+    int online;          /* 1: tune online; -1: do not; 0: ACC_TUNE_ONLINE */
+    /* Online tuning (read only when it is on): */
+    const acc_tune_space_t *space;  /* NULL: acc's policy, fusion 256K..256M, 1..4 streams,
+                                       collective choice auto, ACC_TUNE_COMPRESSION's list */
+    acc_search_strategy_t strategy; /* bayes (default) or grid */
+    int budget;        /* iterations; 0: ACC_TUNE_BUDGET, else a quarter of a full grid's */
+    int warmup;        /* iterations after each change that are not measured; 0: 1 */
+    int measure_iters; /* iterations measured per configuration (the median counts); 0: 5 */
+    uint64_t seed;     /* the search's seed; 0: 1 */
+} acc_fusion_opts_t;
+
+void acc_fusion_opts_init(acc_fusion_opts_t *opts);
+
+/* An engine on comm (borrowed), which every rank creates with the same options.  It makes
+ * communicators of its own from comm (acc_comm_dup), so it is collective on comm. */
+acc_status_t acc_fusion_create(acc_comm_t *comm, const acc_fusion_opts_t *opts, acc_fusion_t **out);
+/* Wait for the iteration in flight, stop the streams, and, when online tuning is still
+ * measuring, stop it and store what it measured.  Collective.  NULL does nothing. */
+acc_status_t acc_fusion_destroy(acc_fusion_t *f);
+
+/* Register a gradient of count elements of type dt at grad (borrowed; it must stay valid and
+ * in place for the engine's life): before the first iteration, in the order the backward
+ * pass produces the gradients.  *index (optional) receives its index, 0, 1, ... */
+acc_status_t acc_fusion_register(acc_fusion_t *f, void *grad, size_t count, acc_dtype_t dt,
+                                 int *index);
+/* The gradient of this index is final for this iteration: pack it, and start every bucket
+ * that is complete.  The first call of the job fixes the configuration. */
+acc_status_t acc_fusion_ready(acc_fusion_t *f, int index);
+/* Reduce a buffer the caller fused (count elements of dt at buf, in place, borrowed until the
+ * end of the iteration) on the next stream, compressed and averaged as configured.  Every rank
+ * must hand over the same buffers in the same order.  Only on an engine without registered
+ * gradients. */
+acc_status_t acc_fusion_reduce(acc_fusion_t *f, void *buf, size_t count, acc_dtype_t dt);
+/* End the iteration: count unmarked gradients as zero, start what is left, wait for every
+ * stream, unpack.  Between iterations the configuration may change (online tuning). */
+acc_status_t acc_fusion_wait(acc_fusion_t *f);
+
+/* Replace the configuration from the next iteration on; every rank calls it between the same
+ * two iterations with the same configuration (rank 0's is used).  It ends online tuning. */
+acc_status_t acc_fusion_set_config(acc_fusion_t *f, const acc_tune_config_t *config);
+
+typedef struct {
+    acc_tune_config_t config;         /* in use (assign is always round robin, algo auto) */
+    acc_fusion_source_t source;       /* where it came from */
+    acc_fusion_source_t started_from; /* where the first iteration's came from */
+    acc_tune_key_t key;               /* the key looked up; key.model "" when none could be made */
+    int tuning;                       /* 1: online tuning is measuring */
+    uint64_t iterations;              /* iterations ended */
+    double last_ms;                   /* the last iteration, end to end; 0 before the second */
+    double last_exposed_ms;           /* of it, the time spent in the engine's calls */
+    uint64_t buckets;                 /* collectives started in the last iteration */
+} acc_fusion_info_t;
+
+/* What the engine uses now.  Before the first iteration the configuration is not fixed yet:
+ * ACC_NO_DATA, with *out zeroed. */
+acc_status_t acc_fusion_info(const acc_fusion_t *f, acc_fusion_info_t *out);
+
+/* The stored optimum a job of `model` on topology `topo` (as acc_topo_load takes it) with
+ * `network` (NULL: the topology's own) would start from, in database `db` (NULL: ACC_DB):
+ * the measured one, else the simulated one.  ACC_NO_DATA when there is none. */
+acc_status_t acc_fusion_stored(const char *model, const char *topo, const char *network,
+                               const char *db, acc_tune_optimum_t *out);
+
+/* ---- a model replayed on the engine (fusion_replay.c) -------------------------------------
+ *
+ * A model profile's data-parallel training iteration replayed on the runtime, for benchmarks
+ * and tests: per iteration the forward pass (and the micro-batches accumulated before the last
+ * one) as time that passes, then the backward pass, each gradient (one buffer per tensor of
+ * the profile, registered in the profile's order) marked ready at its moment of the profile's
+ * timeline (ready x backward time after the backward pass began, or at once when the engine
+ * made it late), then the end of the iteration.  Compute waits on the clock without holding
+ * a core: on a GPU it would not hold the CPU either, and on the host backend the ranks'
+ * communication needs the cores.  The compute time of an iteration is therefore that of the
+ * profile's entry, as the iteration simulator counts it (acc_itersim_result_t.compute_ms).
+ */
+typedef struct acc_fusion_replay acc_fusion_replay_t;
+
+/* A replay of profile computing as `compute` (both borrowed; they must outlive it) on an
+ * engine of comm with opts.  Collective. */
+acc_status_t acc_fusion_replay_create(acc_comm_t *comm, const acc_profile_t *profile,
+                                      const acc_profile_compute_t *compute,
+                                      const acc_fusion_opts_t *opts, acc_fusion_replay_t **out);
+/* Destroy the engine and the gradients.  Collective.  NULL does nothing. */
+acc_status_t acc_fusion_replay_destroy(acc_fusion_replay_t *r);
+acc_fusion_t *acc_fusion_replay_engine(acc_fusion_replay_t *r);
+/* One iteration's compute: what it would take on a free network, in ms. */
+double acc_fusion_replay_compute_ms(const acc_fusion_replay_t *r);
+/* Run iters iterations; ms (optional, iters of them) receives each one's time from the end
+ * of the previous iteration (or the start of this call) to its end. */
+acc_status_t acc_fusion_replay_run(acc_fusion_replay_t *r, int iters, double *ms);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ACC_FUSION_H */

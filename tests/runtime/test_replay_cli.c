@@ -1,0 +1,90 @@
+/*
+ * acc-bench --model as a user runs it: a model replayed on four host-backend ranks under every
+ * policy, then online tuning leaves a measured optimum that acc-tune show lists beside the
+ * simulated one.  The model is a small profile written for the test, so that it runs in
+ * seconds; the shipped ones replay the same way, only longer.
+ */
+#include "acc_test.h"
+#include "toy_model.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char out[1 << 20];
+
+/* Run a command line; its standard output in out, its exit status. */
+static int run(const char *cmd)
+{
+    char full[8192], path[64];
+    const char *o;
+    FILE *f;
+    size_t n;
+    int rc;
+
+    snprintf(path, sizeof(path), "replay.%ld.out", (long)getpid());
+    o = acc_test_tmp(path);
+    snprintf(full, sizeof(full), "%s > '%s' 2>&1", cmd, o);
+    rc = system(full);
+    f = fopen(o, "rb");
+    n = f ? fread(out, 1, sizeof(out) - 1, f) : 0;
+    out[n] = '\0';
+    if (f)
+        fclose(f);
+    CHECK_MSG(rc != -1 && WIFEXITED(rc), "could not run %s", full);
+    return WEXITSTATUS(rc);
+}
+
+/* 64 gradients of 64 KiB over a 10 ms backward pass, 30 ms of compute in all, as a file. */
+static const char *toy_profile(void)
+{
+    const char *path = acc_test_tmp("replay-toy.yaml");
+    acc_profile_t *p = toy_model("replay-toy", 64, 16384, 30, 20);
+    acc_buf_t b;
+
+    acc_buf_init(&b);
+    CHECK_OK(acc_profile_dump_yaml(p, &b));
+    CHECK_OK(acc_write_file(path, b.data, b.len));
+    acc_buf_free(&b);
+    acc_profile_destroy(p);
+    return path;
+}
+
+ACC_TEST(every_policy_then_a_measured_optimum)
+{
+    const char *model = toy_profile(), *db = acc_test_tmp("replay.db");
+    char cmd[8192], wal[4096];
+
+    unlink(db);
+    snprintf(wal, sizeof(wal), "%s-wal", db);
+    unlink(wal);
+    setenv("ACC_LOG_LEVEL", "error", 1);
+    setenv("ACC_TUNE_BUDGET", "24", 1);
+    /* acc-tune's optimum of this key, simulated on the topology's H100s. */
+    snprintf(cmd, sizeof(cmd), "%s --model '%s' --topo gpus=4 --nccl-only --quiet --db '%s'",
+             ACC_TUNE_EXE, model, db);
+    CHECK_INT(run(cmd), 0);
+    snprintf(cmd, sizeof(cmd),
+             "%s --model '%s' --runtime host --nranks 4 --topo gpus=4 --iters 40 --db '%s'",
+             ACC_BENCH_EXE, model, db);
+    CHECK_INT(run(cmd), 0);
+    printf("%s", out);
+    CHECK(strstr(out, "# acc-bench --model replay-toy --runtime host: 4 ranks"));
+    CHECK(strstr(out, "\n  ddp ") && strstr(out, "(DDP defaults)"));
+    CHECK(strstr(out, "\n  horovod ") && strstr(out, "(Horovod defaults)"));
+    CHECK(strstr(out, "\n  acc ") && strstr(out, "(acc simulated optimum)"));
+    CHECK(strstr(out, "\n  online ") && strstr(out, "from the simulated optimum, tuned in"));
+    /* acc-tune show: the measured optimum beside the simulated one, and the measured runs. */
+    snprintf(cmd, sizeof(cmd), "%s show --db '%s'", ACC_TUNE_EXE, db);
+    CHECK_INT(run(cmd), 0);
+    printf("%s", out);
+    CHECK(strstr(out, "optima (1)") && strstr(out, "measured (online tuning)"));
+    CHECK(strstr(out, "\n    itersim ") && strstr(out, "\n    measured "));
+    CHECK(strstr(out, " measured "));
+    /* An unknown policy is a usage error. */
+    snprintf(cmd, sizeof(cmd), "%s --model '%s' --runtime host --nranks 4 --policy fastest",
+             ACC_BENCH_EXE, model);
+    CHECK_INT(run(cmd), 2);
+    CHECK(strstr(out, "--policy takes a list of ddp, horovod, acc and online"));
+}
