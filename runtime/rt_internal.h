@@ -127,6 +127,9 @@ struct acc_comm {
     char db_path[512]; /* the database the tables came from (the cuda backend's CUBINs too) */
     char fallback_reason[512];
     int forced_said; /* the warning that acc's plan could not run here was given */
+    /* plans the backend could not set up (every rank agreed), never tried again */
+    const acc_plan_t **refused;
+    size_t nrefused, refused_cap;
     rt_table_t tables[ACC_COLL_COUNT];
     rt_fallback_t *fallbacks;
     size_t nfallbacks, fallbacks_cap;
@@ -187,6 +190,11 @@ acc_status_t comm_agree(acc_comm_t *c, acc_status_t mine, const char *step);
 /* comm/comm.c: acc_comm_init_rank, for a duplicate (acc_comm_dup) when duplicate is 1. */
 acc_status_t comm_init(acc_comm_t **out, int nranks, const acc_unique_id_t *id, int rank,
                        const acc_comm_opts_t *opts, int duplicate);
+/* Plans the backend could not set up: remember one (every rank agreed on the failure), and
+ * ACC_ERR_UNSUPPORTED for one remembered, so that it is not tried at every call. */
+void comm_refuse(acc_comm_t *c, const acc_plan_t *plan);
+acc_status_t comm_refused(const acc_comm_t *c, const acc_plan_t *plan);
+
 /* Break the communicator with the current error message (the first failure wins). */
 acc_status_t comm_break(acc_comm_t *c, acc_status_t st);
 

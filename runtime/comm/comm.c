@@ -91,6 +91,21 @@ acc_status_t comm_agree(acc_comm_t *c, acc_status_t mine, const char *step)
     return st;
 }
 
+void comm_refuse(acc_comm_t *c, const acc_plan_t *plan)
+{
+    if (acc_array_reserve((void **)&c->refused, &c->refused_cap, c->nrefused + 1,
+                          sizeof(*c->refused)) == ACC_OK)
+        c->refused[c->nrefused++] = plan;
+}
+
+acc_status_t comm_refused(const acc_comm_t *c, const acc_plan_t *plan)
+{
+    for (size_t i = 0; i < c->nrefused; i++)
+        if (c->refused[i] == plan)
+            return acc_error_set(ACC_ERR_UNSUPPORTED, "the plan could not be set up before");
+    return ACC_OK;
+}
+
 acc_status_t comm_break(acc_comm_t *c, acc_status_t st)
 {
     if (c->error == ACC_OK) {
@@ -196,7 +211,8 @@ acc_status_t comm_init(acc_comm_t **out, int nranks, const acc_unique_id_t *id, 
     c->duplicate = duplicate;
     c->external_fallback = opts && opts->external_fallback;
     c->device_opt = opts ? opts->device : -1;
-    if ((st = keep_opts(c, opts)) != ACC_OK || (st = read_timeout(opts, &c->timeout_ms)) != ACC_OK ||
+    if ((st = keep_opts(c, opts)) != ACC_OK ||
+        (st = read_timeout(opts, &c->timeout_ms)) != ACC_OK ||
         (st = wanted_backend(opts, &want)) != ACC_OK ||
         (st = boot_create(id, rank, nranks, c->timeout_ms, &c->abort, &c->boot)) != ACC_OK ||
         (st = choose_backend(c, want)) != ACC_OK || (st = comm_prepare(c, opts)) != ACC_OK ||
@@ -219,6 +235,7 @@ static void comm_free(acc_comm_t *c, int abort)
         acc_plan_destroy(c->fallbacks[i].plan);
     acc_free(c->fallbacks);
     acc_topo_destroy(c->topo);
+    acc_free(c->refused);
     acc_free(c->node_of);
     boot_destroy(c->boot);
     acc_free(c->opts_topo);

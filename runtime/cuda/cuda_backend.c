@@ -84,7 +84,6 @@ static void destroy(acc_comm_t *c, void *state, int abort)
     cb_nccl_teardown(s, abort);
     acc_kcache_destroy(s->cache);
     acc_free(s->insts);
-    acc_free(s->refused);
     acc_free(s->gpu_of);
     acc_free(s);
 }
@@ -128,9 +127,8 @@ static acc_status_t instance(acc_comm_t *c, cb_state_t *s, const acc_plan_t *pla
     size_t i;
     acc_status_t st;
 
-    for (i = 0; i < s->nrefused; i++)
-        if (s->refused[i] == plan)
-            return acc_error_set(ACC_ERR_UNSUPPORTED, "the plan could not be set up before");
+    if ((st = comm_refused(c, plan)) != ACC_OK)
+        return st;
     for (i = 0; i < s->ninsts; i++) {
         cb_inst_t *in = s->insts[i];
         if (in->plan != plan || in->dt != k->dt || in->op != k->op)
@@ -156,9 +154,7 @@ static acc_status_t instance(acc_comm_t *c, cb_state_t *s, const acc_plan_t *pla
         ACC_OK)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     if ((st = cb_inst_create(c, s, plan, k->dt, k->op, cap, out)) != ACC_OK) {
-        if (acc_array_reserve((void **)&s->refused, &s->refused_cap, s->nrefused + 1,
-                              sizeof(*s->refused)) == ACC_OK)
-            s->refused[s->nrefused++] = plan;
+        comm_refuse(c, plan);
         return st;
     }
     s->insts[s->ninsts++] = *out;

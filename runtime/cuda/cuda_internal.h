@@ -78,8 +78,6 @@ typedef struct {
     acc_kcache_t *cache;
     cb_inst_t **insts;
     size_t ninsts, insts_cap;
-    const acc_plan_t **refused;
-    size_t nrefused, refused_cap;
 } cb_state_t;
 
 /* ---- instances (cuda_inst.c) ---- */

@@ -8,6 +8,18 @@
 
 #include <string.h>
 
+/* Go on without NCCL, saying why once (rank 0). */
+static acc_status_t without_nccl(acc_comm_t *c, cb_state_t *s)
+{
+    if (c->rank == 0)
+        ACC_INFO(RUNTIME,
+                 "cuda backend without NCCL (%s): acc's ring serves the sizes the tables "
+                 "give NCCL",
+                 acc_error_message());
+    s->nccl = NULL;
+    return ACC_OK;
+}
+
 acc_status_t cb_nccl_setup(acc_comm_t *c, cb_state_t *s)
 {
     nccl_id_t id;
@@ -20,29 +32,15 @@ acc_status_t cb_nccl_setup(acc_comm_t *c, cb_state_t *s)
         s->ncomm = c->nccl;
         return opened;
     }
-    if (comm_agree(c, opened, "opening NCCL") != ACC_OK) {
-        if (c->rank == 0)
-            ACC_INFO(RUNTIME,
-                     "cuda backend without NCCL (%s): acc's ring serves the sizes the "
-                     "tables give NCCL",
-                     acc_error_message());
-        s->nccl = NULL;
-        return ACC_OK;
-    }
+    if (comm_agree(c, opened, "opening NCCL") != ACC_OK)
+        return without_nccl(c, s);
     if (comm_agree(c,
                    s->sharers > 1 ? acc_error_set(ACC_ERR_UNSUPPORTED,
                                                   "%d ranks share GPU %d, which NCCL refuses",
                                                   s->sharers, s->device)
                                   : ACC_OK,
-                   "NCCL's GPUs") != ACC_OK) {
-        if (c->rank == 0)
-            ACC_INFO(RUNTIME,
-                     "cuda backend without NCCL (%s): acc's ring serves the sizes the "
-                     "tables give NCCL",
-                     acc_error_message());
-        s->nccl = NULL;
-        return ACC_OK;
-    }
+                   "NCCL's GPUs") != ACC_OK)
+        return without_nccl(c, s);
     memset(&id, 0, sizeof(id));
     st = ACC_OK;
     if (c->rank == 0 && (rc = s->nccl->get_unique_id(&id)) != 0)

@@ -28,7 +28,6 @@ static void destroy(acc_comm_t *c, void *state, int abort)
     for (size_t i = 0; i < s->ninsts; i++)
         hb_inst_destroy(c, s->insts[i]);
     acc_free(s->insts);
-    acc_free(s->refused);
     acc_free(s);
 }
 
@@ -48,10 +47,8 @@ static acc_status_t instance(acc_comm_t *c, hb_state_t *s, const acc_plan_t *pla
     uint64_t cap = count;
     acc_status_t st;
 
-    for (i = 0; i < s->nrefused; i++)
-        if (s->refused[i] == plan)
-            return acc_error_set(ACC_ERR_UNSUPPORTED, "the host backend could not set this plan "
-                                                      "up before");
+    if ((st = comm_refused(c, plan)) != ACC_OK)
+        return st;
     for (i = 0; i < s->ninsts; i++) {
         hb_inst_t *in = s->insts[i];
         if (in->plan != plan || in->es != es)
@@ -72,9 +69,7 @@ static acc_status_t instance(acc_comm_t *c, hb_state_t *s, const acc_plan_t *pla
     if ((st = hb_inst_create(c, s->next_id++, plan, es, cap, out)) != ACC_OK) {
         /* Every rank saw the same failure (the set-up agrees on it): refuse the plan from now
          * on, everywhere, rather than trying again at every call. */
-        if (acc_array_reserve((void **)&s->refused, &s->refused_cap, s->nrefused + 1,
-                              sizeof(*s->refused)) == ACC_OK)
-            s->refused[s->nrefused++] = plan;
+        comm_refuse(c, plan);
         return st;
     }
     s->insts[s->ninsts++] = *out;

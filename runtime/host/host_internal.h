@@ -158,12 +158,10 @@ typedef struct {
 /* The backend's state per communicator: the instances. */
 typedef struct {
     acc_comm_t *comm;
-    /* instances, and plans this backend could not set up (not retried) */
+    /* instances */
     hb_inst_t **insts;
     size_t ninsts, insts_cap;
     int next_id;
-    const acc_plan_t **refused;
-    size_t nrefused, refused_cap;
 } hb_state_t;
 
 /* ---- instances (host_inst.c) ---- */

@@ -6,8 +6,24 @@
 #ifndef COMM_UTIL_H
 #define COMM_UTIL_H
 
+#include "acc_db.h"
 #include "acc_runtime.h"
 #include "acc_test.h"
+
+#include <unistd.h>
+
+/* The image build's database of the machine spec describes, at path (made anew). */
+static inline void build_db(const char *path, const char *spec)
+{
+    acc_db_t *db = NULL;
+    acc_topo_t *topo = NULL;
+    unlink(path);
+    CHECK_OK(acc_topo_load(spec, &topo));
+    CHECK_OK(acc_db_open(path, 0, &db));
+    CHECK_OK(acc_db_build(db, topo, NULL, NULL));
+    acc_db_close(db);
+    acc_topo_destroy(topo);
+}
 
 typedef struct {
     acc_coll_t coll;

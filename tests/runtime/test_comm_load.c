@@ -14,19 +14,6 @@
 #define TOPO   "gpus=4 nvlink=18"
 #define NRANKS 4
 
-/* Build the image-build database of spec into path (once per test process). */
-static void build_db(const char *path, const char *spec)
-{
-    acc_db_t *db = NULL;
-    acc_topo_t *topo = NULL;
-    unlink(path);
-    CHECK_OK(acc_topo_load(spec, &topo));
-    CHECK_OK(acc_db_open(path, 0, &db));
-    CHECK_OK(acc_db_build(db, topo, NULL, NULL));
-    acc_db_close(db);
-    acc_topo_destroy(topo);
-}
-
 /* Each rank's stderr goes to a file of its own and of the case (ctest runs cases side by
  * side), so that the parent can count the warnings. */
 static const char *log_case = "load";

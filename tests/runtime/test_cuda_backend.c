@@ -24,18 +24,6 @@ static void skip_without_gpu(void)
         ACC_SKIP("no GPU");
 }
 
-static void build_db(const char *path, const char *spec)
-{
-    acc_db_t *db = NULL;
-    acc_topo_t *topo = NULL;
-    unlink(path);
-    CHECK_OK(acc_topo_load(spec, &topo));
-    CHECK_OK(acc_db_open(path, 0, &db));
-    CHECK_OK(acc_db_build(db, topo, NULL, NULL));
-    acc_db_close(db);
-    acc_topo_destroy(topo);
-}
-
 static acc_comm_t *join(int rank, int nranks, const acc_unique_id_t *id)
 {
     acc_comm_opts_t o;
