@@ -160,6 +160,10 @@ struct rt_backend {
 extern const rt_backend_t rt_host_backend;
 extern const rt_backend_t rt_cuda_backend;
 
+/* cuda/cuda_backend.c: the CUDA device ordinal a cuda communicator's rank uses; -1 for a
+ * communicator of another backend. */
+int rt_cuda_comm_device(const acc_comm_t *c);
+
 /* comm/comm_locate.c: where a job finds its machine and its database.  The topology source is
  * given (an option), else ACC_TOPO ("auto": live discovery).  The database is given, else
  * ACC_DB, else the first of /etc/acc/acc.db and the install prefix's share/acc/acc.db that
@@ -186,6 +190,10 @@ acc_plan_t *comm_fallback_plan(acc_comm_t *c, acc_coll_t coll, int root, rt_fall
  * for all, so that all give up together instead of waiting for a peer that already has. */
 acc_status_t comm_agree(acc_comm_t *c, acc_status_t mine, const char *step);
 
+/* comm/comm_dup.c: acc_comm_dup on the host backend whatever comm's backend is, for a layer's
+ * control messages (the fusion engine's decisions), which are small, live in host memory and
+ * travel on any machine that way.  Collective, as acc_comm_dup. */
+acc_status_t comm_dup_host(acc_comm_t *comm, acc_comm_t **out);
 
 /* comm/comm.c: acc_comm_init_rank, for a duplicate (acc_comm_dup) when duplicate is 1. */
 acc_status_t comm_init(acc_comm_t **out, int nranks, const acc_unique_id_t *id, int rank,

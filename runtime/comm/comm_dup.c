@@ -2,7 +2,9 @@
  * A second communicator over the same ranks: rank 0 makes a fresh unique id and broadcasts it
  * over the parent's bootstrap, then every rank joins it with the parent's options, as
  * acc_comm_init_rank does.  Several communicators let one process run collectives on several
- * threads at once (the fusion engine's streams), which one communicator never allows.
+ * threads at once (the fusion engine's streams), which one communicator never allows.  A
+ * host-backend duplicate (comm_dup_host) carries small control messages in host memory beside
+ * a communicator of any backend.
  */
 #include "rt_internal.h"
 
@@ -15,14 +17,12 @@ typedef struct {
     acc_unique_id_t id;
 } dup_msg_t;
 
-acc_status_t acc_comm_dup(acc_comm_t *comm, acc_comm_t **out)
+/* A duplicate of comm made with opts (comm's own, or a changed copy of them). */
+static acc_status_t dup_with(acc_comm_t *comm, const acc_comm_opts_t *opts, acc_comm_t **out)
 {
     dup_msg_t msg;
     acc_status_t st;
 
-    if (!out || !comm)
-        return acc_error_set(ACC_ERR_INVALID, "acc_comm_dup: NULL argument");
-    *out = NULL;
     if (comm->error != ACC_OK)
         return acc_error_set(comm->error, "acc_comm_dup: the communicator is broken: %s",
                              comm->error_msg);
@@ -36,5 +36,27 @@ acc_status_t acc_comm_dup(acc_comm_t *comm, acc_comm_t **out)
                              "rank %d: acc_comm_dup: rank 0 could not serve a rendezvous (%s); "
                              "see rank 0's log",
                              comm->rank, acc_status_name((acc_status_t)msg.status));
-    return comm_init(out, comm->nranks, &msg.id, comm->rank, &comm->opts, 1);
+    return comm_init(out, comm->nranks, &msg.id, comm->rank, opts, 1);
+}
+
+acc_status_t acc_comm_dup(acc_comm_t *comm, acc_comm_t **out)
+{
+    if (!out || !comm)
+        return acc_error_set(ACC_ERR_INVALID, "acc_comm_dup: NULL argument");
+    *out = NULL;
+    return dup_with(comm, &comm->opts, out);
+}
+
+acc_status_t comm_dup_host(acc_comm_t *comm, acc_comm_t **out)
+{
+    acc_comm_opts_t o;
+    if (!out || !comm)
+        return acc_error_set(ACC_ERR_INVALID, "comm_dup_host: NULL argument");
+    *out = NULL;
+    o = comm->opts;
+    o.backend = ACC_BACKEND_HOST;
+    /* Its calls are the layer's own, which the host backend serves whole (its fallback is
+     * acc's ring plan), never a caller's NCCL. */
+    o.external_fallback = 0;
+    return dup_with(comm, &o, out);
 }

@@ -273,6 +273,12 @@ static acc_status_t async_error(acc_comm_t *c, void *state)
     return ACC_OK;
 }
 
+int rt_cuda_comm_device(const acc_comm_t *c)
+{
+    const cb_state_t *s = c && c->be == &rt_cuda_backend ? c->be_state : NULL;
+    return s ? s->device : -1;
+}
+
 const rt_backend_t rt_cuda_backend = {
     .name = "cuda",
     .create = create,

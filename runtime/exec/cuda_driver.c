@@ -54,6 +54,7 @@ typedef struct {
     X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t))                                        \
     X(cuMemFree, "cuMemFree_v2", (CUdeviceptr))                                                    \
     X(cuMemsetD8, "cuMemsetD8_v2", (CUdeviceptr, unsigned char, size_t))                           \
+    X(cuMemsetD8Async, "cuMemsetD8Async", (CUdeviceptr, unsigned char, size_t, CUstream))          \
     X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr, const void *, size_t))                        \
     X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", (void *, CUdeviceptr, size_t))                              \
     X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", (CUdeviceptr, CUdeviceptr, size_t, CUstream))     \
@@ -509,6 +510,15 @@ acc_status_t rt_cuda_device_count(int *n)
     if (st != ACC_OK)
         return st;
     CALL(cu.cuDeviceGetCount(n), "cuDeviceGetCount");
+    return ACC_OK;
+}
+
+acc_status_t rt_cuda_memset_async(void *dst, int byte, size_t bytes, acc_cuda_stream_t s)
+{
+    acc_status_t st = driver();
+    if (st != ACC_OK)
+        return st;
+    CALL(cu.cuMemsetD8Async(dptr(dst), (unsigned char)byte, bytes, (CUstream)s), "cuMemsetD8Async");
     return ACC_OK;
 }
 

@@ -46,7 +46,7 @@ int gx_copies_for(uint64_t count, size_t es, int nlanes, int kmax);
 acc_status_t gx_describe_failure(const acc_plan_t *p, const acc_kernel_t *k, const uint32_t *w,
                                  double timeout_s);
 
-/* ---- more of the driver, for the cuda backend (cuda_driver.c) ------------------------------ */
+/* ---- more of the driver, for the cuda backend and the fusion engine (cuda_driver.c) ------- */
 #define RT_CUDA_IPC_BYTES 64
 acc_status_t rt_cuda_ipc_get(void *dev_ptr, unsigned char handle[RT_CUDA_IPC_BYTES]);
 acc_status_t rt_cuda_ipc_open(const unsigned char handle[RT_CUDA_IPC_BYTES], void **dev_ptr);
@@ -55,6 +55,8 @@ void rt_cuda_ipc_close(void *dev_ptr);
 acc_status_t rt_cuda_host_alloc(size_t bytes, void **host, void **dev);
 void rt_cuda_host_free(void *host);
 acc_status_t rt_cuda_device_count(int *n);
+/* Set bytes of device memory to byte, queued on s (the fusion engine's zeros). */
+acc_status_t rt_cuda_memset_async(void *dst, int byte, size_t bytes, acc_cuda_stream_t s);
 /* Wait for everything the current context has queued, on every stream. */
 acc_status_t rt_cuda_sync_all(void);
 /* Is s capturing into a graph now? */
