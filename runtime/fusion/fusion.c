@@ -75,7 +75,8 @@ static void engine_free(acc_fusion_t *f)
     pthread_cond_destroy(&f->done);
     pthread_cond_destroy(&f->packed);
     acc_free(f->grads);
-    acc_free(f->pack);
+    f->mem->free(f->pack);
+    f->mem->close(f);
     acc_free(f->model);
     acc_free(f->network);
     acc_free(f->db);
@@ -98,21 +99,20 @@ acc_status_t acc_fusion_create(acc_comm_t *comm, const acc_fusion_opts_t *opts, 
         acc_fusion_opts_init(&o);
     if ((st = check_opts(&o)) != ACC_OK)
         return st;
-    if (acc_comm_backend(comm) != ACC_BACKEND_HOST)
-        return acc_error_set(ACC_ERR_UNSUPPORTED,
-                             "the fusion engine packs and unpacks on the host backend only in "
-                             "this build (the communicator's backend is %s)",
-                             acc_backend_name(acc_comm_backend(comm)));
     if (!(e = acc_calloc(1, sizeof(*e))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a fusion engine");
     f = &e->f;
     f->comm = comm;
+    f->mem = acc_comm_backend(comm) == ACC_BACKEND_CUDA ? &fu_device_mem : &fu_host_mem;
     f->rank = acc_comm_rank(comm);
     f->nranks = acc_comm_size(comm);
     pthread_mutex_init(&f->lock, NULL);
     pthread_cond_init(&f->done, NULL);
     pthread_cond_init(&f->packed, NULL);
-    if ((st = copy_opts(e, &o)) != ACC_OK || (st = acc_comm_dup(comm, &f->ctl)) != ACC_OK) {
+    /* Opening the memory fails on one rank alone (a GPU's): every rank hears of it. */
+    if ((st = copy_opts(e, &o)) != ACC_OK || (st = comm_dup_host(comm, &f->ctl)) != ACC_OK ||
+        (st = comm_agree(f->ctl, f->mem->open(f), "opening the fusion engine's memory")) !=
+            ACC_OK) {
         engine_free(f);
         return acc_error_prefix(st, "creating a fusion engine: ");
     }
@@ -158,6 +158,18 @@ static acc_status_t failed(const acc_fusion_t *f)
     return acc_error_set(f->error, "fusion engine, rank %d: %s", f->rank, f->error_msg);
 }
 
+/* A failure of the main thread's own (packing): sticky, as a stream's, since this rank can no
+ * longer take part in the iteration the others run. */
+static acc_status_t broke(acc_fusion_t *f, acc_status_t st)
+{
+    char msg[512];
+    snprintf(msg, sizeof(msg), "%s", acc_error_message());
+    pthread_mutex_lock(&f->lock);
+    fu_fail(f, st, msg);
+    pthread_mutex_unlock(&f->lock);
+    return failed(f);
+}
+
 /* Start an iteration; the first one fixes the configuration (collective). */
 static acc_status_t begin(acc_fusion_t *f)
 {
@@ -201,7 +213,9 @@ acc_status_t acc_fusion_ready(acc_fusion_t *f, int index)
         return acc_error_set(ACC_ERR_INVALID,
                              "acc_fusion_ready: gradient %d is already ready in this iteration",
                              index);
-    fu_pack(f, g, 0);
+    /* Packed means in memory: a stream may take the gradient as soon as it is published. */
+    if ((st = fu_pack(f, g, 0)) != ACC_OK || (st = f->mem->sync(f->q)) != ACC_OK)
+        return broke(f, st);
     pthread_mutex_lock(&f->lock);
     g->gen = f->gen;
     g->ready_s = t0;
@@ -247,10 +261,14 @@ acc_status_t acc_fusion_reduce(acc_fusion_t *f, void *buf, size_t count, acc_dty
 /* Count the gradients not marked as zero, start everything, wait for every stream. */
 static void finish(acc_fusion_t *f)
 {
+    acc_status_t st = ACC_OK;
     size_t i;
-    for (i = 0; i < f->ngrads; i++)
+    for (i = 0; i < f->ngrads && st == ACC_OK; i++)
         if (f->grads[i].gen != f->gen)
-            fu_pack(f, &f->grads[i], 1);
+            st = fu_pack(f, &f->grads[i], 1);
+    /* A failure starts nothing more, but the streams still reach the end of the iteration. */
+    if (st != ACC_OK || (st = f->mem->sync(f->q)) != ACC_OK)
+        broke(f, st);
     pthread_mutex_lock(&f->lock);
     for (i = 0; i < f->ngrads; i++)
         f->grads[i].gen = f->gen;

@@ -256,6 +256,10 @@ acc_status_t fu_apply(acc_fusion_t *f, const acc_tune_config_t *cfg, acc_fusion_
      * communicator picks acc's plan or the fallback per size itself. */
     c.assign = ACC_STREAMS_ROUND_ROBIN;
     c.algo = ACC_TUNE_ALGO_AUTO;
+    /* Getting the conversions ready can fail on one rank alone (a GPU's): all hear of it. */
+    if (c.compress != ACC_COMPRESS_NONE &&
+        (st = comm_agree(f->ctl, f->mem->prepare(f), "preparing compression")) != ACC_OK)
+        return st;
     if ((st = fu_streams_grow(f, c.streams)) != ACC_OK)
         return st;
     f->cfg = c;

@@ -5,7 +5,10 @@
  *   fusion_plan.c     where buckets end under each policy, and the pack buffer's layout;
  *   fusion_stream.c   the streams: a thread and a communicator each, packing and unpacking;
  *   fusion_config.c   the configuration a job starts with: options, settings, stored optimum;
- *   fusion_online.c   online tuning: rank 0 measures, the tuner's search decides, all follow.
+ *   fusion_online.c   online tuning: rank 0 measures, the tuner's search decides, all follow;
+ *   fusion_mem.c      the engine's memory on the host backend: host memory, the CPU's copies;
+ *   fusion_device.c   the same on the cuda backend: device memory, CUDA streams, a kernel that
+ *                     converts.
  *
  * Locking.  The caller's thread (the "main" thread) and the stream threads share f->lock.
  * The main thread alone changes the configuration, and only between iterations, when every
@@ -17,6 +20,16 @@
  * the end of the iteration.  Data are packed and reduced outside
  * the lock: a bucket's bytes belong to its stream from the moment it is queued (and, on
  * ranks that follow rank 0, from the moment its gradients are packed) until it is finished.
+ *
+ * Device memory.  On the cuda backend the pack buffer and the staging are device memory, and
+ * what moves their bytes is queued on CUDA streams, called queues here (q) so as not to be
+ * taken for the engine's streams: the main thread packs on its own queue (f->q) and waits for
+ * it before it publishes the gradients as packed, so a bucket is complete before any stream
+ * can take it; a stream queues its buckets' allreduces and unpacks on its queue, in order, and
+ * waits for it at the end of the iteration, before it says it reached the end.  So when
+ * acc_fusion_wait returns, every gradient is final in memory, on either backend.  Control
+ * messages (rank 0's decisions, bucket ranges) travel in host memory on host-backend
+ * duplicates of the communicator (f->ctl, and each stream's x->ctl).
  */
 #ifndef ACC_FUSION_INTERNAL_H
 #define ACC_FUSION_INTERNAL_H
@@ -46,10 +59,49 @@ typedef struct {
     acc_dtype_t dt;
 } fu_bucket_t;
 
+/* Where the engine's buffers live and how their bytes move: host memory and the CPU
+ * (fusion_mem.c, the host backend) or device memory of the communicator's GPU (fusion_device.c,
+ * the cuda backend).  Work is queued on q in order and complete when sync(q) returns; on the
+ * host q is NULL and every call has done its work when it returns.  alloc, free, zero,
+ * convert and sync may be called from any thread of the engine once it has entered. */
+typedef struct {
+    /* The engine's device state (f->dev) and the main thread's queue (f->q); close frees them
+     * (and does nothing for an engine open never finished). */
+    acc_status_t (*open)(acc_fusion_t *f);
+    void (*close)(acc_fusion_t *f);
+    /* Be ready to convert fp32 <-> fp16/bf16, before the first configuration that compresses
+     * (on the main thread, between iterations). */
+    acc_status_t (*prepare)(acc_fusion_t *f);
+    /* A thread of the engine's begins (the device's context current on it). */
+    acc_status_t (*enter)(const acc_fusion_t *f);
+    acc_status_t (*queue_create)(acc_cuda_stream_t *q);
+    void (*queue_destroy)(acc_cuda_stream_t q);
+    acc_status_t (*alloc)(size_t bytes, void **out); /* zeroed */
+    void (*free)(void *p);
+    acc_status_t (*zero)(void *dst, size_t bytes, acc_cuda_stream_t q);
+    /* n elements of type `from` at src as type `to` at dst: a copy for equal types, else fp32
+     * to fp16/bf16 multiplied by scale first (1/ranks when averaging compressed gradients) or
+     * fp16/bf16 to fp32 (scale 1); rounded as the host executor rounds (host_reduce.h). */
+    acc_status_t (*convert)(const acc_fusion_t *f, void *dst, acc_dtype_t to, const void *src,
+                            acc_dtype_t from, uint64_t n, double scale, acc_cuda_stream_t q);
+    acc_status_t (*sync)(acc_cuda_stream_t q);
+} fu_mem_t;
+
+extern const fu_mem_t fu_host_mem;   /* fusion_mem.c */
+extern const fu_mem_t fu_device_mem; /* fusion_device.c */
+
+/* The engine's state on the device (fusion_device.c). */
+typedef struct fu_device fu_device_t;
+/* The CUDA source of the device's conversions (fusion_device.c). */
+const char *fu_device_source(void);
+
 typedef struct {
     acc_fusion_t *f;
     int index;
-    acc_comm_t *comm; /* its own (acc_comm_dup) */
+    acc_comm_t *comm;    /* its own (acc_comm_dup) */
+    acc_comm_t *ctl;     /* rank 0's bucket ranges: comm itself on the host backend, else a
+                            host-backend duplicate of its own */
+    acc_cuda_stream_t q; /* its queue */
     pthread_t thread;
     pthread_cond_t cv; /* work queued, an iteration begun, the engine stopping */
     int running;
@@ -57,7 +109,8 @@ typedef struct {
     size_t qhead, qtail, qcap;
     uint64_t gen;      /* the iteration it is to work on */
     uint64_t done_gen; /* the last iteration whose end it reached */
-    void *stage;       /* compressed copies of the caller's buffers (acc_fusion_reduce) */
+    void *stage;       /* compressed copies of the caller's buffers (acc_fusion_reduce), in
+                          the engine's memory */
     size_t stage_bytes;
 } fu_stream_t;
 
@@ -65,7 +118,10 @@ typedef struct fu_online fu_online_t;
 
 struct acc_fusion {
     acc_comm_t *comm; /* the caller's, borrowed */
-    acc_comm_t *ctl;  /* rank 0's decisions travel here */
+    acc_comm_t *ctl;  /* rank 0's decisions travel here: a host-backend duplicate */
+    const fu_mem_t *mem;
+    fu_device_t *dev;    /* NULL on the host backend */
+    acc_cuda_stream_t q; /* the main thread's queue */
     int rank, nranks;
     acc_fusion_opts_t opts; /* strings copied below */
     char *model, *network, *db;
@@ -79,8 +135,8 @@ struct acc_fusion {
     acc_tune_config_t cfg;
     acc_fusion_source_t source, started_from;
     acc_tune_key_t key;
-    int directed; /* 1: rank 0 decides where buckets end and tells the others */
-    unsigned char *pack;
+    int directed;        /* 1: rank 0 decides where buckets end and tells the others */
+    unsigned char *pack; /* in the engine's memory */
     size_t pack_bytes, pack_cap;
 
     fu_stream_t streams[ACC_TUNE_MAX_STREAMS];
@@ -117,12 +173,9 @@ acc_status_t fu_layout(acc_fusion_t *f);
 /* Queue every bucket that is due (now, or all of them at the end of the iteration) and, at
  * the end, the end markers.  With f->lock held; on ranks that follow rank 0 it does nothing. */
 void fu_plan(acc_fusion_t *f, int end, double now);
-/* Pack gradient g (of this iteration) from the caller's buffer, or zeros. */
-void fu_pack(acc_fusion_t *f, fu_grad_t *g, int zero);
-/* Convert n elements between a gradient's type and its wire type; `scale` multiplies on the
- * way in (1/ranks when averaging a compressed gradient, else 1). */
-void fu_convert(void *dst, acc_dtype_t to, const void *src, acc_dtype_t from, uint64_t n,
-                double scale);
+/* Queue the packing of gradient g (of this iteration) from the caller's buffer, or zeros, on
+ * f->q; the caller syncs f->q before it publishes the gradient as packed. */
+acc_status_t fu_pack(acc_fusion_t *f, fu_grad_t *g, int zero);
 
 /* fusion_stream.c */
 /* Start streams until there are n (each a communicator of its own; collective). */

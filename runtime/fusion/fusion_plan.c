@@ -20,8 +20,6 @@
  */
 #include "fusion_internal.h"
 
-#include "exec/host_reduce.h"
-
 #include <string.h>
 
 /* Pack offsets are aligned to the largest element so that every run starts aligned. */
@@ -35,6 +33,8 @@ static uint64_t grad_bytes(const fu_grad_t *g)
 acc_status_t fu_layout(acc_fusion_t *f)
 {
     size_t off = 0, i;
+    void *p = NULL;
+    acc_status_t st;
 
     for (i = 0; i < f->ngrads; i++) {
         fu_grad_t *g = &f->grads[i];
@@ -46,50 +46,27 @@ acc_status_t fu_layout(acc_fusion_t *f)
     }
     f->pack_bytes = off;
     if (off > f->pack_cap) {
-        void *p = acc_realloc_array(f->pack, off, 1);
-        if (!p)
-            return acc_error_set(
-                ACC_ERR_NOMEM, "fusion engine: out of memory for a pack buffer of %zu bytes", off);
+        /* Between iterations: what the old buffer held is spent. */
+        f->mem->free(f->pack);
+        f->pack = NULL;
+        f->pack_cap = 0;
+        if ((st = f->mem->alloc(off, &p)) != ACC_OK)
+            return acc_error_prefix(st, "fusion engine: a pack buffer of %zu bytes: ", off);
         f->pack = p;
         f->pack_cap = off;
     }
     return ACC_OK;
 }
 
-void fu_convert(void *dst, acc_dtype_t to, const void *src, acc_dtype_t from, uint64_t n,
-                double scale)
-{
-    uint64_t i;
-
-    if (to == from && scale == 1.0) {
-        memcpy(dst, src, (size_t)(n * acc_dtype_size(to)));
-        return;
-    }
-    /* The only conversions are fp32 <-> fp16/bf16; a scale only comes with them. */
-    if (from == ACC_DT_F32) {
-        const float *s = src;
-        uint16_t *d = dst;
-        float k = (float)scale;
-        for (i = 0; i < n; i++)
-            d[i] = to == ACC_DT_F16 ? hx_float_to_half(s[i] * k) : hx_float_to_bf16(s[i] * k);
-    } else {
-        const uint16_t *s = src;
-        float *d = dst;
-        for (i = 0; i < n; i++)
-            d[i] = from == ACC_DT_F16 ? hx_half_to_float(s[i]) : hx_bf16_to_float(s[i]);
-    }
-}
-
-void fu_pack(acc_fusion_t *f, fu_grad_t *g, int zero)
+acc_status_t fu_pack(acc_fusion_t *f, fu_grad_t *g, int zero)
 {
     unsigned char *dst = f->pack + g->offset;
     int compressed = g->wire != g->dt;
 
     if (zero)
-        memset(dst, 0, (size_t)(g->count * acc_dtype_size(g->wire)));
-    else
-        fu_convert(dst, g->wire, g->user, g->dt, g->count,
-                   compressed && f->opts.average ? 1.0 / f->nranks : 1.0);
+        return f->mem->zero(dst, (size_t)(g->count * acc_dtype_size(g->wire)), f->q);
+    return f->mem->convert(f, dst, g->wire, g->user, g->dt, g->count,
+                           compressed && f->opts.average ? 1.0 / f->nranks : 1.0, f->q);
 }
 
 /* ---- bucket ends ---- */

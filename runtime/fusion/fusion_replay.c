@@ -39,10 +39,11 @@ acc_status_t acc_fusion_replay_create(acc_comm_t *comm, const acc_profile_t *pro
         goto out;
     for (i = 0; i < profile->ntensors && st == ACC_OK; i++) {
         const acc_profile_tensor_t *t = &profile->tensors[i];
-        /* Zeros: the values do not matter to the time, and untouched pages cost nothing. */
-        if (!(r->grads[i] = acc_calloc((size_t)t->elems, acc_dtype_size(t->dtype))))
-            st = acc_error_set(ACC_ERR_NOMEM, "out of memory for %s's gradient %s", profile->name,
-                               t->name);
+        /* Zeros, where the engine's buffers live (device memory on the cuda backend): the
+         * values do not matter to the time. */
+        if ((st = r->f->mem->alloc((size_t)(t->elems * acc_dtype_size(t->dtype)), &r->grads[i])) !=
+            ACC_OK)
+            acc_error_prefix(st, "%s's gradient %s: ", profile->name, t->name);
         else
             st = acc_fusion_register(r->f, r->grads[i], (size_t)t->elems, t->dtype, NULL);
     }
@@ -57,13 +58,16 @@ out:
 
 acc_status_t acc_fusion_replay_destroy(acc_fusion_replay_t *r)
 {
+    const fu_mem_t *mem;
     acc_status_t st;
     size_t i;
     if (!r)
         return ACC_OK;
+    /* The engine may still unpack into the gradients: they go after it. */
+    mem = r->f ? r->f->mem : &fu_host_mem;
     st = acc_fusion_destroy(r->f);
     for (i = 0; i < r->p->ntensors; i++)
-        acc_free(r->grads[i]);
+        mem->free(r->grads[i]);
     acc_free(r->grads);
     acc_free(r);
     return st;

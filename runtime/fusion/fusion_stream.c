@@ -1,11 +1,12 @@
 /*
- * The streams: on the host backend a stream is a thread with a communicator of its own
- * (acc_comm_dup), since one communicator runs one call at a time.  A stream takes its buckets
- * in order; each is an allreduce in place on the pack buffer (or the caller's buffer), then
- * the unpack into the caller's gradients.  When rank 0 decides where buckets end (a cycle),
- * rank 0's stream broadcasts each bucket's range on its communicator before reducing it and
- * the other ranks' stream receives it there and waits until its own rank has packed those
- * gradients; so every rank reduces the same buckets in the same order on every stream.
+ * The streams: a stream is a thread with a communicator of its own (acc_comm_dup), since one
+ * communicator runs one call at a time, and on the cuda backend a CUDA stream (its queue) that
+ * its calls are queued on.  A stream takes its buckets in order; each is an allreduce in place
+ * on the pack buffer (or the caller's buffer), then the unpack into the caller's gradients.
+ * When rank 0 decides where buckets end (a cycle), rank 0's stream broadcasts each bucket's
+ * range on its control communicator before reducing it and the other ranks' stream receives
+ * it there and waits until its own rank has packed those gradients; so every rank reduces the
+ * same buckets in the same order on every stream.
  */
 #include "fusion_internal.h"
 
@@ -78,7 +79,7 @@ static int has_work(const fu_stream_t *x)
 static acc_status_t share_range(fu_stream_t *x, fu_bucket_t *b)
 {
     int32_t r[2] = {b->first, b->last};
-    acc_status_t st = acc_broadcast(r, r, 2, ACC_DT_I32, 0, x->comm, NULL);
+    acc_status_t st = acc_broadcast(r, r, 2, ACC_DT_I32, 0, x->ctl, NULL);
     b->first = r[0];
     b->last = r[1];
     if (st == ACC_OK && b->last >= 0 &&
@@ -124,12 +125,33 @@ static acc_status_t run_range(fu_stream_t *x, const fu_bucket_t *b)
     for (i = b->first; i < b->last; i++)
         count += f->grads[i].count;
     st = acc_allreduce(f->pack + g0->offset, f->pack + g0->offset, (size_t)count, g0->wire,
-                       reduction(f, g0->dt, g0->wire), x->comm, NULL);
+                       reduction(f, g0->dt, g0->wire), x->comm, x->q);
     for (i = b->first; i < b->last && st == ACC_OK; i++) {
         const fu_grad_t *g = &f->grads[i];
-        fu_convert(g->user, g->dt, f->pack + g->offset, g->wire, g->count, 1.0);
+        st = f->mem->convert(f, g->user, g->dt, f->pack + g->offset, g->wire, g->count, 1.0, x->q);
     }
     return st;
+}
+
+/* Staging of at least `bytes`; what the old one holds may still be read by the queue. */
+static acc_status_t stage_reserve(fu_stream_t *x, size_t bytes)
+{
+    const fu_mem_t *mem = x->f->mem;
+    void *p = NULL;
+    acc_status_t st;
+
+    if (bytes <= x->stage_bytes)
+        return ACC_OK;
+    if ((st = mem->sync(x->q)) != ACC_OK)
+        return st;
+    mem->free(x->stage);
+    x->stage = NULL;
+    x->stage_bytes = 0;
+    if ((st = mem->alloc(bytes, &p)) != ACC_OK)
+        return acc_error_prefix(st, "fusion engine: staging %zu bytes: ", bytes);
+    x->stage = p;
+    x->stage_bytes = bytes;
+    return ACC_OK;
 }
 
 /* A buffer of the caller's: in place, or through the stream's staging copy when compressed. */
@@ -142,30 +164,25 @@ static acc_status_t run_buffer(fu_stream_t *x, const fu_bucket_t *b)
 
     if (wire == b->dt)
         return acc_allreduce(b->buf, b->buf, (size_t)b->count, b->dt, reduction(f, b->dt, wire),
-                             x->comm, NULL);
-    if (bytes > x->stage_bytes) {
-        void *p = acc_realloc_array(x->stage, bytes, 1);
-        if (!p)
-            return acc_error_set(ACC_ERR_NOMEM, "fusion engine: out of memory staging %zu bytes",
-                                 bytes);
-        x->stage = p;
-        x->stage_bytes = bytes;
-    }
-    fu_convert(x->stage, wire, b->buf, b->dt, b->count, f->opts.average ? 1.0 / f->nranks : 1.0);
-    st = acc_allreduce(x->stage, x->stage, (size_t)b->count, wire, ACC_RED_SUM, x->comm, NULL);
-    if (st == ACC_OK)
-        fu_convert(b->buf, b->dt, x->stage, wire, b->count, 1.0);
-    return st;
+                             x->comm, x->q);
+    if ((st = stage_reserve(x, bytes)) != ACC_OK ||
+        (st = f->mem->convert(f, x->stage, wire, b->buf, b->dt, b->count,
+                              f->opts.average ? 1.0 / f->nranks : 1.0, x->q)) != ACC_OK ||
+        (st = acc_allreduce(x->stage, x->stage, (size_t)b->count, wire, ACC_RED_SUM, x->comm,
+                            x->q)) != ACC_OK)
+        return st;
+    return f->mem->convert(f, b->buf, b->dt, x->stage, wire, b->count, 1.0, x->q);
 }
 
-/* One bucket of the stream's, from the queue or, when rank 0 decides, from rank 0. */
+/* One bucket of the stream's, from the queue or, when rank 0 decides, from rank 0.  At the
+ * end of the iteration, what the stream queued must be done before it says so. */
 static acc_status_t run_one(fu_stream_t *x, fu_bucket_t *b)
 {
     acc_status_t st = ACC_OK;
     if (x->f->directed && (st = share_range(x, b)) != ACC_OK)
         return st;
     if (b->last < 0)
-        return ACC_OK;
+        return x->f->mem->sync(x->q);
     return b->buf ? run_buffer(x, b) : run_range(x, b);
 }
 
@@ -173,7 +190,11 @@ static void *stream_main(void *arg)
 {
     fu_stream_t *x = arg;
     acc_fusion_t *f = x->f;
+    /* Without its device's context the thread can run nothing: every bucket fails with why. */
+    acc_status_t entered = f->mem->enter(f);
+    char why[512];
 
+    snprintf(why, sizeof(why), "%s", entered != ACC_OK ? acc_error_message() : "");
     pthread_mutex_lock(&f->lock);
     for (;;) {
         fu_bucket_t b;
@@ -186,7 +207,7 @@ static void *stream_main(void *arg)
         if (!follows(x))
             b = x->queue[x->qhead++];
         pthread_mutex_unlock(&f->lock);
-        st = run_one(x, &b);
+        st = entered == ACC_OK ? run_one(x, &b) : acc_error_set(entered, "%s", why);
         pthread_mutex_lock(&f->lock);
         if (st != ACC_OK) {
             char msg[512];
@@ -205,26 +226,70 @@ static void *stream_main(void *arg)
     return NULL;
 }
 
+/* Free what open_stream made (abort: do not wait for the peers, which may be gone). */
+static void close_stream(fu_stream_t *x, int abort)
+{
+    const fu_mem_t *mem = x->f->mem;
+    if (x->ctl != x->comm) {
+        if (abort)
+            acc_comm_abort(x->ctl);
+        else
+            acc_comm_destroy(x->ctl);
+    }
+    if (abort)
+        acc_comm_abort(x->comm);
+    else
+        acc_comm_destroy(x->comm);
+    x->comm = x->ctl = NULL;
+    mem->free(x->stage);
+    x->stage = NULL;
+    mem->queue_destroy(x->q);
+    x->q = NULL;
+    acc_free(x->queue);
+    x->queue = NULL;
+}
+
+/* Stream f->nstreams_made: its communicators (collective), its queue and its thread. */
+static acc_status_t open_stream(acc_fusion_t *f)
+{
+    fu_stream_t *x = &f->streams[f->nstreams_made];
+    acc_status_t st;
+
+    memset(x, 0, sizeof(*x));
+    x->f = f;
+    x->index = f->nstreams_made;
+    if ((st = acc_comm_dup(f->comm, &x->comm)) != ACC_OK)
+        return acc_error_prefix(st, "fusion engine, stream %d: ", x->index);
+    /* Bucket ranges are host memory, which only a host-backend communicator takes. */
+    x->ctl = x->comm;
+    if (acc_comm_backend(x->comm) != ACC_BACKEND_HOST &&
+        (st = comm_dup_host(f->comm, &x->ctl)) != ACC_OK) {
+        x->ctl = x->comm;
+        goto out;
+    }
+    /* Every rank hears of a queue that one rank could not make. */
+    if ((st = comm_agree(x->ctl, f->mem->queue_create(&x->q), "making a stream's queue")) != ACC_OK)
+        goto out;
+    pthread_cond_init(&x->cv, NULL);
+    if (pthread_create(&x->thread, NULL, stream_main, x) != 0) {
+        pthread_cond_destroy(&x->cv);
+        st = acc_error_set(ACC_ERR_SYSTEM, "cannot start its thread");
+        goto out;
+    }
+    x->running = 1;
+    f->nstreams_made++;
+    return ACC_OK;
+out:
+    close_stream(x, 1);
+    return acc_error_prefix(st, "fusion engine, stream %d: ", x->index);
+}
+
 acc_status_t fu_streams_grow(acc_fusion_t *f, int n)
 {
     acc_status_t st;
-    while (f->nstreams_made < n) {
-        fu_stream_t *x = &f->streams[f->nstreams_made];
-        memset(x, 0, sizeof(*x));
-        x->f = f;
-        x->index = f->nstreams_made;
-        if ((st = acc_comm_dup(f->comm, &x->comm)) != ACC_OK)
-            return acc_error_prefix(st, "fusion engine, stream %d: ", x->index);
-        pthread_cond_init(&x->cv, NULL);
-        if (pthread_create(&x->thread, NULL, stream_main, x) != 0) {
-            pthread_cond_destroy(&x->cv);
-            acc_comm_abort(x->comm);
-            x->comm = NULL;
-            return acc_error_set(ACC_ERR_SYSTEM, "fusion engine: cannot start stream %d", x->index);
-        }
-        x->running = 1;
-        f->nstreams_made++;
-    }
+    while (f->nstreams_made < n)
+        if ((st = open_stream(f)) != ACC_OK)
+            return st;
     return ACC_OK;
 }
 
@@ -264,13 +329,7 @@ void fu_streams_stop(acc_fusion_t *f)
         }
         x->running = 0;
         /* A failed engine's peers may be gone: do not wait for them. */
-        if (f->error != ACC_OK)
-            acc_comm_abort(x->comm);
-        else
-            acc_comm_destroy(x->comm);
-        x->comm = NULL;
-        acc_free(x->queue);
-        acc_free(x->stage);
+        close_stream(x, f->error != ACC_OK);
     }
     f->nstreams_made = 0;
 }

@@ -44,9 +44,18 @@
  *   broadcasts every change, so all ranks switch between the same two iterations.  It stops
  *   at its budget of iterations or when nothing is expected to improve, keeps the best it
  *   measured, and stores every measurement and the optimum in the database as measured.
- * Backends.  The host backend packs and unpacks on the CPU; the engine refuses a communicator
- *   of another backend (ACC_ERR_UNSUPPORTED).
- * Threads.  One thread at a time per engine, like a communicator.
+ * Backends.  On the host backend gradients and buffers are host memory, packed and unpacked
+ *   by the CPU.  On the cuda backend they are device memory of the communicator's GPU, final
+ *   when handed over (the caller synchronises the CUDA stream that wrote them first): the pack
+ *   buffer is device memory, packing and unpacking are copies and conversion kernels on CUDA
+ *   streams of the engine's (each stream's allreduce queued on its own), the conversions are
+ *   compiled by NVRTC the first time a configuration compresses (ACC_ERR_UNSUPPORTED in a
+ *   build without it), they round exactly as the host does, and acc_fusion_wait returns once
+ *   the GPU has finished.  Either way rank 0's decisions travel in host memory, on a
+ *   host-backend duplicate of the communicator.
+ * Threads.  One thread at a time per engine, like a communicator; on the cuda backend a thread
+ *   on which the communicator's GPU's primary context is current (as after acc_cuda_init or
+ *   the CUDA runtime's use of that device).
  */
 #ifndef ACC_FUSION_H
 #define ACC_FUSION_H
@@ -150,7 +159,8 @@ acc_status_t acc_fusion_stored(const char *model, const char *topo, const char *
  * A model profile's data-parallel training iteration replayed on the runtime, for benchmarks
  * and tests: per iteration the forward pass (and the micro-batches accumulated before the last
  * one) as time that passes, then the backward pass, each gradient (one buffer per tensor of
- * the profile, registered in the profile's order) marked ready at its moment of the profile's
+ * the profile, zeros in the communicator's memory, registered in the profile's order) marked
+ * ready at its moment of the profile's
  * timeline (ready x backward time after the backward pass began, or at once when the engine
  * made it late), then the end of the iteration.  Compute waits on the clock without holding
  * a core: on a GPU it would not hold the CPU either, and on the host backend the ranks'

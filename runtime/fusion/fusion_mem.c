@@ -1,0 +1,113 @@
+/*
+ * The fusion engine's memory on the host backend: buffers in host memory, their bytes moved
+ * by the CPU of the calling thread, so every call has done its work when it returns and there
+ * is nothing to queue, wait for or prepare.  fusion_device.c is the same on a GPU.
+ */
+#include "fusion_internal.h"
+
+#include "exec/host_reduce.h"
+
+#include <string.h>
+
+static acc_status_t host_open(acc_fusion_t *f)
+{
+    f->dev = NULL;
+    f->q = NULL;
+    return ACC_OK;
+}
+
+static void host_close(acc_fusion_t *f)
+{
+    (void)f;
+}
+
+static acc_status_t host_prepare(acc_fusion_t *f)
+{
+    (void)f;
+    return ACC_OK;
+}
+
+static acc_status_t host_enter(const acc_fusion_t *f)
+{
+    (void)f;
+    return ACC_OK;
+}
+
+static acc_status_t host_queue_create(acc_cuda_stream_t *q)
+{
+    *q = NULL;
+    return ACC_OK;
+}
+
+static void host_queue_destroy(acc_cuda_stream_t q)
+{
+    (void)q;
+}
+
+/* Zeroed pages the kernel maps when first touched: a replayed model's gradients cost
+ * nothing until used. */
+static acc_status_t host_alloc(size_t bytes, void **out)
+{
+    if (!(*out = acc_calloc(bytes ? bytes : 1, 1)))
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    return ACC_OK;
+}
+
+static void host_free(void *p)
+{
+    acc_free(p);
+}
+
+static acc_status_t host_zero(void *dst, size_t bytes, acc_cuda_stream_t q)
+{
+    (void)q;
+    memset(dst, 0, bytes);
+    return ACC_OK;
+}
+
+static acc_status_t host_convert(const acc_fusion_t *f, void *dst, acc_dtype_t to, const void *src,
+                                 acc_dtype_t from, uint64_t n, double scale, acc_cuda_stream_t q)
+{
+    uint64_t i;
+
+    (void)f;
+    (void)q;
+    if (to == from && scale == 1.0) {
+        memcpy(dst, src, (size_t)(n * acc_dtype_size(to)));
+        return ACC_OK;
+    }
+    /* The only conversions are fp32 <-> fp16/bf16; a scale only comes with them. */
+    if (from == ACC_DT_F32) {
+        const float *s = src;
+        uint16_t *d = dst;
+        float k = (float)scale;
+        for (i = 0; i < n; i++)
+            d[i] = to == ACC_DT_F16 ? hx_float_to_half(s[i] * k) : hx_float_to_bf16(s[i] * k);
+    } else {
+        const uint16_t *s = src;
+        float *d = dst;
+        for (i = 0; i < n; i++)
+            d[i] = from == ACC_DT_F16 ? hx_half_to_float(s[i]) : hx_bf16_to_float(s[i]);
+    }
+    return ACC_OK;
+}
+
+static acc_status_t host_sync(acc_cuda_stream_t q)
+{
+    (void)q;
+    return ACC_OK;
+}
+
+const fu_mem_t fu_host_mem = {
+    .open = host_open,
+    .close = host_close,
+    .prepare = host_prepare,
+    .enter = host_enter,
+    .queue_create = host_queue_create,
+    .queue_destroy = host_queue_destroy,
+    .alloc = host_alloc,
+    .free = host_free,
+    .zero = host_zero,
+    .convert = host_convert,
+    .sync = host_sync,
+};
