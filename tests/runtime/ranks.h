@@ -97,6 +97,20 @@ static inline int ranks_wait(ranks_t *rs, double secs)
     return bad;
 }
 
+/* Skip the case without a GPU.  A child asks: a process that has touched CUDA cannot fork ranks
+ * that use it. */
+static inline void ranks_skip_without_gpu(void)
+{
+    pid_t pid;
+    int st = 0;
+    fflush(NULL);
+    if ((pid = fork()) == 0)
+        _exit(acc_cuda_init(0) == ACC_OK ? 0 : 1);
+    waitpid(pid, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        ACC_SKIP("no GPU");
+}
+
 /* Start, wait, and fail the case unless every rank succeeded. */
 static inline void ranks_run(int nranks, rank_fn_t fn, void *arg, double secs)
 {

@@ -12,18 +12,6 @@
 
 #define TIMEOUT_MS 60000
 
-static void skip_without_gpu(void)
-{
-    pid_t pid;
-    int st = 0;
-    fflush(NULL);
-    if ((pid = fork()) == 0)
-        _exit(acc_cuda_init(0) == ACC_OK ? 0 : 1);
-    waitpid(pid, &st, 0);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        ACC_SKIP("no GPU");
-}
-
 static acc_comm_t *join(int rank, int nranks, const acc_unique_id_t *id)
 {
     acc_comm_opts_t o;
@@ -130,14 +118,14 @@ static void env(int nranks)
 
 ACC_TEST_GPU(cuda_backend_2_ranks_one_gpu)
 {
-    skip_without_gpu();
+    ranks_skip_without_gpu();
     env(2);
     ranks_run(2, every_collective, NULL, 580);
 }
 
 ACC_TEST_GPU(cuda_backend_4_ranks_one_gpu)
 {
-    skip_without_gpu();
+    ranks_skip_without_gpu();
     env(4);
     ranks_run(4, every_collective, NULL, 580);
 }
@@ -181,7 +169,7 @@ static int graph(int rank, int nranks, const acc_unique_id_t *id, void *arg)
 
 ACC_TEST_GPU(cuda_backend_graph_capture_and_replay)
 {
-    skip_without_gpu();
+    ranks_skip_without_gpu();
     env(2);
     ranks_run(2, graph, NULL, 300);
 }
@@ -208,7 +196,7 @@ static int nccl_only(int rank, int nranks, const acc_unique_id_t *id, void *arg)
 
 ACC_TEST_GPU(cuda_backend_nccl_fallback_one_rank)
 {
-    skip_without_gpu();
+    ranks_skip_without_gpu();
     setenv("ACC_TOPO", "gpus=1", 1);
     setenv("ACC_DB", "/nonexistent/acc.db", 1);
     ranks_run(1, nccl_only, NULL, 300);

@@ -5,7 +5,7 @@
  * gradients marked out of order, unmarked gradients, the caller's own buffers; bad use.
  */
 #include "acc_fusion.h"
-#include "exec/host_reduce.h"
+#include "fusion_util.h"
 #include "ranks.h"
 
 #include <math.h>
@@ -20,11 +20,7 @@ static void quiet_env(void)
     setenv("ACC_TOPO", "gpus=4", 1);
     setenv("ACC_LOG_LEVEL", "error", 1);
     setenv("ACC_TIMEOUT_MS", "60000", 1);
-    unsetenv("ACC_MODEL");
-    unsetenv("ACC_FUSION_BYTES");
-    unsetenv("ACC_STREAMS");
-    unsetenv("ACC_COMPRESSION");
-    unsetenv("ACC_TUNE_ONLINE");
+    fusion_env_clear();
 }
 
 /* The gradients: odd sizes, a run of small ones, sizes around the fusion sizes, and other types
@@ -40,44 +36,6 @@ static const struct {
     {2048, ACC_DT_F32}, {2048, ACC_DT_F32},  {70000, ACC_DT_F32},  {17, ACC_DT_F32},
 };
 #define NGRADS (sizeof(grads) / sizeof(grads[0]))
-
-/* Element e of gradient t on rank r in iteration `seed`.  exact (and always for gradients that
- * are not fp32, which no compression touches): multiples of 1/8 below 32 in magnitude, whose
- * sums over four ranks and whose quarters every type holds exactly, so that the order of the
- * additions cannot show; otherwise values in [-1, 1) that round. */
-static double value(int exact, uint32_t seed, int r, size_t t, uint64_t e)
-{
-    exact |= grads[t].dt != ACC_DT_F32;
-    uint64_t h = acc_fnv1a64(&e, sizeof(e)) ^ (seed * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)r << 40) ^
-                 ((uint64_t)t << 52);
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 32;
-    if (exact)
-        return (double)((int64_t)(h % 512) - 256) / 8.0;
-    return (double)(h >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-}
-
-static void fill(void *buf, acc_dtype_t dt, uint64_t n, int exact, uint32_t seed, int r, size_t t)
-{
-    for (uint64_t e = 0; e < n; e++) {
-        double v = value(exact, seed, r, t, e);
-        switch (dt) {
-        case ACC_DT_F32:
-            ((float *)buf)[e] = (float)v;
-            break;
-        case ACC_DT_F64:
-            ((double *)buf)[e] = v;
-            break;
-        case ACC_DT_F16:
-            ((uint16_t *)buf)[e] = hx_float_to_half((float)v);
-            break;
-        default:
-            ((int32_t *)buf)[e] = (int32_t)(v * 8);
-            break;
-        }
-    }
-}
 
 typedef struct {
     void *buf[NGRADS];
@@ -108,10 +66,10 @@ static void reference(acc_comm_t *c, grads_t *g, int exact, uint32_t seed)
 {
     int me = acc_comm_rank(c);
     for (size_t t = 0; t < NGRADS; t++) {
-        fill(g->ref[t], grads[t].dt, grads[t].count, exact, seed, me, t);
+        grad_fill(g->ref[t], grads[t].dt, grads[t].count, exact, seed, me, t);
         CHECK_OK(acc_allreduce(g->ref[t], g->ref[t], (size_t)grads[t].count, grads[t].dt,
                                ACC_RED_AVG, c, NULL));
-        fill(g->buf[t], grads[t].dt, grads[t].count, exact, seed, me, t);
+        grad_fill(g->buf[t], grads[t].dt, grads[t].count, exact, seed, me, t);
     }
 }
 
@@ -153,7 +111,7 @@ static void compare(const grads_t *g, acc_compress_t comp, int exact, uint32_t s
             double mag = 0, got = load(g->buf[t], grads[t].dt, e);
             double want = load(g->ref[t], grads[t].dt, e);
             for (int r = 0; r < NRANKS; r++)
-                mag += fabs((double)(float)value(exact, seed, r, t, e)) / NRANKS;
+                mag += fabs((double)(float)grad_value(exact, seed, r, t, e)) / NRANKS;
             CHECK_MSG(fabs(got - want) <= (NRANKS + 2) * roundoff(comp) * mag + 1e-30,
                       "%s: gradient %zu element %llu: %.9g, one allreduce per tensor %.9g", what, t,
                       (unsigned long long)e, got, want);
@@ -292,7 +250,7 @@ static int every_policy(int rank, int nranks, const acc_unique_id_t *id, void *a
     }
     /* Unmarked gradients count as zero: the mean of the others' zeros is zero. */
     for (size_t t = 0; t < NGRADS; t++)
-        fill(g.buf[t], grads[t].dt, grads[t].count, 1, seed, rank, t);
+        grad_fill(g.buf[t], grads[t].dt, grads[t].count, 1, seed, rank, t);
     CHECK_OK(acc_fusion_ready(f, 3));
     CHECK_OK(acc_fusion_wait(f));
     for (uint64_t e = 0; e < grads[5].count; e++)
@@ -300,7 +258,7 @@ static int every_policy(int rank, int nranks, const acc_unique_id_t *id, void *a
     for (uint64_t e = 0; e < grads[3].count; e++) {
         double mean = 0;
         for (int r = 0; r < NRANKS; r++)
-            mean += value(1, seed, r, 3, e) / NRANKS;
+            mean += grad_value(1, seed, r, 3, e) / NRANKS;
         CHECK(((float *)g.buf[3])[e] == (float)mean);
     }
     CHECK_OK(acc_fusion_destroy(f));

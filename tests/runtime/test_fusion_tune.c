@@ -6,6 +6,7 @@
  * iterations and leaves its optimum for the next job, which starts there.
  */
 #include "acc_fusion.h"
+#include "fusion_util.h"
 #include "ranks.h"
 #include "toy_model.h"
 
@@ -21,14 +22,7 @@ static void quiet_env(void)
     setenv("ACC_LOG_LEVEL", "error", 1);
     setenv("ACC_TIMEOUT_MS", "60000", 1);
     unsetenv("ACC_DB");
-    unsetenv("ACC_MODEL");
-    unsetenv("ACC_NETWORK");
-    unsetenv("ACC_FUSION_BYTES");
-    unsetenv("ACC_STREAMS");
-    unsetenv("ACC_COMPRESSION");
-    unsetenv("ACC_TUNE_ONLINE");
-    unsetenv("ACC_TUNE_BUDGET");
-    unsetenv("ACC_TUNE_COMPRESSION");
+    fusion_env_clear();
 }
 
 static const char *fresh_db(const char *name)
