@@ -8,8 +8,8 @@
  * the engine's.  They round exactly as the host executor does (host_reduce.c: to nearest, ties
  * to even, NaN kept a quiet NaN, subnormals kept), with the same integer arithmetic written
  * out, so that a job gives the same bits on either backend: CUDA's own conversions
- * (cuda_fp16.h) would need the toolkit's include path at run time, and the hardware's keeps
- * no NaN payload.
+ * (cuda_fp16.h) would need the toolkit's include path at run time, and the hardware's need not
+ * keep a NaN's payload as the host's does.
  */
 #include "fusion_internal.h"
 

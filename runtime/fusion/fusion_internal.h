@@ -65,8 +65,8 @@ typedef struct {
  * host q is NULL and every call has done its work when it returns.  alloc, free, zero,
  * convert and sync may be called from any thread of the engine once it has entered. */
 typedef struct {
-    /* The engine's device state (f->dev) and the main thread's queue (f->q); close frees them
-     * (and does nothing for an engine open never finished). */
+    /* The engine's device state (f->dev) and the main thread's queue (f->q); close frees what
+     * open made, also when open failed halfway, and nothing when open never ran. */
     acc_status_t (*open)(acc_fusion_t *f);
     void (*close)(acc_fusion_t *f);
     /* Be ready to convert fp32 <-> fp16/bf16, before the first configuration that compresses
