@@ -133,7 +133,7 @@ static inline void nic_names(const acc_topo_t *t, int n)
     int i;
     CHECK_INT(acc_topo_count(t, ACC_VTX_NIC), n);
     for (i = 0; i < n; i++) {
-        char want[16];
+        char want[24];
         snprintf(want, sizeof(want), "mlx5_%d", i);
         CHECK_STR(acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_NIC, i))->dev_name, want);
     }
