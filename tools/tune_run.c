@@ -124,6 +124,7 @@ static int store_optimum(progress_t *p, const acc_tune_search_result_t *r)
     const acc_tune_eval_t *e = &r->evals[r->best];
     acc_tune_optimum_t opt;
 
+    memset(&opt, 0, sizeof(opt)); /* simulated: opt.measured stays 0 */
     opt.config = e->config;
     opt.iteration_ms = e->result.iteration_ms;
     opt.run_id = p->ids[r->best];
