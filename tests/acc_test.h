@@ -5,7 +5,9 @@
  * ACC_SKIP(reason), which exits with status 77 and ctest reports it as skipped.
  *
  * Paths: ACC_TEST_DATA_DIR is tests/data (real third-party inputs, data/PROVENANCE.md), ACC_TEST_SOURCE_DIR the
- * repository root, ACC_TEST_TMP_DIR a per-build scratch directory.
+ * repository root, ACC_TEST_TMP_DIR a per-build scratch directory: acc_test_tmp() paths lie in
+ * an empty directory of the running case's own (ACC_TEST_TMP_DIR/PROGRAM/CASE), so cases that
+ * ctest runs side by side never share a file.
  */
 #ifndef ACC_TEST_H
 #define ACC_TEST_H

@@ -2,7 +2,6 @@
 #include "acc_test.h"
 
 #include <stdarg.h>
-#include <sys/stat.h>
 
 static acc_test_case_t *cases;
 static const char *current = "?";
@@ -51,10 +50,24 @@ const char *acc_test_src(const char *rel)
     return join(ACC_TEST_SOURCE_DIR, rel);
 }
 
+/* The running case's scratch directory, ACC_TEST_TMP_DIR/PROGRAM/CASE: ctest -j runs cases side
+ * by side, and each must neither see nor replace another's files. */
+static char case_dir[2048] = ACC_TEST_TMP_DIR;
+
 const char *acc_test_tmp(const char *rel)
 {
-    mkdir(ACC_TEST_TMP_DIR, 0755);
-    return join(ACC_TEST_TMP_DIR, rel);
+    return join(case_dir, rel);
+}
+
+/* An empty directory of the case's own, made before it runs. */
+static void enter_case(const char *prog, const char *name)
+{
+    char cmd[4200];
+
+    snprintf(case_dir, sizeof(case_dir), "%s/%s/%s", ACC_TEST_TMP_DIR, prog, name);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", case_dir, case_dir);
+    if (system(cmd) != 0)
+        acc_test_fail(__FILE__, __LINE__, "could not make an empty %s", case_dir);
 }
 
 const char *acc_test_tmp_fresh(const char *rel)
@@ -70,6 +83,7 @@ const char *acc_test_tmp_fresh(const char *rel)
 int main(int argc, char **argv)
 {
     acc_test_case_t *tc;
+    const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
     int ran = 0;
 
     if (argc > 1 && strcmp(argv[1], "--list") == 0) {
@@ -81,6 +95,7 @@ int main(int argc, char **argv)
         if (argc > 1 && strcmp(argv[1], tc->name) != 0)
             continue;
         current = tc->name;
+        enter_case(prog, tc->name);
         tc->fn();
         printf("ok %s\n", tc->name);
         ran++;

@@ -322,11 +322,11 @@ ACC_TEST(svg_is_wellformed_with_series_axes_and_legend)
 
 /* ---- acc-compile --report ------------------------------------------------------------------ */
 
-/* Run acc-compile (built beside the tests) with args; its stdout and stderr land in files. */
+/* Run this build's acc-compile with args; its stdout and stderr land in files. */
 static int run_cli(const char *args, char **out, char **err)
 {
     char cmd[2048], *o_path, *e_path;
-    const char *exe = acc_test_tmp("../../tools/acc-compile");
+    const char *exe = ACC_COMPILE_EXE;
     size_t len;
     int rc;
     FILE *f = fopen(exe, "rb");

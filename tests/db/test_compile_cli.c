@@ -36,15 +36,14 @@ static void rm_rf(const char *path)
     CHECK(system(cmd) == 0);
 }
 
-/* Run a tool of this build (tools/ beside tests/) with args and this case's kernel cache;
+/* Run a tool of this build with args and this case's kernel cache;
  * standard output and error in out_text and err_text; the exit status. */
 static int run_tool(const char *tool, const char *cache, const char *args)
 {
     char exe[PATH_CAP], cmd[16384], o[PATH_CAP], e[PATH_CAP];
     int rc;
 
-    snprintf(exe, sizeof(exe), "%s", acc_test_tmp("../../tools/"));
-    snprintf(exe + strlen(exe), sizeof(exe) - strlen(exe), "%s", tool);
+    snprintf(exe, sizeof(exe), "%s/%s", ACC_TOOLS_DIR, tool);
     CHECK_MSG(access(exe, X_OK) == 0, "%s is not built", exe);
     mine("out", o);
     mine("err", e);
