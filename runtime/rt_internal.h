@@ -83,10 +83,13 @@ typedef struct {
 
 typedef struct rt_backend rt_backend_t;
 
-/* A collective's loaded table: the plan of each entry (NULL for NCCL's ranges) and what ran. */
+/* A collective's loaded table: the plan of each entry (NULL for NCCL's ranges), whether the
+ * backend cannot run it on this communicator (asked once, when the ranks are placed), and what
+ * ran. */
 typedef struct {
     acc_select_table_t *table;
     acc_plan_t **plans;
+    unsigned char *unfit;
     uint64_t *calls, *bytes;
 } rt_table_t;
 
@@ -148,7 +151,8 @@ struct rt_backend {
      * communicator unusable also sets *broken. */
     acc_status_t (*run)(acc_comm_t *c, void *state, const acc_plan_t *plan, const rt_call_t *call,
                         int *broken);
-    /* Can this backend run plan on this communicator?  ACC_ERR_UNSUPPORTED saying why not. */
+    /* Can this backend run plan (of the communicator's rank count) on this communicator?
+     * ACC_ERR_UNSUPPORTED saying why not.  Asked once per table entry, not per call. */
     acc_status_t (*supports)(const acc_comm_t *c, const acc_plan_t *plan);
     /* Optional: run a call the backend's own way (NCCL); ACC_ERR_UNSUPPORTED when it has none,
      * and then acc's ring plan serves it through run(). */

@@ -99,7 +99,7 @@ static acc_status_t run_call(acc_comm_t *c, const rt_call_t *k)
     acc_status_t st = ACC_ERR_UNSUPPORTED;
     int broken = 0, forced;
 
-    if (plan && c->be->supports(c, plan) == ACC_OK)
+    if (plan && !c->tables[k->coll].unfit[entry])
         st = c->be->run(c, c->be_state, plan, k, &broken);
     if (st == ACC_OK) {
         c->tables[k->coll].calls[entry]++;
@@ -111,7 +111,10 @@ static acc_status_t run_call(acc_comm_t *c, const rt_call_t *k)
     forced = entry != SIZE_MAX && c->tables[k->coll].plans[entry];
     if (forced && !c->forced_said && c->rank == 0) {
         /* Said once per communicator: acc's plan could not be set up here (the backend agreed
-         * on that on every rank), and its calls go to the fallback. */
+         * on that on every rank), and its calls go to the fallback.  A plan the backend cannot
+         * run here at all is asked again, for its reason. */
+        if (c->tables[k->coll].unfit[entry])
+            (void)c->be->supports(c, plan);
         ACC_WARN(RUNTIME,
                  "%s: acc's plan %s for %llu bytes cannot run here, the fallback serves "
                  "it (%s)",
@@ -148,7 +151,7 @@ acc_status_t acc_comm_serves(const acc_comm_t *c, acc_coll_t coll, size_t count,
     k.nbytes = (uint64_t)count * acc_dtype_size(dt) *
                (coll == ACC_COLL_ALLGATHER || coll == ACC_COLL_REDUCE_SCATTER ? c->nranks : 1);
     plan = table_plan((acc_comm_t *)c, &k, &entry);
-    *serves = plan && c->error == ACC_OK && c->be->supports(c, plan) == ACC_OK;
+    *serves = plan && c->error == ACC_OK && !c->tables[coll].unfit[entry];
     return ACC_OK;
 }
 

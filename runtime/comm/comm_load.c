@@ -59,9 +59,10 @@ static int load_table(acc_comm_t *c, acc_db_t *db, acc_coll_t coll, acc_sha256_t
         return set_reason(c, "%s table in %s: %s", acc_coll_name(coll), acc_db_path(db),
                           acc_error_message());
     t->plans = acc_calloc(t->table->n + 1, sizeof(acc_plan_t *));
+    t->unfit = acc_calloc(t->table->n + 1, 1);
     t->calls = acc_calloc(t->table->n + 1, sizeof(uint64_t));
     t->bytes = acc_calloc(t->table->n + 1, sizeof(uint64_t));
-    if (!t->plans || !t->calls || !t->bytes)
+    if (!t->plans || !t->unfit || !t->calls || !t->bytes)
         return set_reason(c, "out of memory for the %s table", acc_coll_name(coll));
     for (i = 0; i < t->table->n; i++) {
         const acc_select_entry_t *e = &t->table->entries[i];
@@ -241,6 +242,7 @@ void comm_unload(acc_comm_t *c)
         for (size_t i = 0; t->plans && t->table && i < t->table->n; i++)
             acc_plan_destroy(t->plans[i]);
         acc_free(t->plans);
+        acc_free(t->unfit);
         acc_free(t->calls);
         acc_free(t->bytes);
         acc_select_destroy(t->table);
@@ -311,11 +313,24 @@ acc_plan_t *comm_fallback_plan(acc_comm_t *c, acc_coll_t coll, int root, rt_fall
     return f->plan;
 }
 
+/* Which table plans the backend cannot run here: a property of the plan and of where the
+ * ranks are, so asked once rather than at every call. */
+static void mark_unfit(acc_comm_t *c)
+{
+    for (int coll = 0; coll < ACC_COLL_COUNT; coll++) {
+        rt_table_t *t = &c->tables[coll];
+        for (size_t i = 0; t->plans && t->table && i < t->table->n; i++)
+            t->unfit[i] = t->plans[i] && c->be->supports(c, t->plans[i]) != ACC_OK;
+    }
+}
+
 acc_status_t comm_prepare(acc_comm_t *c, const acc_comm_opts_t *opts)
 {
     acc_status_t st = draw_tag(c);
     if (st != ACC_OK)
         return st;
     comm_load(c, opts);
-    return place_ranks(c);
+    if ((st = place_ranks(c)) == ACC_OK)
+        mark_unfit(c);
+    return st;
 }

@@ -91,9 +91,6 @@ static void destroy(acc_comm_t *c, void *state, int abort)
 /* Plans whose messages or peer memory cross nodes are NCCL's in this version. */
 static acc_status_t supports(const acc_comm_t *c, const acc_plan_t *p)
 {
-    if (p->nranks != c->nranks)
-        return acc_error_set(ACC_ERR_UNSUPPORTED, "the plan has %d ranks, the communicator %d",
-                             p->nranks, c->nranks);
     /* Each rank's buffers travel in the launch arguments, which hold this many ranks'. */
     if (p->nranks > ACC_KARG_RANKS)
         return acc_error_set(ACC_ERR_UNSUPPORTED,

@@ -31,14 +31,6 @@ static void destroy(acc_comm_t *c, void *state, int abort)
     acc_free(s);
 }
 
-static acc_status_t supports(const acc_comm_t *c, const acc_plan_t *plan)
-{
-    if (plan->nranks != c->nranks)
-        return acc_error_set(ACC_ERR_UNSUPPORTED, "the plan has %d ranks, the communicator %d",
-                             plan->nranks, c->nranks);
-    return hb_plan_fits(c, plan);
-}
-
 /* The instance of (plan, element size) able to hold count, made or remade collectively. */
 static acc_status_t instance(acc_comm_t *c, hb_state_t *s, const acc_plan_t *plan, size_t es,
                              uint64_t count, hb_inst_t **out)
@@ -163,5 +155,5 @@ const rt_backend_t rt_host_backend = {
     .create = create,
     .destroy = destroy,
     .run = run,
-    .supports = supports,
+    .supports = hb_plan_fits,
 };
