@@ -76,6 +76,23 @@ static const unsigned char *src_chunk(hb_lane_t *lc, int r, acc_ref_t ref, uint3
     return p;
 }
 
+/* Source chunk t of the operation at its rank, to combine with a received chunk of n
+ * elements: it must hold as many. */
+static const unsigned char *src_like(hb_lane_t *lc, uint32_t t, uint64_t n)
+{
+    const acc_op_t *op = lc->op;
+    uint64_t ns;
+    const unsigned char *src = src_chunk(lc, lc->call->in->rank, op->src, t, &ns);
+    if (src && ns != n) {
+        hb_fail(lc, ACC_ERR_INVALID,
+                "reduces a received chunk of %llu elements with %s chunk %u of %llu",
+                (unsigned long long)n, acc_buf_name((acc_bufid_t)op->src.buf), op->src.off + t,
+                (unsigned long long)ns);
+        return NULL;
+    }
+    return src;
+}
+
 /* Chunk t of ref at rank r, about to receive n elements: a scratch chunk takes the length, an
  * input or output chunk must have it already. */
 static unsigned char *dst_chunk(hb_lane_t *lc, int r, acc_ref_t ref, uint32_t t, uint64_t n)
@@ -214,7 +231,7 @@ static int land(hb_lane_t *lc, hb_conn_t *cn, hb_slot_t *s, int with_src)
     hb_inst_t *in = call->in;
     const acc_op_t *op = lc->op;
     const unsigned char *m = slot_data(cn, s);
-    uint64_t off = 0, n, ns;
+    uint64_t off = 0, n;
     uint32_t t;
 
     if (s->nchunks != op->dst.cnt)
@@ -224,15 +241,8 @@ static int land(hb_lane_t *lc, hb_conn_t *cn, hb_slot_t *s, int with_src)
         const unsigned char *src = NULL;
         unsigned char *d;
         n = s->lens[t];
-        if (with_src) {
-            if (!(src = src_chunk(lc, in->rank, op->src, t, &ns)))
-                return -1;
-            if (ns != n)
-                return hb_fail(lc, ACC_ERR_INVALID,
-                               "reduces a received chunk of %llu elements with %s chunk %u of %llu",
-                               (unsigned long long)n, acc_buf_name((acc_bufid_t)op->src.buf),
-                               op->src.off + t, (unsigned long long)ns);
-        }
+        if (with_src && !(src = src_like(lc, t, n)))
+            return -1;
         if (!(d = dst_chunk(lc, in->rank, op->dst, t, n)))
             return -1;
         if (with_src)
@@ -252,7 +262,7 @@ static int recv_reduce_send(hb_lane_t *lc, uint32_t k)
     const acc_op_t *op = lc->op;
     hb_conn_t *ci = &in->conns[in->in_conn[k]], *co = &in->conns[in->out_conn[k]];
     hb_slot_t *s = hb_slot(in, ci, ci->count), *o = outgoing(lc, co);
-    uint64_t off = 0, n, ns;
+    uint64_t off = 0, n;
     uint32_t t;
 
     if (s->nchunks != op->src.cnt || s->nchunks > co->maxcnt)
@@ -260,15 +270,10 @@ static int recv_reduce_send(hb_lane_t *lc, uint32_t k)
                        op->src.cnt);
     o->nchunks = s->nchunks;
     for (t = 0; t < s->nchunks; t++) {
-        const unsigned char *src = src_chunk(lc, in->rank, op->src, t, &ns);
-        n = s->lens[t];
+        const unsigned char *src = src_like(lc, t, s->lens[t]);
         if (!src)
             return -1;
-        if (ns != n)
-            return hb_fail(lc, ACC_ERR_INVALID,
-                           "reduces a received chunk of %llu elements with %s chunk %u of %llu",
-                           (unsigned long long)n, acc_buf_name((acc_bufid_t)op->src.buf),
-                           op->src.off + t, (unsigned long long)ns);
+        n = s->lens[t];
         hx_reduce2(call->dt, call->op, slot_data(co, o) + off, src, slot_data(ci, s) + off,
                    (size_t)n);
         o->lens[t] = n;
