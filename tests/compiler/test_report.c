@@ -333,12 +333,8 @@ static int run_cli(const char *args, char **out, char **err)
 
     CHECK_MSG(f != NULL, "acc-compile is not built at %s", exe);
     fclose(f);
-    char on[64], en[64];
-    /* Per process: ctest -j runs the cases of this file at the same time. */
-    snprintf(on, sizeof(on), "report_cli.%ld.out", (long)getpid());
-    snprintf(en, sizeof(en), "report_cli.%ld.err", (long)getpid());
-    o_path = acc_strdup(acc_test_tmp(on));
-    e_path = acc_strdup(acc_test_tmp(en));
+    o_path = acc_strdup(acc_test_tmp("report_cli.out"));
+    e_path = acc_strdup(acc_test_tmp("report_cli.err"));
     snprintf(cmd, sizeof(cmd), "'%s' %s >'%s' 2>'%s'", exe, args, o_path, e_path);
     rc = system(cmd);
     CHECK(rc != -1 && WIFEXITED(rc));

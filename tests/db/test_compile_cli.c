@@ -20,13 +20,11 @@ static void slurp(const char *path, char *buf, size_t cap)
         fclose(f);
 }
 
-/* A scratch path of this process, copied out of acc_test_tmp's rotating slots. */
+/* A scratch path of the case, copied out of acc_test_tmp's rotating slots. */
 #define PATH_CAP 1024
 static void mine(const char *name, char path[PATH_CAP])
 {
-    char rel[128];
-    snprintf(rel, sizeof(rel), "compile_cli.%ld.%s", (long)getpid(), name);
-    snprintf(path, PATH_CAP, "%s", acc_test_tmp(rel));
+    snprintf(path, PATH_CAP, "%s", acc_test_tmp(name));
 }
 
 static void rm_rf(const char *path)

@@ -17,14 +17,12 @@ static char out[1 << 20];
 /* Run a command line; its standard output in out, its exit status. */
 static int run(const char *cmd)
 {
-    char full[8192], path[64];
-    const char *o;
+    char full[8192];
+    const char *o = acc_test_tmp("replay.out");
     FILE *f;
     size_t n;
     int rc;
 
-    snprintf(path, sizeof(path), "replay.%ld.out", (long)getpid());
-    o = acc_test_tmp(path);
     snprintf(full, sizeof(full), "%s > '%s' 2>&1", cmd, o);
     rc = system(full);
     f = fopen(o, "rb");

@@ -18,7 +18,7 @@ static acc_db_t *fresh_db(const char *name)
     acc_db_t *db = NULL;
     size_t i;
 
-    snprintf(path, sizeof(path), "%s.%ld.db", acc_test_tmp(name), (long)getpid());
+    snprintf(path, sizeof(path), "%s.db", acc_test_tmp(name));
     for (i = 0; i < sizeof(companions) / sizeof(companions[0]); i++) {
         snprintf(file, sizeof(file), "%s%s", path, companions[i]);
         unlink(file);

@@ -32,14 +32,9 @@ static void slurp(const char *path, char *buf, size_t cap)
 /* Run acc-tune with `args`; standard output and error in out and err; the exit status. */
 static int run(const char *args)
 {
-    char cmd[8192], on[64], en[64];
-    const char *o, *e;
+    char cmd[8192];
+    const char *o = acc_test_tmp("cli.out"), *e = acc_test_tmp("cli.err");
     int rc;
-    /* Per process: ctest -j runs the cases of this file at the same time. */
-    snprintf(on, sizeof(on), "cli.%ld.out", (long)getpid());
-    snprintf(en, sizeof(en), "cli.%ld.err", (long)getpid());
-    o = acc_test_tmp(on);
-    e = acc_test_tmp(en);
     snprintf(cmd, sizeof(cmd), "%s %s > '%s' 2> '%s'", exe(), args, o, e);
     rc = system(cmd);
     slurp(o, out, sizeof(out));
