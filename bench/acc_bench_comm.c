@@ -114,7 +114,7 @@ static void what_ran(run_t *w, const acc_comm_stat_t *before, size_t nbefore, ch
             snprintf(buf, n, "%s", now[i].ran);
         }
     }
-    acc_free(now);
+    acc_mem_free(now);
 }
 
 /* Host data into what the collective reads (a copy on the cuda runtime), and back. */
@@ -263,7 +263,7 @@ static int sweep(run_t *w)
                 what_ran(w, before, nbefore, ran, sizeof(ran));
                 if (!w->failed)
                     measure(w, dt, op, count, count * mult, 1);
-                acc_free(before);
+                acc_mem_free(before);
                 if (w->out && !w->failed)
                     fprintf(w->out, "  %s\n", count ? ran : "(nothing to do)");
                 if (w->out)

@@ -261,12 +261,12 @@ static int replay_rank(const bench_comm_t *b, const acc_unique_id_t *id, int ran
         w.failed = 1;
     }
     table_head(&w);
-    if (!w.failed && !(list = acc_strdup(w.r->policies)))
+    if (!w.failed && !(list = acc_mem_strdup(w.r->policies)))
         w.failed = 1;
     for (tok = list ? strtok_r(list, ",", &save) : NULL; tok && !w.failed;
          tok = strtok_r(NULL, ",", &save))
         policy(&w, tok);
-    acc_free(list);
+    acc_mem_free(list);
     acc_itersim_destroy(w.sim);
     acc_tune_comm_destroy(w.curve);
     acc_tune_target_destroy(w.t);

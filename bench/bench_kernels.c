@@ -168,15 +168,15 @@ static int bench_nvrtc(acc_plan_t **plans, size_t np, const char *arch)
             printf("%-44s %9zu %9zu %9.1f %9.1f %9.1f\n", acc_kernel_name(k), len, lsize, whole[n],
                    walls[n], cpus[n]);
             n++;
-            acc_free(cubin);
-            acc_free(part);
-            acc_free(linked);
+            acc_mem_free(cubin);
+            acc_mem_free(part);
+            acc_mem_free(linked);
             acc_kernel_destroy(k);
             continue;
         fail:
             fprintf(stderr, "bench_kernels: %s\n", acc_error_message());
-            acc_free(cubin);
-            acc_free(part);
+            acc_mem_free(cubin);
+            acc_mem_free(part);
             acc_kernel_destroy(k);
             goto out;
         }
@@ -187,7 +187,7 @@ static int bench_nvrtc(acc_plan_t **plans, size_t np, const char *arch)
     rc = 0;
 out:
     for (i = 0; i < nlibs; i++)
-        acc_free(libs[i].cubin);
+        acc_mem_free(libs[i].cubin);
     return rc;
 }
 

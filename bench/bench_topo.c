@@ -37,7 +37,7 @@ static double baseline_ms(const char *path)
             yaml_document_delete(&doc);
         yaml_parser_delete(&p);
     }
-    acc_free(text);
+    acc_mem_free(text);
     return (acc_now_s() * 1e3) - t0;
 }
 
@@ -127,7 +127,7 @@ int main(int argc, char **argv)
            t_load, ranks, ranks, t_matrix, t_floor, t_floor > 0 ? t_matrix / t_floor : 0,
            t_load + t_matrix);
     printf("\n%d files, %d over 50 ms\n", files, over);
-    acc_free(m);
+    acc_mem_free(m);
     acc_topo_destroy(t);
     return 0;
 }

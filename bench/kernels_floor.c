@@ -155,7 +155,7 @@ acc_status_t kb_measure(kb_device_t *d, void *a, void *b, size_t bytes, acc_cuda
         st = handoff(&t, sys, a, d->launch_us, &d->handoff_sys_us);
 out:
     rt_cuda_module_unload(module);
-    acc_free(cubin);
+    acc_mem_free(cubin);
     acc_cuda_event_destroy(t.e0);
     acc_cuda_event_destroy(t.e1);
     return st;

@@ -6,29 +6,29 @@
 #include <string.h>
 #include <unistd.h>
 
-void *acc_malloc(size_t size)
+void *acc_mem_alloc(size_t size)
 {
     return malloc(size ? size : 1);
 }
 
-void *acc_calloc(size_t count, size_t size)
+void *acc_mem_calloc(size_t count, size_t size)
 {
     return calloc(count ? count : 1, size ? size : 1);
 }
 
-void *acc_realloc_array(void *ptr, size_t count, size_t size)
+void *acc_mem_realloc_array(void *ptr, size_t count, size_t size)
 {
     if (size && count > SIZE_MAX / size)
         return NULL;
     return realloc(ptr, (count && size) ? count * size : 1);
 }
 
-char *acc_strdup(const char *s)
+char *acc_mem_strdup(const char *s)
 {
-    return s ? acc_strndup(s, strlen(s)) : NULL;
+    return s ? acc_mem_strndup(s, strlen(s)) : NULL;
 }
 
-char *acc_strndup(const char *s, size_t n)
+char *acc_mem_strndup(const char *s, size_t n)
 {
     char *d;
     if (!s)
@@ -41,7 +41,7 @@ char *acc_strndup(const char *s, size_t n)
     return d;
 }
 
-void acc_free(void *ptr)
+void acc_mem_free(void *ptr)
 {
     free(ptr);
 }
@@ -59,7 +59,7 @@ acc_status_t acc_array_reserve(void **array, size_t *cap, size_t need, size_t el
             return ACC_ERR_NOMEM;
         ncap *= 2;
     }
-    p = acc_realloc_array(*array, ncap, elem);
+    p = acc_mem_realloc_array(*array, ncap, elem);
     if (!p)
         return ACC_ERR_NOMEM;
     *array = p;
@@ -74,7 +74,7 @@ void acc_buf_init(acc_buf_t *b)
 
 void acc_buf_free(acc_buf_t *b)
 {
-    acc_free(b->data);
+    acc_mem_free(b->data);
     acc_buf_init(b);
 }
 

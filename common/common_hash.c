@@ -19,7 +19,7 @@ static acc_status_t crypto_error(const char *what)
 
 acc_status_t acc_sha256_create(acc_sha256_t **out)
 {
-    acc_sha256_t *h = acc_calloc(1, sizeof(*h));
+    acc_sha256_t *h = acc_mem_calloc(1, sizeof(*h));
     if (!h)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory creating a SHA-256 hasher");
     h->ctx = EVP_MD_CTX_new();
@@ -56,7 +56,7 @@ void acc_sha256_destroy(acc_sha256_t *h)
     if (!h)
         return;
     EVP_MD_CTX_free(h->ctx);
-    acc_free(h);
+    acc_mem_free(h);
 }
 
 void acc_hex_encode(const uint8_t *bytes, size_t n, char *out)

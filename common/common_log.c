@@ -35,7 +35,7 @@ static void parse_subsys(const char *spec)
     }
     for (i = 0; i < ACC_SUBSYS_COUNT; i++)
         subsys_on[i] = exclude;
-    copy = acc_strdup(spec);
+    copy = acc_mem_strdup(spec);
     if (!copy)
         return;
     for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -49,7 +49,7 @@ static void parse_subsys(const char *spec)
         if (!found)
             fprintf(stderr, "acc WARN common: ACC_LOG_SUBSYS names unknown subsystem '%s'\n", tok);
     }
-    acc_free(copy);
+    acc_mem_free(copy);
 }
 
 static void log_init(void)

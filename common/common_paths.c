@@ -74,8 +74,8 @@ void acc_strv_free(char **v, size_t n)
     if (!v)
         return;
     for (i = 0; i < n; i++)
-        acc_free(v[i]);
-    acc_free(v);
+        acc_mem_free(v[i]);
+    acc_mem_free(v);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -102,7 +102,7 @@ acc_status_t acc_yaml_names(const char *dir, const char *what, acc_setting_id_t 
         if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0 || e->d_name[0] == '.')
             continue;
         if (acc_array_reserve(&p, &cap, n + 1, sizeof(char *)) != ACC_OK ||
-            !(((char **)p)[n] = acc_strndup(e->d_name, len - 5))) {
+            !(((char **)p)[n] = acc_mem_strndup(e->d_name, len - 5))) {
             closedir(d);
             acc_strv_free(p, n);
             return acc_error_set(ACC_ERR_NOMEM, "out of memory listing the %s directory", what);

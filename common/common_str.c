@@ -75,7 +75,7 @@ char *acc_str_trim_dup(const char *s)
     n = strlen(s);
     while (n && isspace((unsigned char)s[n - 1]))
         n--;
-    return acc_strndup(s, n);
+    return acc_mem_strndup(s, n);
 }
 
 void acc_buf_put_xml(acc_buf_t *b, const char *s)

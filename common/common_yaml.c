@@ -18,14 +18,14 @@ acc_status_t acc_yaml_parse(const char *text, size_t len, const char *name, acc_
     acc_yaml_doc_t *d;
     acc_status_t st = ACC_OK;
 
-    d = acc_calloc(1, sizeof(*d));
-    if (!d || !(d->name = acc_strdup(name ? name : "<string>"))) {
-        acc_free(d);
+    d = acc_mem_calloc(1, sizeof(*d));
+    if (!d || !(d->name = acc_mem_strdup(name ? name : "<string>"))) {
+        acc_mem_free(d);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory parsing YAML");
     }
     if (!yaml_parser_initialize(&parser)) {
-        acc_free(d->name);
-        acc_free(d);
+        acc_mem_free(d->name);
+        acc_mem_free(d);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory initialising the YAML parser");
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
@@ -36,8 +36,8 @@ acc_status_t acc_yaml_parse(const char *text, size_t len, const char *name, acc_
                            parser.problem ? parser.problem : "unknown problem",
                            parser.context ? " " : "", parser.context ? parser.context : "");
         yaml_parser_delete(&parser);
-        acc_free(d->name);
-        acc_free(d);
+        acc_mem_free(d->name);
+        acc_mem_free(d);
         return st;
     }
     yaml_parser_delete(&parser);
@@ -55,8 +55,8 @@ void acc_yaml_destroy(acc_yaml_doc_t *doc)
     if (!doc)
         return;
     yaml_document_delete(&doc->doc);
-    acc_free(doc->name);
-    acc_free(doc);
+    acc_mem_free(doc->name);
+    acc_mem_free(doc);
 }
 
 const char *acc_yaml_name(const acc_yaml_doc_t *doc)

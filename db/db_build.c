@@ -205,7 +205,7 @@ static acc_status_t build(acc_db_t *db, const acc_topo_t *topo, const acc_db_bui
 out:
     acc_select_builder_destroy(b);
     acc_kbuild_destroy(kb);
-    acc_free(measured);
+    acc_mem_free(measured);
     return st;
 }
 

@@ -202,8 +202,8 @@ static acc_status_t get_kernel(acc_db_t *db, void *ctx)
         if ((s = db_column_text(db, st, 0, k->source_hash, sizeof(k->source_hash),
                                 "kernel source hash")) != ACC_OK)
             goto out;
-        if (n == 0 || !(k->cubin = acc_malloc(n)) ||
-            !(k->log = acc_strdup(log ? (const char *)log : ""))) {
+        if (n == 0 || !(k->cubin = acc_mem_alloc(n)) ||
+            !(k->log = acc_mem_strdup(log ? (const char *)log : ""))) {
             s = n == 0 ? acc_error_set(ACC_ERR_PARSE, "%s: stored kernel of plan %s is empty",
                                        db->path, db_short(g->plan_hash, sh))
                        : acc_error_set(ACC_ERR_NOMEM, "out of memory loading a kernel");
@@ -263,8 +263,8 @@ void acc_db_kernel_clear(acc_db_kernel_t *kernel)
 {
     if (!kernel)
         return;
-    acc_free(kernel->cubin);
-    acc_free(kernel->log);
+    acc_mem_free(kernel->cubin);
+    acc_mem_free(kernel->log);
     memset(kernel, 0, sizeof(*kernel));
 }
 

@@ -164,7 +164,7 @@ acc_status_t acc_db_get_measurements(acc_db_t *db, const char *topo_fingerprint,
     l.fingerprint = topo_fingerprint;
     l.dtype = dtype;
     if ((s = db_txn(db, 0, "loading measurements", get_measurements, &l)) != ACC_OK || !l.n) {
-        acc_free(l.v);
+        acc_mem_free(l.v);
         return s;
     }
     *out = l.v;

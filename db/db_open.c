@@ -195,7 +195,7 @@ static int file_exists(const char *path, off_t *size)
 
 static acc_status_t check_writable(const char *path)
 {
-    char *copy = acc_strdup(path);
+    char *copy = acc_mem_strdup(path);
     const char *dir;
     acc_status_t s = ACC_OK;
     struct stat sb;
@@ -222,7 +222,7 @@ static acc_status_t check_writable(const char *path)
                           "%s: cannot write the database: the file is read-only "
                           "(%s); change its permissions, copy it, or open it read-only",
                           path, strerror(errno));
-    acc_free(copy);
+    acc_mem_free(copy);
     return s;
 }
 
@@ -322,9 +322,9 @@ acc_status_t acc_db_open(const char *path, unsigned flags, acc_db_t **out)
     } else if ((s = check_writable(path)) != ACC_OK) {
         return s;
     }
-    db = acc_calloc(1, sizeof(*db));
-    if (!db || !(db->path = acc_strdup(path))) {
-        acc_free(db);
+    db = acc_mem_calloc(1, sizeof(*db));
+    if (!db || !(db->path = acc_mem_strdup(path))) {
+        acc_mem_free(db);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory opening %s", path);
     }
     db->readonly = (flags & ACC_DB_READONLY) != 0;
@@ -365,8 +365,8 @@ void acc_db_close(acc_db_t *db)
      * files, so that a finished database is one self-contained file. */
     if (db->sql && sqlite3_close(db->sql) != SQLITE_OK)
         ACC_WARN(DB, "%s: closing: %s", db->path, sqlite3_errmsg(db->sql));
-    acc_free(db->path);
-    acc_free(db);
+    acc_mem_free(db->path);
+    acc_mem_free(db);
 }
 
 const char *acc_db_path(const acc_db_t *db)

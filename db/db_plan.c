@@ -73,7 +73,7 @@ static acc_status_t get_plan(acc_db_t *db, void *ctx)
     acc_status_t s;
     int r;
 
-    acc_free(g->yaml);
+    acc_mem_free(g->yaml);
     g->yaml = NULL;
     if ((s = db_prepare(db, "SELECT yaml, coll, nranks FROM plans WHERE hash = ?1", &st)) != ACC_OK)
         return s;
@@ -88,7 +88,7 @@ static acc_status_t get_plan(acc_db_t *db, void *ctx)
         g->len = (size_t)sqlite3_column_bytes(st, 0);
         g->nranks = sqlite3_column_int(st, 2);
         /* Copied by length: a tampered text may hold NUL bytes, and the hash covers them. */
-        if (!(g->yaml = acc_malloc(g->len + 1))) {
+        if (!(g->yaml = acc_mem_alloc(g->len + 1))) {
             s = acc_error_set(ACC_ERR_NOMEM, "out of memory loading a plan");
         } else {
             if (g->len)
@@ -147,6 +147,6 @@ acc_status_t acc_db_get_plan(acc_db_t *db, const char *hash, acc_plan_t **out)
     plan = NULL;
 out:
     acc_plan_destroy(plan);
-    acc_free(g.yaml);
+    acc_mem_free(g.yaml);
     return s;
 }

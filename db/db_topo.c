@@ -81,7 +81,7 @@ static acc_status_t get_topo(acc_db_t *db, void *ctx)
     acc_status_t s;
     int r;
 
-    acc_free(g->yaml);
+    acc_mem_free(g->yaml);
     g->yaml = NULL;
     if ((s = db_prepare(db, "SELECT yaml, source, format FROM topologies WHERE fingerprint = ?1",
                         &st)) != ACC_OK)
@@ -95,7 +95,7 @@ static acc_status_t get_topo(acc_db_t *db, void *ctx)
                           db->path, g->fp, db->path);
     else if (r < 0)
         s = (acc_status_t)r;
-    else if (!(g->yaml = acc_strdup((const char *)sqlite3_column_text(st, 0)
+    else if (!(g->yaml = acc_mem_strdup((const char *)sqlite3_column_text(st, 0)
                                         ? (const char *)sqlite3_column_text(st, 0)
                                         : "")))
         s = acc_error_set(ACC_ERR_NOMEM, "out of memory loading a topology");
@@ -153,7 +153,7 @@ acc_status_t acc_db_get_topology(acc_db_t *db, const char *fingerprint, acc_topo
     t = NULL;
 out:
     acc_topo_destroy(t);
-    acc_free(g.yaml);
+    acc_mem_free(g.yaml);
     return s;
 }
 
@@ -216,7 +216,7 @@ acc_status_t acc_db_list_topologies(acc_db_t *db, acc_db_topo_info_t **out, size
     list_topo_t l = {NULL, 0, 0};
     acc_status_t s = db_txn(db, 0, "listing the topologies", list_topo, &l);
     if (s != ACC_OK) {
-        acc_free(l.items);
+        acc_mem_free(l.items);
         *out = NULL;
         *count = 0;
         return s;

@@ -69,7 +69,7 @@ static acc_status_t get_profile(acc_db_t *db, void *ctx)
     acc_status_t s;
     int r;
 
-    acc_free(p->yaml_out);
+    acc_mem_free(p->yaml_out);
     p->yaml_out = NULL;
     if ((s = db_prepare(db, "SELECT yaml, param_count FROM model_profiles WHERE name = ?1", &st)) !=
         ACC_OK)
@@ -87,7 +87,7 @@ static acc_status_t get_profile(acc_db_t *db, void *ctx)
         const unsigned char *text = sqlite3_column_text(st, 0);
         sqlite3_int64 n = sqlite3_column_int64(st, 1);
         p->param_count = n < 0 ? 0 : (uint64_t)n;
-        if (!(p->yaml_out = acc_strdup(text ? (const char *)text : "")))
+        if (!(p->yaml_out = acc_mem_strdup(text ? (const char *)text : "")))
             s = acc_error_set(ACC_ERR_NOMEM, "out of memory loading a model profile");
     }
     sqlite3_finalize(st);
@@ -105,7 +105,7 @@ acc_status_t acc_db_get_profile(acc_db_t *db, const char *name, char **yaml, uin
     memset(&p, 0, sizeof(p));
     p.name = name;
     if ((s = db_txn(db, 0, "loading a model profile", get_profile, &p)) != ACC_OK) {
-        acc_free(p.yaml_out);
+        acc_mem_free(p.yaml_out);
         return s;
     }
     *yaml = p.yaml_out;

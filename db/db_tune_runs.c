@@ -212,7 +212,7 @@ acc_status_t acc_db_list_tuning_runs(acc_db_t *db, const char *model, const char
     *out = NULL;
     *count = 0;
     if (s != ACC_OK) {
-        acc_free(l.items);
+        acc_mem_free(l.items);
         return s;
     }
     *out = l.items;
@@ -400,7 +400,7 @@ acc_status_t acc_db_list_optima(acc_db_t *db, acc_db_optimum_t **out, size_t *co
     *out = NULL;
     *count = 0;
     if (s != ACC_OK) {
-        acc_free(o.items);
+        acc_mem_free(o.items);
         return s;
     }
     *out = o.items;

@@ -146,7 +146,7 @@ static int parse_count(const char *opt, const char *text, int64_t lo, int64_t hi
 
 static int parse_algos(const char *text, unsigned *out)
 {
-    char *copy = acc_strdup(text), *tok, *save = NULL;
+    char *copy = acc_mem_strdup(text), *tok, *save = NULL;
     acc_tune_algo_t a;
     int rc = 0;
 
@@ -158,7 +158,7 @@ static int parse_algos(const char *text, unsigned *out)
         }
         *out |= 1u << a;
     }
-    acc_free(copy);
+    acc_mem_free(copy);
     if (!rc && !*out)
         rc = usage_error("--algo needs at least one of auto, acc and nccl", NULL);
     return rc;

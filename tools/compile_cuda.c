@@ -181,7 +181,7 @@ static int collect(const compile_opts_t *o, const acc_topo_t *topo, acc_plan_t *
     int rc;
 
     if (o->verify_file || o->import_msccl || o->algo) {
-        if (!(*plans = acc_calloc(1, sizeof(**plans)))) {
+        if (!(*plans = acc_mem_calloc(1, sizeof(**plans)))) {
             acc_error_set(ACC_ERR_NOMEM, "out of memory");
             return compile_fail(EXIT_INPUT);
         }
@@ -246,6 +246,6 @@ out:
     acc_kcache_destroy(cache);
     for (p = 0; p < nplans; p++)
         acc_plan_destroy(plans[p]);
-    acc_free(plans);
+    acc_mem_free(plans);
     return rc;
 }

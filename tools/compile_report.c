@@ -20,14 +20,14 @@ static int plot_dir_writable(const char *plot)
 
     if (!plot || strcmp(plot, "-") == 0)
         return 1;
-    if (!(copy = acc_strdup(plot)))
+    if (!(copy = acc_mem_strdup(plot)))
         return 1; /* the write itself will report it */
     dir = dirname(copy);
     ok = access(dir, W_OK) == 0;
     if (!ok)
         fprintf(stderr, "acc-compile: cannot write the plot '%s': directory '%s': %s\n", plot, dir,
                 strerror(errno));
-    acc_free(copy);
+    acc_mem_free(copy);
     return ok;
 }
 

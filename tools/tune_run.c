@@ -137,7 +137,7 @@ static int report(const tune_opts_t *o, const acc_tune_target_t *t,
                   const acc_tune_search_result_t *r, const acc_tune_point_t base[3],
                   size_t space_size)
 {
-    acc_tune_point_t *pts = acc_calloc(r->nevals, sizeof(*pts)), best;
+    acc_tune_point_t *pts = acc_mem_calloc(r->nevals, sizeof(*pts)), best;
     acc_tune_report_t rep;
     char title[512];
     acc_buf_t b;
@@ -180,7 +180,7 @@ static int report(const tune_opts_t *o, const acc_tune_target_t *t,
         rc = tune_fail(EXIT_OUTPUT);
     }
     acc_buf_free(&b);
-    acc_free(pts);
+    acc_mem_free(pts);
     return rc;
 }
 
@@ -228,7 +228,7 @@ int tune_run(const tune_opts_t *o)
     p.tty = isatty(STDERR_FILENO);
     p.quiet = o->quiet;
     p.last_tenth = -1;
-    if (!(p.ids = acc_calloc(acc_tune_space_size(&space) + MAX_WARM + (o->budget ? o->budget : 0),
+    if (!(p.ids = acc_mem_calloc(acc_tune_space_size(&space) + MAX_WARM + (o->budget ? o->budget : 0),
                              sizeof(*p.ids)))) {
         acc_error_set(ACC_ERR_NOMEM, "out of memory");
         rc = tune_fail(EXIT_OUTPUT);
@@ -255,7 +255,7 @@ out:
     acc_itersim_destroy(sim);
     acc_tune_comm_destroy(comm);
     acc_tune_target_destroy(t);
-    acc_free(p.ids);
+    acc_mem_free(p.ids);
     acc_db_close(db);
     return rc;
 }

@@ -205,9 +205,9 @@ int tune_show(const tune_opts_t *o)
     rc = write_stdout(&b);
 out:
     acc_buf_free(&b);
-    acc_free(opt);
-    acc_free(runs);
-    acc_free(topos);
+    acc_mem_free(opt);
+    acc_mem_free(runs);
+    acc_mem_free(topos);
     acc_db_close(db);
     return rc;
 }
@@ -272,8 +272,8 @@ int tune_plot(const tune_opts_t *o)
         rc = tune_fail(EXIT_OUTPUT);
 out:
     acc_buf_free(&b);
-    acc_free(pts);
-    acc_free(base);
+    acc_mem_free(pts);
+    acc_mem_free(base);
     acc_tune_target_destroy(t);
     acc_db_close(db);
     return rc;

@@ -22,7 +22,7 @@ static int cmp_str(const void *a, const void *b)
 static acc_status_t nic_lines(const acc_topo_t *t, acc_buf_t *out)
 {
     int n = t->kind_count[ACC_VTX_NIC], ngpu = t->kind_count[ACC_VTX_GPU], i, g, k = 0;
-    char **lines = acc_calloc((size_t)n + 1, sizeof(char *));
+    char **lines = acc_mem_calloc((size_t)n + 1, sizeof(char *));
     acc_status_t st = ACC_OK;
 
     if (!lines)
@@ -55,8 +55,8 @@ static acc_status_t nic_lines(const acc_topo_t *t, acc_buf_t *out)
         acc_buf_printf(out, "%s\n", lines[i]);
 out:
     for (i = 0; i < n; i++)
-        acc_free(lines[i]);
-    acc_free(lines);
+        acc_mem_free(lines[i]);
+    acc_mem_free(lines);
     return st;
 }
 

@@ -142,8 +142,8 @@ static acc_status_t add_cpus(topo_hwloc_conv_t *c)
     int n = hwloc_get_nbobjs_by_type(c->h, HWLOC_OBJ_NUMANODE), i;
     acc_status_t st;
 
-    c->numa = acc_calloc((size_t)n + 1, sizeof(*c->numa));
-    c->cpu = acc_calloc((size_t)n + 1, sizeof(*c->cpu));
+    c->numa = acc_mem_calloc((size_t)n + 1, sizeof(*c->numa));
+    c->cpu = acc_mem_calloc((size_t)n + 1, sizeof(*c->cpu));
     if (!c->numa || !c->cpu)
         return acc_error_set(ACC_ERR_NOMEM, "%s: out of memory", c->name);
     for (i = 0; i < n; i++) {
@@ -748,11 +748,11 @@ acc_status_t topo_hwloc_build(acc_topo_t *t, const char *text, size_t len, const
                            "HWLOC_FSROOT is set in the environment)");
     st = convert(&c, gpu_facts, ctx);
 out:
-    acc_free(c.numa);
-    acc_free(c.cpu);
-    acc_free(c.gpu);
-    acc_free(c.nic);
-    acc_free(c.pn);
+    acc_mem_free(c.numa);
+    acc_mem_free(c.cpu);
+    acc_mem_free(c.gpu);
+    acc_mem_free(c.nic);
+    acc_mem_free(c.pn);
     hwloc_topology_destroy(c.h);
     xmlSetGenericErrorFunc(saved_context, saved_handler);
     return st;

@@ -572,7 +572,7 @@ static acc_status_t check_tree(xmlDocPtr doc, const char *name)
                                xmlGetLineNo(n), (const char *)n->name);
     }
 out:
-    acc_free(tr.gp);
+    acc_mem_free(tr.gp);
     xmlFree(ver);
     return st;
 }

@@ -86,7 +86,7 @@ acc_status_t acc_topo_load_file(const char *path, acc_topo_t **out)
     if ((st = acc_read_file(path, &text, &len)) != ACC_OK)
         return st;
     st = acc_topo_load_buffer(text, len, path, out);
-    acc_free(text);
+    acc_mem_free(text);
     return st;
 }
 

@@ -40,7 +40,7 @@ const char *acc_topo_format_name(acc_topo_format_t f)
 
 acc_status_t acc_topo_create(acc_topo_t **out)
 {
-    acc_topo_t *t = acc_calloc(1, sizeof(*t));
+    acc_topo_t *t = acc_mem_calloc(1, sizeof(*t));
     if (!t)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory creating a topology");
     t->net.nodes = 1;
@@ -56,12 +56,12 @@ void acc_topo_destroy(acc_topo_t *t)
         return;
     topo_free_paths(t);
     for (i = 0; i < t->nassumed; i++)
-        acc_free(t->assumed[i]);
-    acc_free(t->assumed);
-    acc_free(t->vertices);
-    acc_free(t->links);
-    acc_free(t->source);
-    acc_free(t);
+        acc_mem_free(t->assumed[i]);
+    acc_mem_free(t->assumed);
+    acc_mem_free(t->vertices);
+    acc_mem_free(t->links);
+    acc_mem_free(t->source);
+    acc_mem_free(t);
 }
 
 static void *dup_array(const void *src, size_t n, size_t elem, int *failed)
@@ -69,7 +69,7 @@ static void *dup_array(const void *src, size_t n, size_t elem, int *failed)
     void *d;
     if (!src || !n)
         return NULL;
-    d = acc_realloc_array(NULL, n, elem);
+    d = acc_mem_realloc_array(NULL, n, elem);
     if (!d) {
         *failed = 1;
         return NULL;
@@ -90,7 +90,7 @@ acc_status_t topo_copy(const acc_topo_t *t, acc_topo_t **out)
     c->format = t->format;
     c->net = t->net;
     memcpy(c->kind_count, t->kind_count, sizeof(c->kind_count));
-    c->source = acc_strdup(t->source);
+    c->source = acc_mem_strdup(t->source);
     failed |= t->source && !c->source;
     c->vertices = dup_array(t->vertices, (size_t)t->nvertices, sizeof(*t->vertices), &failed);
     c->nvertices = t->nvertices;
@@ -242,10 +242,10 @@ acc_status_t acc_topo_set_name(acc_topo_t *t, const char *name)
 
 acc_status_t acc_topo_set_source(acc_topo_t *t, const char *source, acc_topo_format_t fmt)
 {
-    char *s = acc_strdup(source ? source : "");
+    char *s = acc_mem_strdup(source ? source : "");
     if (!s)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
-    acc_free(t->source);
+    acc_mem_free(t->source);
     t->source = s;
     t->format = fmt;
     return ACC_OK;

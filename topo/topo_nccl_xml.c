@@ -577,10 +577,10 @@ acc_status_t topo_import_nccl_xml(acc_topo_t *t, const char *text, size_t len, c
         goto out;
     st = topo_nxml_build(&c);
 out:
-    acc_free(c.items);
-    acc_free(c.recs);
-    acc_free(c.nvs_busids);
-    acc_free(c.by_busid);
+    acc_mem_free(c.items);
+    acc_mem_free(c.recs);
+    acc_mem_free(c.nvs_busids);
+    acc_mem_free(c.by_busid);
     xmlFreeDoc(doc);
     return st;
 }

@@ -43,12 +43,12 @@ static int cmp_busid(const void *a, const void *b)
 static acc_status_t order_items(nxml_ctx_t *c, nxml_kind_t kind, const char *attr, int **out,
                                 int *n)
 {
-    order_key_t *keys = acc_calloc((size_t)c->nitems + 1, sizeof(*keys));
+    order_key_t *keys = acc_mem_calloc((size_t)c->nitems + 1, sizeof(*keys));
     int i, k = 0;
 
-    *out = acc_calloc((size_t)c->nitems + 1, sizeof(int));
+    *out = acc_mem_calloc((size_t)c->nitems + 1, sizeof(int));
     if (!keys || !*out) {
-        acc_free(keys);
+        acc_mem_free(keys);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory reading %s", c->name);
     }
     for (i = 0; i < c->nitems; i++) {
@@ -64,12 +64,12 @@ static acc_status_t order_items(nxml_ctx_t *c, nxml_kind_t kind, const char *att
         if (i > 0 && keys[i].has && keys[i - 1].has && keys[i].order == keys[i - 1].order) {
             const nxml_item_t *it = &c->items[keys[i].item];
             long other = xmlGetLineNo(c->items[keys[i - 1].item].where);
-            acc_free(keys);
+            acc_mem_free(keys);
             return topo_nxml_fail(c, ACC_ERR_PARSE, it->gpu ? it->gpu : it->where,
                                   "%s=\"%d\" is also used at line %ld", attr, it->order, other);
         }
     }
-    acc_free(keys);
+    acc_mem_free(keys);
     *n = k;
     return ACC_OK;
 }
@@ -77,12 +77,12 @@ static acc_status_t order_items(nxml_ctx_t *c, nxml_kind_t kind, const char *att
 /* Index the items by bus id; two <pci> elements with one bus id are an error. */
 static acc_status_t index_busids(nxml_ctx_t *c)
 {
-    busid_key_t *keys = acc_calloc((size_t)c->nitems + 1, sizeof(*keys));
+    busid_key_t *keys = acc_mem_calloc((size_t)c->nitems + 1, sizeof(*keys));
     int i, k = 0;
 
-    c->by_busid = acc_calloc((size_t)c->nitems + 1, sizeof(int));
+    c->by_busid = acc_mem_calloc((size_t)c->nitems + 1, sizeof(int));
     if (!keys || !c->by_busid) {
-        acc_free(keys);
+        acc_mem_free(keys);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory reading %s", c->name);
     }
     for (i = 0; i < c->nitems; i++) {
@@ -97,13 +97,13 @@ static acc_status_t index_busids(nxml_ctx_t *c)
         if (i > 0 && strcmp(keys[i].busid, keys[i - 1].busid) == 0) {
             const nxml_item_t *it = &c->items[keys[i].item];
             long other = xmlGetLineNo(c->items[keys[i - 1].item].pci);
-            acc_free(keys);
+            acc_mem_free(keys);
             return topo_nxml_fail(c, ACC_ERR_PARSE, it->pci,
                                   "busid=\"%s\" is also used at line %ld", it->busid, other);
         }
     }
     c->nbusid = k;
-    acc_free(keys);
+    acc_mem_free(keys);
     return ACC_OK;
 }
 
@@ -500,9 +500,9 @@ static acc_status_t add_gpu_pairs(nxml_ctx_t *c, pair_t *pairs, int n, const int
  * GPUs.  Links whose far end is not in the file are left out, never guessed. */
 static acc_status_t build_nvlinks(nxml_ctx_t *c, const int *gpu_items, int ngpu)
 {
-    int *to_nvs = acc_calloc((size_t)ngpu + 1, sizeof(int));
-    int *to_cpu = acc_calloc((size_t)ngpu + 1, sizeof(int));
-    pair_t *pairs = acc_calloc((size_t)c->nrecs + 1, sizeof(pair_t));
+    int *to_nvs = acc_mem_calloc((size_t)ngpu + 1, sizeof(int));
+    int *to_cpu = acc_mem_calloc((size_t)ngpu + 1, sizeof(int));
+    pair_t *pairs = acc_mem_calloc((size_t)c->nrecs + 1, sizeof(pair_t));
     int i, npairs = 0, g;
     acc_status_t st = ACC_OK;
 
@@ -556,9 +556,9 @@ static acc_status_t build_nvlinks(nxml_ctx_t *c, const int *gpu_items, int ngpu)
             st = topo_add_nvlinks(c->t, gi->vertex, c->items[gi->cpu].vertex, to_cpu[g]);
     }
 out:
-    acc_free(to_nvs);
-    acc_free(to_cpu);
-    acc_free(pairs);
+    acc_mem_free(to_nvs);
+    acc_mem_free(to_cpu);
+    acc_mem_free(pairs);
     return st;
 }
 
@@ -731,8 +731,8 @@ acc_status_t topo_nxml_build(nxml_ctx_t *c)
     if (st == ACC_OK && (st = topo_connect_cpus(c->t)) == ACC_OK)
         st = build_system(c);
 out:
-    acc_free(cpus);
-    acc_free(gpus);
-    acc_free(nics);
+    acc_mem_free(cpus);
+    acc_mem_free(gpus);
+    acc_mem_free(nics);
     return st;
 }

@@ -89,7 +89,7 @@ static void assign_busids(export_t *e)
 static acc_status_t build_tree(export_t *e)
 {
     const acc_topo_t *t = e->t;
-    int *queue = acc_calloc((size_t)t->nvertices + 1, sizeof(int));
+    int *queue = acc_mem_calloc((size_t)t->nvertices + 1, sizeof(int));
     int head = 0, tail = 0, id, i;
 
     if (!queue)
@@ -120,7 +120,7 @@ static acc_status_t build_tree(export_t *e)
                 queue[tail++] = l->to;
         }
     }
-    acc_free(queue);
+    acc_mem_free(queue);
     for (i = 0; i < t->nvertices; i++) {
         const acc_topo_vertex_t *v = &t->vertices[i];
         if (v->kind != ACC_VTX_CPU && v->kind != ACC_VTX_NVSWITCH && e->root[i] < 0)
@@ -608,10 +608,10 @@ acc_status_t acc_topo_export_nccl_xml(const acc_topo_t *t, acc_buf_t *out)
     if (t->kind_count[ACC_VTX_CPU] == 0 || t->kind_count[ACC_VTX_GPU] == 0)
         return unsupported("the topology needs at least one CPU and one GPU; NCCL's schema hangs "
                            "every device under a <cpu>");
-    e.parent = acc_calloc(nv, sizeof(int));
-    e.root = acc_calloc(nv, sizeof(int));
-    e.uplink = acc_calloc(nv, sizeof(int));
-    e.busid = acc_calloc(nv, sizeof(*e.busid));
+    e.parent = acc_mem_calloc(nv, sizeof(int));
+    e.root = acc_mem_calloc(nv, sizeof(int));
+    e.uplink = acc_mem_calloc(nv, sizeof(int));
+    e.busid = acc_mem_calloc(nv, sizeof(*e.busid));
     if (!e.parent || !e.root || !e.uplink || !e.busid) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory exporting NCCL XML");
         goto out;
@@ -635,9 +635,9 @@ acc_status_t acc_topo_export_nccl_xml(const acc_topo_t *t, acc_buf_t *out)
     st = acc_buf_status(out);
 out:
     acc_buf_free(&e.b);
-    acc_free(e.parent);
-    acc_free(e.root);
-    acc_free(e.uplink);
-    acc_free(e.busid);
+    acc_mem_free(e.parent);
+    acc_mem_free(e.root);
+    acc_mem_free(e.uplink);
+    acc_mem_free(e.busid);
     return st;
 }

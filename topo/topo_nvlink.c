@@ -183,7 +183,7 @@ static acc_status_t assume_fabric(acc_topo_t *c, const acc_topo_t *p, const int 
 acc_status_t acc_topo_nvlink_from(const acc_topo_t *t, const acc_topo_t *platform, acc_topo_t **out)
 {
     int ngpu = t->kind_count[ACC_VTX_GPU];
-    int *per = acc_calloc((size_t)platform->kind_count[ACC_VTX_GPU] + 1, sizeof(int));
+    int *per = acc_mem_calloc((size_t)platform->kind_count[ACC_VTX_GPU] + 1, sizeof(int));
     acc_topo_t *c = NULL;
     acc_status_t st;
 
@@ -206,6 +206,6 @@ acc_status_t acc_topo_nvlink_from(const acc_topo_t *t, const acc_topo_t *platfor
     c = NULL;
 out:
     acc_topo_destroy(c);
-    acc_free(per);
+    acc_mem_free(per);
     return st;
 }

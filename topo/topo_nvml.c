@@ -283,8 +283,8 @@ acc_status_t topo_nvml_open(topo_nvml_t **out)
         st = acc_error_set(ACC_ERR_NO_DEVICE, "the NVIDIA driver sees no GPU; " NO_GPU_HINT);
         goto out;
     }
-    n = acc_calloc(1, sizeof(*n));
-    if (!n || !(n->gpu = acc_calloc(count, sizeof(*n->gpu)))) {
+    n = acc_mem_calloc(1, sizeof(*n));
+    if (!n || !(n->gpu = acc_mem_calloc(count, sizeof(*n->gpu)))) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory for %u GPUs", count);
         goto out;
     }
@@ -307,8 +307,8 @@ void topo_nvml_close(topo_nvml_t *n)
 {
     if (!n)
         return;
-    acc_free(n->gpu);
-    acc_free(n);
+    acc_mem_free(n->gpu);
+    acc_mem_free(n);
 }
 
 static nvml_gpu_t *by_busid(topo_nvml_t *n, const char *busid)

@@ -190,7 +190,7 @@ static acc_status_t paths_from(acc_topo_t *t, int src, state_t *st, int *trail, 
 static void assign_rails(acc_topo_t *t)
 {
     int ngpu = t->kind_count[ACC_VTX_GPU], g, v, nv = t->nvertices;
-    int *used = acc_calloc((size_t)nv, sizeof(int));
+    int *used = acc_mem_calloc((size_t)nv, sizeof(int));
 
     for (g = 0; g < ngpu; g++) {
         int gv = t->gpu_vertex[g], best = -1;
@@ -209,19 +209,19 @@ static void assign_rails(acc_topo_t *t)
         if (best >= 0 && used)
             used[best]++;
     }
-    acc_free(used);
+    acc_mem_free(used);
 }
 
 void topo_free_paths(acc_topo_t *t)
 {
-    acc_free(t->adj_start);
-    acc_free(t->adj_links);
-    acc_free(t->vpaths);
-    acc_free(t->gpu_vertex);
-    acc_free(t->gpu_nic);
-    acc_free(t->vertex_numa);
-    acc_free(t->route_start);
-    acc_free(t->route_links);
+    acc_mem_free(t->adj_start);
+    acc_mem_free(t->adj_links);
+    acc_mem_free(t->vpaths);
+    acc_mem_free(t->gpu_vertex);
+    acc_mem_free(t->gpu_nic);
+    acc_mem_free(t->vertex_numa);
+    acc_mem_free(t->route_start);
+    acc_mem_free(t->route_links);
     t->adj_start = t->adj_links = t->gpu_vertex = t->gpu_nic = t->vertex_numa = NULL;
     t->route_start = t->route_links = NULL;
     t->vpaths = NULL;
@@ -236,15 +236,15 @@ acc_status_t topo_compute_paths(acc_topo_t *t)
     route_buf_t routes = {NULL, 0, 0};
     acc_status_t st_ = ACC_OK;
 
-    t->adj_start = acc_calloc((size_t)nv + 1, sizeof(int));
-    t->adj_links = acc_calloc((size_t)t->nlinks + 1, sizeof(int));
-    t->vpaths = acc_realloc_array(NULL, (size_t)nv * (size_t)nv, sizeof(acc_topo_path_t));
-    t->gpu_vertex = acc_calloc((size_t)t->kind_count[ACC_VTX_GPU] + 1, sizeof(int));
-    t->gpu_nic = acc_calloc((size_t)t->kind_count[ACC_VTX_GPU] + 1, sizeof(int));
-    t->vertex_numa = acc_calloc((size_t)nv + 1, sizeof(int));
-    t->route_start = acc_calloc((size_t)nv * (size_t)nv + 1, sizeof(int));
-    st = acc_calloc(2 * (size_t)nv, sizeof(state_t));
-    trail = acc_calloc(2 * (size_t)nv + 1, sizeof(int));
+    t->adj_start = acc_mem_calloc((size_t)nv + 1, sizeof(int));
+    t->adj_links = acc_mem_calloc((size_t)t->nlinks + 1, sizeof(int));
+    t->vpaths = acc_mem_realloc_array(NULL, (size_t)nv * (size_t)nv, sizeof(acc_topo_path_t));
+    t->gpu_vertex = acc_mem_calloc((size_t)t->kind_count[ACC_VTX_GPU] + 1, sizeof(int));
+    t->gpu_nic = acc_mem_calloc((size_t)t->kind_count[ACC_VTX_GPU] + 1, sizeof(int));
+    t->vertex_numa = acc_mem_calloc((size_t)nv + 1, sizeof(int));
+    t->route_start = acc_mem_calloc((size_t)nv * (size_t)nv + 1, sizeof(int));
+    st = acc_mem_calloc(2 * (size_t)nv, sizeof(state_t));
+    trail = acc_mem_calloc(2 * (size_t)nv + 1, sizeof(int));
     if (!t->adj_start || !t->adj_links || !t->vpaths || !t->gpu_vertex || !t->gpu_nic ||
         !t->vertex_numa || !t->route_start || !st || !trail) {
         st_ = acc_error_set(ACC_ERR_NOMEM, "out of memory computing paths of %d vertices", nv);
@@ -256,7 +256,7 @@ acc_status_t topo_compute_paths(acc_topo_t *t)
     for (v = 0; v < nv; v++)
         t->adj_start[v + 1] += t->adj_start[v];
     {
-        int *fill = acc_calloc((size_t)nv + 1, sizeof(int));
+        int *fill = acc_mem_calloc((size_t)nv + 1, sizeof(int));
         if (!fill) {
             st_ = acc_error_set(ACC_ERR_NOMEM, "out of memory computing paths");
             goto out;
@@ -265,7 +265,7 @@ acc_status_t topo_compute_paths(acc_topo_t *t)
             int f = t->links[i].from;
             t->adj_links[t->adj_start[f] + fill[f]++] = i;
         }
-        acc_free(fill);
+        acc_mem_free(fill);
     }
     for (v = 0; v < nv; v++)
         if (t->vertices[v].kind == ACC_VTX_GPU)
@@ -300,9 +300,9 @@ acc_status_t topo_compute_paths(acc_topo_t *t)
         t->vertex_numa[v] = best;
     }
 out:
-    acc_free(st);
-    acc_free(trail);
-    acc_free(routes.links);
+    acc_mem_free(st);
+    acc_mem_free(trail);
+    acc_mem_free(routes.links);
     if (st_ != ACC_OK)
         topo_free_paths(t);
     return st_;
@@ -469,13 +469,13 @@ acc_status_t acc_topo_path_matrix(const acc_topo_t *t, acc_topo_path_t **out)
 
     if (st != ACC_OK)
         return st;
-    m = acc_realloc_array(NULL, (size_t)n * (size_t)n, sizeof(*m));
-    local = acc_realloc_array(NULL, (size_t)g * g, sizeof(*m));
-    remote = acc_realloc_array(NULL, (size_t)g * g, sizeof(*m));
+    m = acc_mem_realloc_array(NULL, (size_t)n * (size_t)n, sizeof(*m));
+    local = acc_mem_realloc_array(NULL, (size_t)g * g, sizeof(*m));
+    remote = acc_mem_realloc_array(NULL, (size_t)g * g, sizeof(*m));
     if (!m || !local || !remote) {
-        acc_free(m);
-        acc_free(local);
-        acc_free(remote);
+        acc_mem_free(m);
+        acc_mem_free(local);
+        acc_mem_free(remote);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a %d x %d path matrix", n, n);
     }
     /* Every node pair repeats the same g x g block: compute the two blocks once. */
@@ -494,8 +494,8 @@ acc_status_t acc_topo_path_matrix(const acc_topo_t *t, acc_topo_path_t **out)
             memcpy(row + (size_t)node_b * g, (node_b == node_a ? local : remote) + (size_t)ga * g,
                    sizeof(*m) * g);
     }
-    acc_free(local);
-    acc_free(remote);
+    acc_mem_free(local);
+    acc_mem_free(remote);
     *out = m;
     return ACC_OK;
 }

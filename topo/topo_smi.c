@@ -61,7 +61,7 @@ static acc_status_t prepare(smi_t *p, const char *text, size_t len)
                               len, MAX_TEXT);
     if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
         i = 3;
-    if (!(p->buf = acc_malloc(len + 1)))
+    if (!(p->buf = acc_mem_alloc(len + 1)))
         return topo_smi_nomem();
     for (; i < len; i++) {
         unsigned char c = (unsigned char)text[i];
@@ -88,7 +88,7 @@ static acc_status_t prepare(smi_t *p, const char *text, size_t len)
         p->buf[n++] = (char)c;
     }
     p->buf[n] = '\0';
-    if (!(p->line = acc_calloc((size_t)line, sizeof(char *))))
+    if (!(p->line = acc_mem_calloc((size_t)line, sizeof(char *))))
         return topo_smi_nomem();
     for (s = p->buf, k = 0; k < line; k++) {
         char *eol = strchr(s, '\n'), *end;
@@ -276,13 +276,13 @@ static void sniff_model(smi_t *p, int li)
 static acc_status_t alloc_tables(smi_t *p)
 {
     size_t n = (size_t)p->ndev, g = (size_t)p->ngpu;
-    p->cell = acc_calloc(n * n, 1);
-    p->row_line = acc_calloc(n, sizeof(int));
-    p->legend_line = acc_calloc(n, sizeof(int));
-    p->numa_val = acc_calloc(g, sizeof(int));
-    p->cpu_aff = acc_calloc(g, sizeof(*p->cpu_aff));
-    p->dev = acc_calloc(n, sizeof(*p->dev));
-    p->grp = acc_calloc(4 * n, sizeof(int));
+    p->cell = acc_mem_calloc(n * n, 1);
+    p->row_line = acc_mem_calloc(n, sizeof(int));
+    p->legend_line = acc_mem_calloc(n, sizeof(int));
+    p->numa_val = acc_mem_calloc(g, sizeof(int));
+    p->cpu_aff = acc_mem_calloc(g, sizeof(*p->cpu_aff));
+    p->dev = acc_mem_calloc(n, sizeof(*p->dev));
+    p->grp = acc_mem_calloc(4 * n, sizeof(int));
     if (!p->cell || !p->row_line || !p->legend_line || !p->numa_val || !p->cpu_aff || !p->dev ||
         !p->grp)
         return topo_smi_nomem();
@@ -327,7 +327,7 @@ static acc_status_t parse_header(smi_t *p, int li)
         return topo_smi_error(p, line, "header: %d device columns; at most %d are supported", n,
                               MAX_DEVICES);
     p->ndev = n;
-    if (!(p->col = acc_calloc((size_t)n, sizeof(*p->col))))
+    if (!(p->col = acc_mem_calloc((size_t)n, sizeof(*p->col))))
         return topo_smi_nomem();
     for (i = 0; i < n; i++) {
         const smi_tok_t *t = &p->tok[i];
@@ -589,16 +589,16 @@ acc_status_t topo_import_nvidia_smi(acc_topo_t *t, const char *text, size_t len,
     if ((st = prepare(&p, text ? text : "", len)) == ACC_OK && (st = parse_text(&p)) == ACC_OK &&
         (st = check_matrix(&p)) == ACC_OK)
         st = topo_smi_build(&p, t);
-    acc_free(p.buf);
-    acc_free(p.line);
-    acc_free(p.tok);
-    acc_free(p.col);
-    acc_free(p.cell);
-    acc_free(p.row_line);
-    acc_free(p.legend_line);
-    acc_free(p.numa_val);
-    acc_free(p.cpu_aff);
-    acc_free(p.dev);
-    acc_free(p.grp);
+    acc_mem_free(p.buf);
+    acc_mem_free(p.line);
+    acc_mem_free(p.tok);
+    acc_mem_free(p.col);
+    acc_mem_free(p.cell);
+    acc_mem_free(p.row_line);
+    acc_mem_free(p.legend_line);
+    acc_mem_free(p.numa_val);
+    acc_mem_free(p.cpu_aff);
+    acc_mem_free(p.dev);
+    acc_mem_free(p.grp);
     return st;
 }

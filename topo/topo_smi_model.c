@@ -58,8 +58,8 @@ static void list_members(const smi_t *p, const int *of, int id, acc_buf_t *b)
 static acc_status_t group_numa(smi_t *p, acc_topo_t *t)
 {
     int n = p->ndev, a, b, g, nvals = 0, ngrp;
-    int *mem = acc_malloc(5 * (size_t)n * sizeof(int));
-    unsigned char *conflict = acc_calloc((size_t)n, 1);
+    int *mem = acc_mem_alloc(5 * (size_t)n * sizeof(int));
+    unsigned char *conflict = acc_mem_calloc((size_t)n, 1);
     int *par, *val, *who, *gid, *vals;
     acc_buf_t b1;
     acc_status_t st = ACC_OK;
@@ -160,8 +160,8 @@ static acc_status_t group_numa(smi_t *p, acc_topo_t *t)
     }
 out:
     acc_buf_free(&b1);
-    acc_free(mem);
-    acc_free(conflict);
+    acc_mem_free(mem);
+    acc_mem_free(conflict);
     return st;
 }
 
@@ -332,7 +332,7 @@ static acc_status_t build_pcie(smi_t *p, acc_topo_t *t, const int *vtx, const in
                                int *nsw, int *nhb)
 {
     int n = p->ndev, a, b;
-    int *mem = acc_malloc(6 * (size_t)n * sizeof(int));
+    int *mem = acc_mem_alloc(6 * (size_t)n * sizeof(int));
     int *pxb_in_hb, *pix_in_pxb, *dev_in_pix, *top_hb, *top_pxb, *top_pix;
     acc_status_t st = ACC_OK;
 
@@ -392,7 +392,7 @@ static acc_status_t build_pcie(smi_t *p, acc_topo_t *t, const int *vtx, const in
         if (st == ACC_OK)
             st = topo_add_pcie(t, vtx[a], top_pix[q], gen, 16);
     }
-    acc_free(mem);
+    acc_mem_free(mem);
     return st;
 }
 
@@ -523,7 +523,7 @@ static acc_status_t add_nvlinks(const smi_t *p, acc_topo_t *t, gpu_plan_t *g, co
 acc_status_t topo_smi_build(smi_t *p, acc_topo_t *t)
 {
     gpu_plan_t g;
-    int *vtx = acc_calloc((size_t)p->ndev + (size_t)p->ndev, sizeof(int)), *cpu_vtx, c;
+    int *vtx = acc_mem_calloc((size_t)p->ndev + (size_t)p->ndev, sizeof(int)), *cpu_vtx, c;
     int gen, nsw = 0, nhb = 0;
     acc_status_t st;
 
@@ -560,6 +560,6 @@ acc_status_t topo_smi_build(smi_t *p, acc_topo_t *t)
                          "speeds (default for sm_%d GPUs)",
                          gen, g.sm);
 out:
-    acc_free(vtx);
+    acc_mem_free(vtx);
     return st;
 }

@@ -635,11 +635,11 @@ static acc_status_t read_include(ctx_t *c, acc_yaml_doc_t *d, acc_yaml_node_t *n
     if (st != ACC_OK) /* the message names the included file; say where it was included */
         acc_error_prefix(st, "%s:%d: in the node type it includes: ", acc_yaml_name(d),
                          acc_yaml_line(n));
-    acc_free(c->files[--c->depth]);
+    acc_mem_free(c->files[--c->depth]);
     c->files[c->depth] = NULL;
 out:
     free(real);
-    acc_free(text);
+    acc_mem_free(text);
     acc_buf_free(&path);
     return st;
 }

@@ -211,7 +211,7 @@ static acc_status_t put_links(acc_buf_t *b, const acc_topo_t *t)
 
     if (t->nlinks == 0)
         return ACC_OK;
-    refs = acc_calloc((size_t)t->nlinks, sizeof(*refs));
+    refs = acc_mem_calloc((size_t)t->nlinks, sizeof(*refs));
     if (!refs)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory exporting %d links", t->nlinks);
     for (i = 0; i < t->nlinks; i++) {
@@ -224,7 +224,7 @@ static acc_status_t put_links(acc_buf_t *b, const acc_topo_t *t)
     acc_buf_puts(b, "  links:\n");
     for (i = 0; i < n; i++)
         put_link(b, t, &t->links[refs[i].link]);
-    acc_free(refs);
+    acc_mem_free(refs);
     return ACC_OK;
 }
 

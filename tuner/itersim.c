@@ -56,7 +56,7 @@ static acc_status_t make_units(acc_itersim_t *s)
     if (want < 1)
         want = 1;
     target = s->opts.fidelity >= 1.0 ? 0 : total / want;
-    if (!(s->units = acc_calloc(p->ntensors, sizeof(*s->units))))
+    if (!(s->units = acc_mem_calloc(p->ntensors, sizeof(*s->units))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for %zu tensors", p->ntensors);
     for (i = 0; i < p->ntensors; i++) {
         const acc_profile_tensor_t *t = &p->tensors[i];
@@ -104,7 +104,7 @@ acc_status_t acc_itersim_create(const acc_profile_t *profile, const acc_profile_
     if (opts && (!(opts->fidelity > 0) || opts->fidelity > 1))
         return acc_error_set(ACC_ERR_RANGE, "iteration simulator: fidelity %g is outside (0, 1]",
                              opts->fidelity);
-    if (!(s = acc_calloc(1, sizeof(*s))))
+    if (!(s = acc_mem_calloc(1, sizeof(*s))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for the iteration simulator");
     s->profile = profile;
     s->compute = compute;
@@ -136,8 +136,8 @@ void acc_itersim_destroy(acc_itersim_t *sim)
 {
     if (!sim)
         return;
-    acc_free(sim->units);
-    acc_free(sim);
+    acc_mem_free(sim->units);
+    acc_mem_free(sim);
 }
 
 const acc_profile_t *acc_itersim_profile(const acc_itersim_t *sim)
@@ -505,14 +505,14 @@ static void process(run_t *r)
 static acc_status_t run_alloc(run_t *r)
 {
     size_t n = r->sim->n;
-    if (!(r->bufs = acc_calloc(n, sizeof(*r->bufs))))
+    if (!(r->bufs = acc_mem_calloc(n, sizeof(*r->bufs))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory simulating %zu tensors", n);
     if (r->cfg->policy != ACC_FUSION_DDP)
         return ACC_OK;
-    r->bucket_of = acc_calloc(n, sizeof(*r->bucket_of));
-    r->missing = acc_calloc(n, sizeof(*r->missing));
-    r->bucket_bytes = acc_calloc(n, sizeof(*r->bucket_bytes));
-    r->bucket_dtype = acc_calloc(n, sizeof(*r->bucket_dtype));
+    r->bucket_of = acc_mem_calloc(n, sizeof(*r->bucket_of));
+    r->missing = acc_mem_calloc(n, sizeof(*r->missing));
+    r->bucket_bytes = acc_mem_calloc(n, sizeof(*r->bucket_bytes));
+    r->bucket_dtype = acc_mem_calloc(n, sizeof(*r->bucket_dtype));
     if (!r->bucket_of || !r->missing || !r->bucket_bytes || !r->bucket_dtype)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory simulating %zu tensors", n);
     ddp_buckets(r);
@@ -572,10 +572,10 @@ acc_status_t acc_itersim_run(const acc_itersim_t *sim, const acc_tune_config_t *
     out->exposed_ms = out->iteration_ms - out->compute_ms;
     out->efficiency = out->compute_ms / out->iteration_ms;
 out:
-    acc_free(r.bufs);
-    acc_free(r.bucket_of);
-    acc_free(r.missing);
-    acc_free(r.bucket_bytes);
-    acc_free(r.bucket_dtype);
+    acc_mem_free(r.bufs);
+    acc_mem_free(r.bucket_of);
+    acc_mem_free(r.missing);
+    acc_mem_free(r.bucket_bytes);
+    acc_mem_free(r.bucket_dtype);
     return st;
 }

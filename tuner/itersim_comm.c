@@ -100,9 +100,9 @@ static acc_status_t fill_choices(acc_tune_comm_t *c)
 
 static acc_status_t comm_alloc(int nranks, int sm_count, size_t n, acc_tune_comm_t **out)
 {
-    acc_tune_comm_t *c = acc_calloc(1, sizeof(*c));
-    if (!c || !(c->points = acc_calloc(n ? n : 1, sizeof(*c->points)))) {
-        acc_free(c);
+    acc_tune_comm_t *c = acc_mem_calloc(1, sizeof(*c));
+    if (!c || !(c->points = acc_mem_calloc(n ? n : 1, sizeof(*c->points)))) {
+        acc_mem_free(c);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for collective times");
     }
     c->nranks = nranks;
@@ -274,8 +274,8 @@ void acc_tune_comm_destroy(acc_tune_comm_t *c)
 {
     if (!c)
         return;
-    acc_free(c->points);
-    acc_free(c);
+    acc_mem_free(c->points);
+    acc_mem_free(c);
 }
 
 int acc_tune_comm_ranks(const acc_tune_comm_t *c)

@@ -66,9 +66,9 @@ acc_status_t acc_profile_create(const char *name, acc_profile_t **out)
                              "profile name '%s' must be 1 to %d letters, digits, '.', '_' or '-' "
                              "(it names a file), not starting with '.'",
                              name ? name : "", PROFILE_NAME_MAX);
-    p = acc_calloc(1, sizeof(*p));
-    if (!p || !(p->name = acc_strdup(name)) || !(p->description = acc_strdup("")) ||
-        !(p->sample = acc_strdup(""))) {
+    p = acc_mem_calloc(1, sizeof(*p));
+    if (!p || !(p->name = acc_mem_strdup(name)) || !(p->description = acc_mem_strdup("")) ||
+        !(p->sample = acc_mem_strdup(""))) {
         acc_profile_destroy(p);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory creating profile '%s'", name);
     }
@@ -82,29 +82,29 @@ void acc_profile_destroy(acc_profile_t *p)
     if (!p)
         return;
     for (i = 0; i < p->nsources; i++)
-        acc_free(p->sources[i]);
+        acc_mem_free(p->sources[i]);
     for (i = 0; i < p->ntensors; i++)
-        acc_free(p->tensors[i].name);
+        acc_mem_free(p->tensors[i].name);
     for (i = 0; i < p->ncompute; i++) {
-        acc_free(p->compute[i].gpu);
-        acc_free(p->compute[i].precision);
-        acc_free(p->compute[i].source);
+        acc_mem_free(p->compute[i].gpu);
+        acc_mem_free(p->compute[i].precision);
+        acc_mem_free(p->compute[i].source);
     }
-    acc_free(p->sources);
-    acc_free(p->tensors);
-    acc_free(p->compute);
-    acc_free(p->name);
-    acc_free(p->description);
-    acc_free(p->sample);
-    acc_free(p);
+    acc_mem_free(p->sources);
+    acc_mem_free(p->tensors);
+    acc_mem_free(p->compute);
+    acc_mem_free(p->name);
+    acc_mem_free(p->description);
+    acc_mem_free(p->sample);
+    acc_mem_free(p);
 }
 
 static acc_status_t replace_text(char **slot, const char *text, const char *what)
 {
-    char *s = acc_strdup(text ? text : "");
+    char *s = acc_mem_strdup(text ? text : "");
     if (!s)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory setting the %s", what);
-    acc_free(*slot);
+    acc_mem_free(*slot);
     *slot = s;
     return ACC_OK;
 }
@@ -128,7 +128,7 @@ acc_status_t acc_profile_add_source(acc_profile_t *p, const char *text)
     if (!text || !*text)
         return acc_error_set(ACC_ERR_INVALID, "profile '%s': a source must not be empty", p->name);
     if (acc_array_reserve(&v, &cap, p->nsources + 1, sizeof(char *)) != ACC_OK ||
-        !(s = acc_strdup(text))) {
+        !(s = acc_mem_strdup(text))) {
         p->sources = v;
         return acc_error_set(ACC_ERR_NOMEM, "out of memory adding a source");
     }
@@ -160,7 +160,7 @@ acc_status_t acc_profile_add_tensor(acc_profile_t *p, const char *name, uint64_t
         return acc_error_set(ACC_ERR_NOMEM, "out of memory adding tensor '%s'", name);
     p->tensors = v;
     t = &p->tensors[p->ntensors];
-    if (!(t->name = acc_strdup(name)))
+    if (!(t->name = acc_mem_strdup(name)))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory adding tensor '%s'", name);
     t->elems = elems;
     t->dtype = dtype;
@@ -182,13 +182,13 @@ acc_status_t acc_profile_add_compute(acc_profile_t *p, const acc_profile_compute
     if (acc_array_reserve(&v, &cap, p->ncompute + 1, sizeof(e)) != ACC_OK)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory adding a compute entry");
     p->compute = v;
-    e.gpu = acc_strdup(c->gpu);
-    e.precision = acc_strdup(c->precision ? c->precision : "");
-    e.source = acc_strdup(c->source ? c->source : "");
+    e.gpu = acc_mem_strdup(c->gpu);
+    e.precision = acc_mem_strdup(c->precision ? c->precision : "");
+    e.source = acc_mem_strdup(c->source ? c->source : "");
     if (!e.gpu || !e.precision || !e.source) {
-        acc_free(e.gpu);
-        acc_free(e.precision);
-        acc_free(e.source);
+        acc_mem_free(e.gpu);
+        acc_mem_free(e.precision);
+        acc_mem_free(e.source);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory adding a compute entry");
     }
     p->compute[p->ncompute++] = e;
@@ -211,7 +211,7 @@ static acc_status_t check_unique_names(const acc_profile_t *p)
 
     if (p->ntensors < 2)
         return ACC_OK;
-    v = acc_calloc(p->ntensors, sizeof(*v));
+    v = acc_mem_calloc(p->ntensors, sizeof(*v));
     if (!v)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory checking tensor names");
     for (i = 0; i < p->ntensors; i++)
@@ -224,7 +224,7 @@ static acc_status_t check_unique_names(const acc_profile_t *p)
                 p->name, v[i]->name, (size_t)(v[i - 1] - p->tensors), (size_t)(v[i] - p->tensors));
             break;
         }
-    acc_free(v);
+    acc_mem_free(v);
     return st;
 }
 

@@ -231,7 +231,7 @@ static acc_status_t check_duplicates(loader_t *ld)
 
     if (p->ntensors < 2)
         return ACC_OK;
-    if (!(idx = acc_calloc(p->ntensors, sizeof(*idx))))
+    if (!(idx = acc_mem_calloc(p->ntensors, sizeof(*idx))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory checking tensor names");
     for (i = 0; i < p->ntensors; i++)
         idx[i] = i;
@@ -245,7 +245,7 @@ static acc_status_t check_duplicates(loader_t *ld)
                                ld->lines[idx[i - 1]]);
             break;
         }
-    acc_free(idx);
+    acc_mem_free(idx);
     return st;
 }
 
@@ -261,7 +261,7 @@ static acc_status_t load_tensors(loader_t *ld, acc_yaml_node_t *seq)
     if (n > PROFILE_MAX_TENSORS)
         return acc_yaml_error(ld->doc, seq, ACC_ERR_RANGE, "more than %d tensors",
                               PROFILE_MAX_TENSORS);
-    if (!(ld->lines = acc_calloc(n, sizeof(int))))
+    if (!(ld->lines = acc_mem_calloc(n, sizeof(int))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory reading %zu tensors", n);
     for (i = 0; i < n; i++)
         if ((st = load_tensor(ld, acc_yaml_seq_at(ld->doc, seq, i), i)) != ACC_OK)
@@ -350,7 +350,7 @@ acc_status_t acc_profile_load_yaml(const char *text, size_t len, const char *nam
     if ((st = acc_yaml_parse(text, len, name, &ld.doc)) != ACC_OK)
         return st;
     st = load_root(&ld, acc_yaml_root(ld.doc));
-    acc_free(ld.lines);
+    acc_mem_free(ld.lines);
     acc_yaml_destroy(ld.doc);
     if (st != ACC_OK) {
         acc_profile_destroy(ld.prof);
@@ -370,6 +370,6 @@ acc_status_t acc_profile_load_file(const char *path, acc_profile_t **out)
     if ((st = acc_read_file(path, &text, &len)) != ACC_OK)
         return st;
     st = acc_profile_load_yaml(text, len, path, out);
-    acc_free(text);
+    acc_mem_free(text);
     return st;
 }

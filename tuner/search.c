@@ -288,13 +288,13 @@ acc_status_t search_design(search_t *s, size_t n, size_t **out)
     size_t nc = (size_t)acc_tune_space_categories(s->space), *pf, *ps, *pts, i;
 
     *out = NULL;
-    pf = acc_calloc(n ? n : 1, sizeof(size_t));
-    ps = acc_calloc(n ? n : 1, sizeof(size_t));
-    pts = acc_calloc(n ? n : 1, sizeof(size_t));
+    pf = acc_mem_calloc(n ? n : 1, sizeof(size_t));
+    ps = acc_mem_calloc(n ? n : 1, sizeof(size_t));
+    pts = acc_mem_calloc(n ? n : 1, sizeof(size_t));
     if (!pf || !ps || !pts) {
-        acc_free(pf);
-        acc_free(ps);
-        acc_free(pts);
+        acc_mem_free(pf);
+        acc_mem_free(ps);
+        acc_mem_free(pts);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for the search design");
     }
     for (i = 0; i < n; i++)
@@ -307,8 +307,8 @@ acc_status_t search_design(search_t *s, size_t n, size_t **out)
         size_t st = (size_t)(((double)ps[i] + search_uniform(&s->rng)) / (double)n * (double)ns);
         pts[i] = (f < nf ? f : nf - 1) + nf * ((st < ns ? st : ns - 1) + ns * (i % nc));
     }
-    acc_free(pf);
-    acc_free(ps);
+    acc_mem_free(pf);
+    acc_mem_free(ps);
     *out = pts;
     return ACC_OK;
 }
@@ -376,9 +376,9 @@ acc_status_t acc_tune_search(const acc_itersim_t *sim, const acc_tune_space_t *s
     s.size = acc_tune_space_size(space);
     s.budget = o.budget ? o.budget : o.strategy == ACC_SEARCH_GRID ? s.size : (s.size + 3) / 4;
     s.rng = o.seed;
-    if (!(r = acc_calloc(1, sizeof(*r))) ||
-        !(r->evals = acc_calloc(s.budget ? s.budget : 1, sizeof(*r->evals))) ||
-        !(s.score = acc_calloc(s.size, sizeof(*s.score)))) {
+    if (!(r = acc_mem_calloc(1, sizeof(*r))) ||
+        !(r->evals = acc_mem_calloc(s.budget ? s.budget : 1, sizeof(*r->evals))) ||
+        !(s.score = acc_mem_calloc(s.size, sizeof(*s.score)))) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory for a search of %zu points", s.size);
         goto out;
     }
@@ -406,7 +406,7 @@ acc_status_t acc_tune_search(const acc_itersim_t *sim, const acc_tune_space_t *s
                            "full-fidelity result; give a larger --budget",
                            s.budget);
 out:
-    acc_free(s.score);
+    acc_mem_free(s.score);
     if (st != ACC_OK) {
         acc_tune_search_result_destroy(r);
         return st;
@@ -420,6 +420,6 @@ void acc_tune_search_result_destroy(acc_tune_search_result_t *r)
 {
     if (!r)
         return;
-    acc_free(r->evals);
-    acc_free(r);
+    acc_mem_free(r->evals);
+    acc_mem_free(r);
 }

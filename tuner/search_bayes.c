@@ -223,13 +223,13 @@ acc_status_t search_bayes(search_t *s)
     acc_status_t st = ACC_OK;
 
     memset(&g, 0, sizeof(g));
-    g.x = acc_calloc(cap, sizeof(*g.x));
-    g.cat = acc_calloc(cap, sizeof(*g.cat));
-    g.y = acc_calloc(cap, sizeof(*g.y));
-    g.K = acc_calloc(cap * cap, sizeof(*g.K));
-    g.alpha = acc_calloc(cap, sizeof(*g.alpha));
-    g.v = acc_calloc(cap, sizeof(*g.v));
-    kstar = acc_calloc(cap, sizeof(*kstar));
+    g.x = acc_mem_calloc(cap, sizeof(*g.x));
+    g.cat = acc_mem_calloc(cap, sizeof(*g.cat));
+    g.y = acc_mem_calloc(cap, sizeof(*g.y));
+    g.K = acc_mem_calloc(cap * cap, sizeof(*g.K));
+    g.alpha = acc_mem_calloc(cap, sizeof(*g.alpha));
+    g.v = acc_mem_calloc(cap, sizeof(*g.v));
+    kstar = acc_mem_calloc(cap, sizeof(*kstar));
     if (!g.x || !g.cat || !g.y || !g.K || !g.alpha || !g.v || !kstar) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory for the Gaussian process");
         goto out;
@@ -255,13 +255,13 @@ acc_status_t search_bayes(search_t *s)
             goto out;
     }
 out:
-    acc_free(design);
-    acc_free(g.x);
-    acc_free(g.cat);
-    acc_free(g.y);
-    acc_free(g.K);
-    acc_free(g.alpha);
-    acc_free(g.v);
-    acc_free(kstar);
+    acc_mem_free(design);
+    acc_mem_free(g.x);
+    acc_mem_free(g.cat);
+    acc_mem_free(g.y);
+    acc_mem_free(g.K);
+    acc_mem_free(g.alpha);
+    acc_mem_free(g.v);
+    acc_mem_free(kstar);
     return st;
 }

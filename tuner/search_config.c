@@ -272,7 +272,7 @@ acc_status_t acc_tune_config_parse(const char *text, acc_tune_config_t *out)
     }
     policy_defaults(&c, pol);
     c.algo = ACC_TUNE_ALGO_AUTO;
-    if (!(copy = acc_strdup(text)))
+    if (!(copy = acc_mem_strdup(text)))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     for (tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
         char *eq = strchr(tok, '='), *orig;
@@ -280,10 +280,10 @@ acc_status_t acc_tune_config_parse(const char *text, acc_tune_config_t *out)
             st = bad(text, tok, "expected key=value");
             goto out;
         }
-        orig = acc_strdup(tok);
+        orig = acc_mem_strdup(tok);
         *eq = '\0';
         st = parse_pair(text, tok, eq + 1, &c, orig ? orig : tok);
-        acc_free(orig);
+        acc_mem_free(orig);
         if (st != ACC_OK)
             goto out;
         have_fusion |= strcmp(tok, "fusion") == 0;
@@ -302,6 +302,6 @@ acc_status_t acc_tune_config_parse(const char *text, acc_tune_config_t *out)
     }
     *out = c;
 out:
-    acc_free(copy);
+    acc_mem_free(copy);
     return st;
 }

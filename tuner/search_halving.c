@@ -83,7 +83,7 @@ acc_status_t search_halving(search_t *s)
     ndesign = dedupe(design, 2 * n0);
     if (ndesign > n0)
         ndesign = n0;
-    if (!(cand = acc_calloc(ndesign ? ndesign : 1, sizeof(*cand)))) {
+    if (!(cand = acc_mem_calloc(ndesign ? ndesign : 1, sizeof(*cand)))) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory for successive halving");
         goto out;
     }
@@ -116,7 +116,7 @@ acc_status_t search_halving(search_t *s)
     }
 out:
     acc_itersim_destroy(coarse);
-    acc_free(cand);
-    acc_free(design);
+    acc_mem_free(cand);
+    acc_mem_free(design);
     return st;
 }

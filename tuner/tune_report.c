@@ -85,7 +85,7 @@ acc_status_t acc_tune_report_text(const acc_tune_report_t *r, size_t top, acc_bu
         acc_buf_puts(out, "(speedup: each baseline's iteration time / the optimum's; below 1 the "
                           "baseline is faster than anything in the space searched)\n");
     if (top && r->npoints) {
-        if (!(sorted = acc_calloc(r->npoints, sizeof(*sorted))))
+        if (!(sorted = acc_mem_calloc(r->npoints, sizeof(*sorted))))
             return acc_error_set(ACC_ERR_NOMEM, "out of memory for the report");
         for (i = 0; i < r->npoints; i++)
             if (r->points[i].fidelity >= 1.0)
@@ -98,7 +98,7 @@ acc_status_t acc_tune_report_text(const acc_tune_report_t *r, size_t top, acc_bu
             snprintf(label, sizeof(label), "%zu. %s", i + 1, sorted[i]->label);
             row(out, label, sorted[i], best);
         }
-        acc_free(sorted);
+        acc_mem_free(sorted);
     }
     return acc_buf_status(out);
 }
@@ -216,7 +216,7 @@ static acc_status_t make_grid(const acc_tune_report_t *r, acc_fusion_policy_t po
     for (g->nf = 1; (g->fmin << (g->nf - 1)) < g->fmax; g->nf++)
         ;
     g->ns = g->smax - g->smin + 1;
-    if (!(g->cell = acc_calloc((size_t)g->nf * (size_t)g->ns, sizeof(double))))
+    if (!(g->cell = acc_mem_calloc((size_t)g->nf * (size_t)g->ns, sizeof(double))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for the heatmap");
     for (i = 0; i < (size_t)g->nf * (size_t)g->ns; i++)
         g->cell[i] = NAN;
@@ -346,6 +346,6 @@ acc_status_t acc_tune_report_svg(const acc_tune_report_t *r, acc_buf_t *out)
         acc_buf_puts(out, "</text>\n");
     }
     acc_buf_puts(out, "</svg>\n");
-    acc_free(g.cell);
+    acc_mem_free(g.cell);
     return acc_buf_status(out);
 }

@@ -192,7 +192,7 @@ acc_status_t acc_tune_warm_starts(acc_db_t *db, const acc_tune_key_t *key, acc_t
             if (2 * similarity(&opt[i], key) + !strcmp(opt[i].method, ACC_TUNE_MEASURED) == level &&
                 optimum_config(&opt[i], &out[*n]) == ACC_OK)
                 (*n)++;
-    acc_free(opt);
+    acc_mem_free(opt);
     return ACC_OK;
 }
 
@@ -253,10 +253,10 @@ acc_status_t acc_tune_report_points(acc_db_t *db, const acc_tune_key_t *key,
     for (i = 0; i < sizeof(order) / sizeof(order[0]) && st == ACC_OK; i++)
         if (seen[order[i]])
             st = push(baselines, nbaselines, &bcap, &base_of[order[i]]);
-    acc_free(runs);
+    acc_mem_free(runs);
     if (st != ACC_OK) {
-        acc_free(*points);
-        acc_free(*baselines);
+        acc_mem_free(*points);
+        acc_mem_free(*baselines);
         *points = *baselines = NULL;
         *npoints = *nbaselines = 0;
     }

@@ -113,7 +113,7 @@ static acc_status_t target_build(acc_profile_t *profile, const acc_topo_t *topo,
                                  const char *network, const char *precision, acc_db_t *db,
                                  acc_tune_target_t **out)
 {
-    acc_tune_target_t *t = acc_calloc(1, sizeof(*t));
+    acc_tune_target_t *t = acc_mem_calloc(1, sizeof(*t));
     acc_status_t st = ACC_OK;
 
     *out = NULL;
@@ -176,7 +176,7 @@ void acc_tune_target_destroy(acc_tune_target_t *t)
         return;
     acc_profile_destroy(t->profile);
     acc_topo_destroy(t->topo);
-    acc_free(t);
+    acc_mem_free(t);
 }
 
 void acc_tune_target_title(const acc_tune_target_t *t, char *buf, size_t n)

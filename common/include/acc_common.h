@@ -234,7 +234,7 @@ void acc_settings_print(FILE *out);
 
 /* The kernel cache directory in effect: ACC_CACHE_DIR, else $XDG_CACHE_HOME/acc (an absolute
  * XDG_CACHE_HOME only, as the XDG specification asks), else $HOME/.cache/acc, else the home
- * directory of the user database.  *out is taken by the caller (acc_free).  The directory is
+ * directory of the user database.  *out is taken by the caller (acc_mem_free).  The directory is
  * not created here. */
 acc_status_t acc_cache_dir(char **out);
 /* A shipped data directory: the setting when set, else the installed copy when it exists, else
@@ -251,14 +251,14 @@ acc_status_t acc_parse_size(const char *text, uint64_t *out);
 
 /* ---------------------------------------------------------------------------------------------
  * Allocation.  Thin wrappers that check size arithmetic for overflow and return NULL on failure;
- * the caller turns NULL into ACC_ERR_NOMEM.  acc_free(NULL) does nothing.
+ * the caller turns NULL into ACC_ERR_NOMEM.  acc_mem_free(NULL) does nothing.
  */
-void *acc_malloc(size_t size);
-void *acc_calloc(size_t count, size_t size);
-void *acc_realloc_array(void *ptr, size_t count, size_t size);
-char *acc_strdup(const char *s);
-char *acc_strndup(const char *s, size_t n);
-void acc_free(void *ptr);
+void *acc_mem_alloc(size_t size);
+void *acc_mem_calloc(size_t count, size_t size);
+void *acc_mem_realloc_array(void *ptr, size_t count, size_t size);
+char *acc_mem_strdup(const char *s);
+char *acc_mem_strndup(const char *s, size_t n);
+void acc_mem_free(void *ptr);
 /* Make room for at least `need` elements of `elem` bytes in *array of capacity *cap, growing
  * geometrically.  On failure *array is unchanged. */
 acc_status_t acc_array_reserve(void **array, size_t *cap, size_t need, size_t elem);
@@ -282,7 +282,7 @@ void acc_buf_puts(acc_buf_t *b, const char *s);
 void acc_buf_printf(acc_buf_t *b, const char *fmt, ...) ACC_PRINTF(2, 3);
 void acc_buf_vprintf(acc_buf_t *b, const char *fmt, va_list ap);
 acc_status_t acc_buf_status(const acc_buf_t *b);
-/* Hand the string to the caller (to free with acc_free) and reset the buffer. */
+/* Hand the string to the caller (to free with acc_mem_free) and reset the buffer. */
 char *acc_buf_take(acc_buf_t *b);
 /* s as XML text or attribute value: & < > " escaped, control characters XML 1.0 forbids
  * dropped. */

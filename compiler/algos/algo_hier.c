@@ -68,10 +68,10 @@ acc_status_t algo_hier_setup(algo_hier_t *h, const algo_spec_t *spec, const char
     if (!build)
         return ACC_OK;
     for (k = 0; k < 2; k++) {
-        h->cyc[k] = acc_calloc((size_t)h->gpn, sizeof(int));
-        h->node[k] = acc_calloc((size_t)n, sizeof(int));
+        h->cyc[k] = acc_mem_calloc((size_t)h->gpn, sizeof(int));
+        h->node[k] = acc_mem_calloc((size_t)n, sizeof(int));
     }
-    h->rail = acc_calloc((size_t)n, sizeof(int));
+    h->rail = acc_mem_calloc((size_t)n, sizeof(int));
     if (!h->cyc[0] || !h->cyc[1] || !h->node[0] || !h->node[1] || !h->rail) {
         algo_hier_free(h);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a hierarchical plan of %d ranks", n);
@@ -96,10 +96,10 @@ void algo_hier_free(algo_hier_t *h)
 {
     int k;
     for (k = 0; k < 2; k++) {
-        acc_free(h->cyc[k]);
-        acc_free(h->node[k]);
+        acc_mem_free(h->cyc[k]);
+        acc_mem_free(h->node[k]);
     }
-    acc_free(h->rail);
+    acc_mem_free(h->rail);
     memset(h, 0, sizeof(*h));
 }
 

@@ -179,10 +179,10 @@ static acc_status_t node_matrix(const acc_topo_t *topo, int g, double *bw, int *
 static acc_status_t node_search(const acc_topo_t *topo, int first, int last, int *out)
 {
     int g = acc_topo_gpus_per_node(topo);
-    double *bw = acc_calloc((size_t)g * g, sizeof(double));
-    int *nbr = acc_calloc((size_t)g * g, sizeof(int)), *cur = acc_calloc((size_t)g, sizeof(int));
-    int *cls = acc_calloc((size_t)g * g, sizeof(int));
-    unsigned char *used = acc_calloc((size_t)g, 1);
+    double *bw = acc_mem_calloc((size_t)g * g, sizeof(double));
+    int *nbr = acc_mem_calloc((size_t)g * g, sizeof(int)), *cur = acc_mem_calloc((size_t)g, sizeof(int));
+    int *cls = acc_mem_calloc((size_t)g * g, sizeof(int));
+    unsigned char *used = acc_mem_calloc((size_t)g, 1);
     score_t start = {1e300, 0, ACC_PATH_LOC, 0};
     search_t s;
     acc_status_t st;
@@ -211,11 +211,11 @@ static acc_status_t node_search(const acc_topo_t *topo, int first, int last, int
     if (!s.found)
         st = acc_error_set(ACC_ERR_INTERNAL, "ring search over %d GPUs found nothing", g);
 out:
-    acc_free(bw);
-    acc_free(nbr);
-    acc_free(cls);
-    acc_free(cur);
-    acc_free(used);
+    acc_mem_free(bw);
+    acc_mem_free(nbr);
+    acc_mem_free(cls);
+    acc_mem_free(cur);
+    acc_mem_free(used);
     return st;
 }
 
@@ -276,7 +276,7 @@ static void reverse(int *a, int n)
 acc_status_t algo_ring_order(const acc_topo_t *topo, int lane, int *order)
 {
     int g = acc_topo_gpus_per_node(topo), nodes = acc_topo_nodes(topo), k, i, e, x;
-    int *path = acc_calloc((size_t)g, sizeof(int));
+    int *path = acc_mem_calloc((size_t)g, sizeof(int));
     acc_status_t st;
 
     if (!path)
@@ -295,6 +295,6 @@ acc_status_t algo_ring_order(const acc_topo_t *topo, int lane, int *order)
         if (lane % 2)
             reverse(order, nodes * g);
     }
-    acc_free(path);
+    acc_mem_free(path);
     return st;
 }

@@ -107,7 +107,7 @@ acc_status_t algo_rounds_plan(const algo_rounds_t *r, const acc_topo_t *topo,
                                                   : n);
     in = r->coll == ACC_COLL_ALLGATHER ? per : per * width;
     res = r->coll == ACC_COLL_REDUCE_SCATTER ? per : per * width;
-    if (!(order = acc_calloc((size_t)n, sizeof(int))))
+    if (!(order = acc_mem_calloc((size_t)n, sizeof(int))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for an order of %d ranks", n);
     for (j = 0; j < n; j++)
         order[j] = j;
@@ -124,7 +124,7 @@ acc_status_t algo_rounds_plan(const algo_rounds_t *r, const acc_topo_t *topo,
             st = r->round(p, lane, (uint32_t)(lane * pr.chunks + j), per, order);
     }
 out:
-    acc_free(order);
+    acc_mem_free(order);
     if (st != ACC_OK) {
         acc_plan_destroy(p);
         return st;
@@ -218,7 +218,7 @@ acc_status_t algo_pm_barrier(acc_plan_t *p, int lane, const int *g, int m, uint1
 
 static acc_status_t add_group(acc_plan_t *p, const int *g, int m, uint32_t *off)
 {
-    uint32_t *ranks = acc_calloc((size_t)m, sizeof(uint32_t));
+    uint32_t *ranks = acc_mem_calloc((size_t)m, sizeof(uint32_t));
     acc_status_t st;
     int i;
     if (!ranks)
@@ -226,7 +226,7 @@ static acc_status_t add_group(acc_plan_t *p, const int *g, int m, uint32_t *off)
     for (i = 0; i < m; i++)
         ranks[i] = (uint32_t)g[i];
     st = acc_plan_add_peers(p, ranks, (uint32_t)m, off);
-    acc_free(ranks);
+    acc_mem_free(ranks);
     return st;
 }
 

@@ -12,9 +12,9 @@ acc_status_t algo_tree_init(algo_tree_t *t, int n)
     int i;
     memset(t, 0, sizeof(*t));
     t->n = n;
-    t->parent = acc_calloc((size_t)n, sizeof(int));
-    t->nchild = acc_calloc((size_t)n, sizeof(int));
-    t->child = acc_calloc((size_t)n * ALGO_TREE_MAXCH, sizeof(int));
+    t->parent = acc_mem_calloc((size_t)n, sizeof(int));
+    t->nchild = acc_mem_calloc((size_t)n, sizeof(int));
+    t->child = acc_mem_calloc((size_t)n * ALGO_TREE_MAXCH, sizeof(int));
     if (!t->parent || !t->nchild || !t->child) {
         algo_tree_free(t);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a tree of %d ranks", n);
@@ -26,9 +26,9 @@ acc_status_t algo_tree_init(algo_tree_t *t, int n)
 
 void algo_tree_free(algo_tree_t *t)
 {
-    acc_free(t->parent);
-    acc_free(t->nchild);
-    acc_free(t->child);
+    acc_mem_free(t->parent);
+    acc_mem_free(t->nchild);
+    acc_mem_free(t->child);
     memset(t, 0, sizeof(*t));
 }
 
@@ -106,7 +106,7 @@ static void rotate(const int *seq, int n, int first, int backwards, int *out)
 acc_status_t algo_tree_topo(algo_tree_t *t, const acc_topo_t *topo, int which, int root)
 {
     int gpn = acc_topo_gpus_per_node(topo), nodes = acc_topo_nodes(topo), n = gpn * nodes;
-    int *cyc = acc_calloc((size_t)n, sizeof(int)), *seq = acc_calloc((size_t)n, sizeof(int));
+    int *cyc = acc_mem_calloc((size_t)n, sizeof(int)), *seq = acc_mem_calloc((size_t)n, sizeof(int));
     int k, i, head;
     acc_status_t st;
 
@@ -146,8 +146,8 @@ acc_status_t algo_tree_topo(algo_tree_t *t, const acc_topo_t *topo, int which, i
     if (st == ACC_OK)
         st = which == 2 ? algo_tree_heap(t, seq, nodes) : algo_tree_btree(t, seq, nodes, which);
 out:
-    acc_free(cyc);
-    acc_free(seq);
+    acc_mem_free(cyc);
+    acc_mem_free(seq);
     return st;
 }
 

@@ -71,7 +71,7 @@ acc_status_t acc_algo_generate_all(const acc_topo_t *topo, acc_coll_t coll, acc_
                                    size_t *count)
 {
     const size_t n = sizeof(algos) / sizeof(algos[0]);
-    acc_plan_t **plans = acc_calloc(n, sizeof(*plans));
+    acc_plan_t **plans = acc_mem_calloc(n, sizeof(*plans));
     size_t i, m = 0;
     acc_status_t st = ACC_OK;
 
@@ -93,7 +93,7 @@ acc_status_t acc_algo_generate_all(const acc_topo_t *topo, acc_coll_t coll, acc_
     if (st != ACC_OK) {
         while (m > 0)
             acc_plan_destroy(plans[--m]);
-        acc_free(plans);
+        acc_mem_free(plans);
         return st;
     }
     *out = plans;

@@ -25,15 +25,15 @@ static acc_status_t map_init(map_t *m, size_t n)
     m->cap = 16;
     while (m->cap < 2 * n + 16)
         m->cap *= 2;
-    m->keys = acc_calloc(m->cap, sizeof(uint64_t));
-    m->vals = acc_calloc(m->cap, sizeof(uint32_t));
+    m->keys = acc_mem_calloc(m->cap, sizeof(uint64_t));
+    m->vals = acc_mem_calloc(m->cap, sizeof(uint32_t));
     return m->keys && m->vals ? ACC_OK : ACC_ERR_NOMEM;
 }
 
 static void map_free(map_t *m)
 {
-    acc_free(m->keys);
-    acc_free(m->vals);
+    acc_mem_free(m->keys);
+    acc_mem_free(m->vals);
 }
 
 /* The index of key, or UINT32_MAX with *slot where it would go. */
@@ -92,8 +92,8 @@ static acc_status_t map_traffic(cg_t *g, size_t nops)
     acc_status_t st = ACC_OK;
     int r, l;
 
-    g->k->conns = acc_calloc(2 * nops + 1, sizeof(acc_kconn_t));
-    g->k->ctrs = acc_calloc(nops + 1, sizeof(acc_kctr_t));
+    g->k->conns = acc_mem_calloc(2 * nops + 1, sizeof(acc_kconn_t));
+    g->k->ctrs = acc_mem_calloc(nops + 1, sizeof(acc_kctr_t));
     if (!g->k->conns || !g->k->ctrs || map_init(&conns, 2 * nops) != ACC_OK ||
         map_init(&ctrs, nops) != ACC_OK) {
         st = acc_error_set(ACC_ERR_NOMEM, "codegen: out of memory numbering connections");
@@ -125,7 +125,7 @@ static acc_status_t map_traffic(cg_t *g, size_t nops)
             }
         }
     /* Receives are numbered once every connection exists. */
-    if (!(recvd = acc_calloc(g->k->nconns + 1, sizeof(uint32_t)))) {
+    if (!(recvd = acc_mem_calloc(g->k->nconns + 1, sizeof(uint32_t)))) {
         st = acc_error_set(ACC_ERR_NOMEM, "codegen: out of memory numbering messages");
         goto out;
     }
@@ -148,7 +148,7 @@ static acc_status_t map_traffic(cg_t *g, size_t nops)
         }
     }
 out:
-    acc_free(recvd);
+    acc_mem_free(recvd);
     map_free(&conns);
     map_free(&ctrs);
     return st;
@@ -207,7 +207,7 @@ static int sort_classes(int n, const uint64_t *hash, int (*eq)(const cg_t *, int
     int *slot, nc = 0, x;
     while (cap < 2 * (size_t)n)
         cap *= 2;
-    if (!(slot = acc_malloc(cap * sizeof(int))))
+    if (!(slot = acc_mem_alloc(cap * sizeof(int))))
         return -1;
     for (i = 0; i < cap; i++)
         slot[i] = -1;
@@ -225,7 +225,7 @@ static int sort_classes(int n, const uint64_t *hash, int (*eq)(const cg_t *, int
         }
         class_of[x] = slot[i];
     }
-    acc_free(slot);
+    acc_mem_free(slot);
     return nc;
 }
 
@@ -242,15 +242,15 @@ static acc_status_t find_classes(cg_t *g)
 {
     const acc_plan_t *p = g->p;
     int np = p->nranks * p->nlanes, n = p->nranks, x, c, l;
-    uint64_t *hash = acc_calloc((size_t)np, sizeof(uint64_t));
-    int *rep = acc_calloc((size_t)np, sizeof(int)), *skip = acc_calloc((size_t)np, sizeof(int));
-    int *fill = acc_calloc((size_t)np + 1, sizeof(int));
+    uint64_t *hash = acc_mem_calloc((size_t)np, sizeof(uint64_t));
+    int *rep = acc_mem_calloc((size_t)np, sizeof(int)), *skip = acc_mem_calloc((size_t)np, sizeof(int));
+    int *fill = acc_mem_calloc((size_t)np + 1, sizeof(int));
     acc_status_t st = ACC_OK;
 
-    g->prog_class = acc_calloc((size_t)np, sizeof(int));
-    g->members = acc_calloc((size_t)np, sizeof(int));
-    g->member_first = acc_calloc((size_t)np + 1, sizeof(int));
-    g->k->rank_class = acc_calloc((size_t)n, sizeof(int));
+    g->prog_class = acc_mem_calloc((size_t)np, sizeof(int));
+    g->members = acc_mem_calloc((size_t)np, sizeof(int));
+    g->member_first = acc_mem_calloc((size_t)np + 1, sizeof(int));
+    g->k->rank_class = acc_mem_calloc((size_t)n, sizeof(int));
     if (!hash || !rep || !skip || !fill || !g->prog_class || !g->members || !g->member_first ||
         !g->k->rank_class) {
         st = acc_error_set(ACC_ERR_NOMEM, "codegen: out of memory sorting %d programs", np);
@@ -284,10 +284,10 @@ static acc_status_t find_classes(cg_t *g)
 nomem:
     st = acc_error_set(ACC_ERR_NOMEM, "codegen: out of memory sorting %d programs", np);
 out:
-    acc_free(hash);
-    acc_free(rep);
-    acc_free(skip);
-    acc_free(fill);
+    acc_mem_free(hash);
+    acc_mem_free(rep);
+    acc_mem_free(skip);
+    acc_mem_free(fill);
     return st;
 }
 
@@ -318,7 +318,7 @@ static void members_text(const cg_t *g, int c, acc_buf_t *b)
 {
     int L = g->p->nlanes, i, m = g->member_first[c + 1] - g->member_first[c], *list;
     const int *mem = g->members + g->member_first[c];
-    if (!(list = acc_calloc((size_t)m + 1, sizeof(int))))
+    if (!(list = acc_mem_calloc((size_t)m + 1, sizeof(int))))
         return;
     for (i = 0; i < m; i++)
         list[i] = mem[i] / L;
@@ -332,7 +332,7 @@ static void members_text(const cg_t *g, int c, acc_buf_t *b)
         if (m > L)
             acc_buf_puts(b, ",...");
     }
-    acc_free(list);
+    acc_mem_free(list);
 }
 
 static void module_head(const cg_t *g, acc_buf_t *b)
@@ -469,16 +469,16 @@ static void make_name(acc_kernel_t *k, const acc_plan_t *p)
 
 static void cg_free(cg_t *g)
 {
-    acc_free(g->first);
-    acc_free(g->cin);
-    acc_free(g->jin);
-    acc_free(g->cout);
-    acc_free(g->jout);
-    acc_free(g->ctr);
-    acc_free(g->publish);
-    acc_free(g->prog_class);
-    acc_free(g->members);
-    acc_free(g->member_first);
+    acc_mem_free(g->first);
+    acc_mem_free(g->cin);
+    acc_mem_free(g->jin);
+    acc_mem_free(g->cout);
+    acc_mem_free(g->jout);
+    acc_mem_free(g->ctr);
+    acc_mem_free(g->publish);
+    acc_mem_free(g->prog_class);
+    acc_mem_free(g->members);
+    acc_mem_free(g->member_first);
 }
 
 acc_status_t acc_kernel_generate(const acc_plan_t *plan, acc_dtype_t dt, acc_redop_t op,
@@ -505,7 +505,7 @@ acc_status_t acc_kernel_generate(const acc_plan_t *plan, acc_dtype_t dt, acc_red
     if ((st = cg_check_plan(plan)) != ACC_OK ||
         (st = acc_kernel_supports(plan, plan->proto)) != ACC_OK)
         return st;
-    if (!(k = acc_calloc(1, sizeof(*k))))
+    if (!(k = acc_mem_calloc(1, sizeof(*k))))
         return acc_error_set(ACC_ERR_NOMEM, "codegen: out of memory");
     g.p = plan;
     g.k = k;
@@ -523,8 +523,8 @@ acc_status_t acc_kernel_generate(const acc_plan_t *plan, acc_dtype_t dt, acc_red
     k->chunks[ACC_BUF_SCRATCH] = plan->scratch_chunks;
     make_name(k, plan);
 
-    g.first = acc_calloc((size_t)plan->nranks * plan->nlanes + 1, sizeof(size_t));
-    k->lane_ops = acc_calloc((size_t)plan->nranks * plan->nlanes, sizeof(uint32_t));
+    g.first = acc_mem_calloc((size_t)plan->nranks * plan->nlanes + 1, sizeof(size_t));
+    k->lane_ops = acc_mem_calloc((size_t)plan->nranks * plan->nlanes, sizeof(uint32_t));
     if (!g.first || !k->lane_ops) {
         st = acc_error_set(ACC_ERR_NOMEM, "codegen: out of memory");
         goto out;
@@ -535,12 +535,12 @@ acc_status_t acc_kernel_generate(const acc_plan_t *plan, acc_dtype_t dt, acc_red
         nops += plan->progs[i].nops;
     }
     g.first[i] = nops;
-    g.cin = acc_calloc(nops + 1, sizeof(uint32_t));
-    g.jin = acc_calloc(nops + 1, sizeof(uint32_t));
-    g.cout = acc_calloc(nops + 1, sizeof(uint32_t));
-    g.jout = acc_calloc(nops + 1, sizeof(uint32_t));
-    g.ctr = acc_calloc(nops + 1, sizeof(uint32_t));
-    g.publish = acc_calloc(nops + 1, 1);
+    g.cin = acc_mem_calloc(nops + 1, sizeof(uint32_t));
+    g.jin = acc_mem_calloc(nops + 1, sizeof(uint32_t));
+    g.cout = acc_mem_calloc(nops + 1, sizeof(uint32_t));
+    g.jout = acc_mem_calloc(nops + 1, sizeof(uint32_t));
+    g.ctr = acc_mem_calloc(nops + 1, sizeof(uint32_t));
+    g.publish = acc_mem_calloc(nops + 1, 1);
     if (!g.cin || !g.jin || !g.cout || !g.jout || !g.ctr || !g.publish) {
         st = acc_error_set(ACC_ERR_NOMEM, "codegen: out of memory for %zu operations", nops);
         goto out;
@@ -548,8 +548,8 @@ acc_status_t acc_kernel_generate(const acc_plan_t *plan, acc_dtype_t dt, acc_red
     if ((st = map_traffic(&g, nops)) != ACC_OK || (st = find_classes(&g)) != ACC_OK)
         goto out;
 
-    cols = acc_calloc((size_t)g.nclasses + 1, sizeof(uint32_t *));
-    nparams = acc_calloc((size_t)g.nclasses + 1, sizeof(uint32_t));
+    cols = acc_mem_calloc((size_t)g.nclasses + 1, sizeof(uint32_t *));
+    nparams = acc_mem_calloc((size_t)g.nclasses + 1, sizeof(uint32_t));
     if (!cols || !nparams) {
         st = acc_error_set(ACC_ERR_NOMEM, "codegen: out of memory");
         goto out;
@@ -562,7 +562,7 @@ acc_status_t acc_kernel_generate(const acc_plan_t *plan, acc_dtype_t dt, acc_red
     }
     k->param_stride = stride;
     nprog = (size_t)plan->nranks * plan->nlanes;
-    if (!(k->params = acc_calloc(nprog * stride, sizeof(uint32_t)))) {
+    if (!(k->params = acc_mem_calloc(nprog * stride, sizeof(uint32_t)))) {
         st = acc_error_set(ACC_ERR_NOMEM, "codegen: out of memory for the parameter table");
         goto out;
     }
@@ -589,9 +589,9 @@ nomem:
     st = acc_error_set(ACC_ERR_NOMEM, "codegen: out of memory for the source");
 out:
     for (c = 0; cols && c < g.nclasses; c++)
-        acc_free(cols[c]);
-    acc_free(cols);
-    acc_free(nparams);
+        acc_mem_free(cols[c]);
+    acc_mem_free(cols);
+    acc_mem_free(nparams);
     acc_buf_free(&body);
     cg_free(&g);
     if (st != ACC_OK) {
@@ -606,15 +606,15 @@ void acc_kernel_destroy(acc_kernel_t *k)
 {
     if (!k)
         return;
-    acc_free(k->text);
-    acc_free(k->lib_text);
-    acc_free(k->plan_text);
-    acc_free(k->params);
-    acc_free(k->conns);
-    acc_free(k->ctrs);
-    acc_free(k->lane_ops);
-    acc_free(k->rank_class);
-    acc_free(k);
+    acc_mem_free(k->text);
+    acc_mem_free(k->lib_text);
+    acc_mem_free(k->plan_text);
+    acc_mem_free(k->params);
+    acc_mem_free(k->conns);
+    acc_mem_free(k->ctrs);
+    acc_mem_free(k->lane_ops);
+    acc_mem_free(k->rank_class);
+    acc_mem_free(k);
 }
 
 const char *acc_kernel_source(const acc_kernel_t *k, size_t *len)

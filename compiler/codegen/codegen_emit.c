@@ -151,7 +151,7 @@ static acc_status_t new_params(em_t *e, uint32_t more, uint32_t *first)
         void *p;
         while (cap < e->nparams + more)
             cap *= 2;
-        p = acc_realloc_array(e->cols, cap * (size_t)e->m, sizeof(uint32_t));
+        p = acc_mem_realloc_array(e->cols, cap * (size_t)e->m, sizeof(uint32_t));
         if (!p)
             return acc_error_set(ACC_ERR_NOMEM, "codegen: out of memory for parameters");
         e->cols = p;
@@ -204,8 +204,8 @@ static acc_status_t single_param(em_t *e, uint32_t len, uint32_t *index)
     }
     if (e->nsingle == e->single_cap) {
         size_t cap = e->single_cap ? 2 * e->single_cap : 64;
-        void *a = acc_realloc_array(e->shash, cap, sizeof(uint64_t));
-        void *b = a ? acc_realloc_array(e->sidx, cap, sizeof(uint32_t)) : NULL;
+        void *a = acc_mem_realloc_array(e->shash, cap, sizeof(uint64_t));
+        void *b = a ? acc_mem_realloc_array(e->sidx, cap, sizeof(uint32_t)) : NULL;
         if (a)
             e->shash = a;
         if (!b)
@@ -245,7 +245,7 @@ static acc_status_t operand(em_t *e, uint32_t k, uint32_t len, int col, char *ex
     acc_status_t st;
 
     if (need > e->vals_cap) {
-        void *p = acc_realloc_array(e->vals, need, sizeof(uint32_t));
+        void *p = acc_mem_realloc_array(e->vals, need, sizeof(uint32_t));
         if (!p)
             return acc_error_set(ACC_ERR_NOMEM, "codegen: out of memory");
         e->vals = p;
@@ -497,11 +497,11 @@ acc_status_t cg_emit_class(const cg_t *g, int c, acc_buf_t *out, uint32_t **cols
     e.progs = g->members + g->member_first[c];
     e.m = g->member_first[c + 1] - g->member_first[c];
     st = emit_prog(&e, out, c);
-    acc_free(e.vals);
-    acc_free(e.shash);
-    acc_free(e.sidx);
+    acc_mem_free(e.vals);
+    acc_mem_free(e.shash);
+    acc_mem_free(e.sidx);
     if (st != ACC_OK) {
-        acc_free(e.cols);
+        acc_mem_free(e.cols);
         return st;
     }
     *cols = e.cols;

@@ -123,7 +123,7 @@ acc_status_t acc_kbuild_create(const acc_kbuild_opts_t *opts, acc_kbuild_t **out
     *out = NULL;
     if ((st = acc_kbuild_opts_check(opts)) != ACC_OK)
         return st;
-    if (!(b = acc_calloc(1, sizeof(*b))))
+    if (!(b = acc_mem_calloc(1, sizeof(*b))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory starting a kernel build");
     b->opts = *opts;
     if (opts->source_dir && mkdir(opts->source_dir, 0777) != 0 && errno != EEXIST) {
@@ -155,7 +155,7 @@ void acc_kbuild_destroy(acc_kbuild_t *b)
     if (!b)
         return;
     acc_kcache_destroy(b->own);
-    acc_free(b);
+    acc_mem_free(b);
 }
 
 static acc_status_t write_source(const char *dir, const acc_kernel_t *k)

@@ -75,7 +75,7 @@ acc_status_t acc_kcache_key(const char *source, const char *arch, char hex[ACC_S
 /* mkdir -p, new directories private to the user. */
 static acc_status_t make_dirs(const char *dir)
 {
-    char *path = acc_strdup(dir), *p;
+    char *path = acc_mem_strdup(dir), *p;
     acc_status_t st = ACC_OK;
     if (!path)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
@@ -93,7 +93,7 @@ static acc_status_t make_dirs(const char *dir)
                 break;
         }
     }
-    acc_free(path);
+    acc_mem_free(path);
     return st;
 }
 
@@ -159,7 +159,7 @@ static int disk_read(acc_kcache_t *c, const char *key, void **cubin, size_t *siz
         goto bad;
     if (acc_sha256_hex(text + hdr, (size_t)n, have) != ACC_OK || strcmp(have, digest) != 0)
         goto bad;
-    if (!(*cubin = acc_malloc((size_t)n)))
+    if (!(*cubin = acc_mem_alloc((size_t)n)))
         goto out;
     memcpy(*cubin, text + hdr, (size_t)n);
     *size = (size_t)n;
@@ -170,8 +170,8 @@ bad:
     ACC_WARN(COMPILER, "kernel cache: ignoring '%s' (damaged or not an acc CUBIN); recompiling",
              path);
 out:
-    acc_free(text);
-    acc_free(path);
+    acc_mem_free(text);
+    acc_mem_free(path);
     return ok;
 }
 
@@ -192,7 +192,7 @@ static void disk_write(acc_kcache_t *c, const char *key, const void *cubin, size
     }
 out:
     acc_buf_free(&b);
-    acc_free(path);
+    acc_mem_free(path);
 }
 
 /* ---- memory ------------------------------------------------------------------------------ */
@@ -211,7 +211,7 @@ static acc_status_t mem_add(acc_kcache_t *c, const char *key, void *cubin, size_
     size_t i;
     if (c->n + 1 > c->cap) {
         size_t cap = c->cap * 2;
-        entry_t **t = acc_calloc(cap, sizeof(entry_t *));
+        entry_t **t = acc_mem_calloc(cap, sizeof(entry_t *));
         if (!t)
             return acc_error_set(ACC_ERR_NOMEM, "kernel cache: out of memory");
         for (i = 0; i < c->cap; i++)
@@ -222,11 +222,11 @@ static acc_status_t mem_add(acc_kcache_t *c, const char *key, void *cubin, size_
                 x->next = t[h];
                 t[h] = x;
             }
-        acc_free(c->table);
+        acc_mem_free(c->table);
         c->table = t;
         c->cap = cap;
     }
-    if (!(e = acc_calloc(1, sizeof(*e))))
+    if (!(e = acc_mem_calloc(1, sizeof(*e))))
         return acc_error_set(ACC_ERR_NOMEM, "kernel cache: out of memory");
     memcpy(e->key, key, sizeof(e->key));
     e->cubin = cubin;
@@ -247,26 +247,26 @@ acc_status_t acc_kcache_create(const char *dir, acc_kcache_t **out)
     acc_status_t st = ACC_OK;
 
     *out = NULL;
-    if (!(c = acc_calloc(1, sizeof(*c))) || !(c->table = acc_calloc(64, sizeof(entry_t *)))) {
-        acc_free(c);
+    if (!(c = acc_mem_calloc(1, sizeof(*c))) || !(c->table = acc_mem_calloc(64, sizeof(entry_t *)))) {
+        acc_mem_free(c);
         return acc_error_set(ACC_ERR_NOMEM, "kernel cache: out of memory");
     }
     c->cap = 64;
     if (dir) {
         if (dir[0] && (st = check_dir(dir)) != ACC_OK)
             goto out;
-        c->dir = acc_strdup(dir);
+        c->dir = acc_mem_strdup(dir);
     } else if (acc_cache_dir(&def) == ACC_OK && check_dir(def) == ACC_OK) {
         c->dir = def;
         def = NULL;
     } else {
         ACC_WARN(COMPILER, "%s; compiled kernels are kept in memory only", acc_error_message());
-        c->dir = acc_strdup("");
+        c->dir = acc_mem_strdup("");
     }
     if (!c->dir)
         st = acc_error_set(ACC_ERR_NOMEM, "kernel cache: out of memory");
 out:
-    acc_free(def);
+    acc_mem_free(def);
     if (st != ACC_OK) {
         acc_kcache_destroy(c);
         return st;
@@ -284,12 +284,12 @@ void acc_kcache_destroy(acc_kcache_t *c)
         while (c->table[i]) {
             entry_t *e = c->table[i];
             c->table[i] = e->next;
-            acc_free(e->cubin);
-            acc_free(e);
+            acc_mem_free(e->cubin);
+            acc_mem_free(e);
         }
-    acc_free(c->table);
-    acc_free(c->dir);
-    acc_free(c);
+    acc_mem_free(c->table);
+    acc_mem_free(c->dir);
+    acc_mem_free(c);
 }
 
 /* The entry of key from memory or the directory; NULL when neither has it. */
@@ -306,7 +306,7 @@ static entry_t *lookup(acc_kcache_t *c, const char *key)
     if (!c->dir[0] || !disk_read(c, key, &bin, &n))
         return NULL;
     if (mem_add(c, key, bin, n) != ACC_OK) {
-        acc_free(bin);
+        acc_mem_free(bin);
         return NULL; /* out of memory: compiled again, and the error said */
     }
     c->stats.disk_hits++;
@@ -320,7 +320,7 @@ static acc_status_t keep(acc_kcache_t *c, const char *key, void *bin, size_t n, 
     if (c->dir[0])
         disk_write(c, key, bin, n);
     if ((st = mem_add(c, key, bin, n)) != ACC_OK) {
-        acc_free(bin);
+        acc_mem_free(bin);
         return st;
     }
     *out = mem_find(c, key);
@@ -400,7 +400,7 @@ acc_status_t acc_kcache_kernel(acc_kcache_t *c, const acc_kernel_t *k, const cha
             c->stats.links++;
     }
     c->stats.compile_ms += (acc_now_s() * 1e3) - t0;
-    acc_free(plan);
+    acc_mem_free(plan);
     if (st != ACC_OK || (st = keep(c, key, bin, n, &e)) != ACC_OK)
         return st;
 found:

@@ -142,9 +142,9 @@ acc_status_t acc_nvrtc_check_arch(const char *arch)
                              arch ? arch : "");
     sm = (int)v;
     if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 ||
-        !(list = acc_calloc((size_t)n, sizeof(int))) ||
+        !(list = acc_mem_calloc((size_t)n, sizeof(int))) ||
         nvrtcGetSupportedArchs(list) != NVRTC_SUCCESS) {
-        acc_free(list);
+        acc_mem_free(list);
         return acc_error_set(ACC_ERR_NVRTC, "NVRTC cannot list the architectures it supports");
     }
     for (i = 0; i < n && list[i] != sm; i++)
@@ -157,7 +157,7 @@ acc_status_t acc_nvrtc_check_arch(const char *arch)
                            known.data ? known.data : "no architecture");
         acc_buf_free(&known);
     }
-    acc_free(list);
+    acc_mem_free(list);
     return st;
 }
 
@@ -167,10 +167,10 @@ static char *program_log(nvrtcProgram prog)
     char *log;
     if (nvrtcGetProgramLogSize(prog, &len) != NVRTC_SUCCESS || len == 0)
         return NULL;
-    if (!(log = acc_malloc(len + 1)))
+    if (!(log = acc_mem_alloc(len + 1)))
         return NULL;
     if (nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS) {
-        acc_free(log);
+        acc_mem_free(log);
         return NULL;
     }
     log[len] = '\0';
@@ -219,7 +219,7 @@ acc_status_t acc_nvrtc_compile_ex(const char *source, const char *name, const ch
                            name ? name : "a kernel", arch);
         goto out;
     }
-    if (!(*cubin = acc_malloc(*size))) {
+    if (!(*cubin = acc_mem_alloc(*size))) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory for a CUBIN of %zu bytes", *size);
         goto out;
     }
@@ -229,14 +229,14 @@ acc_status_t acc_nvrtc_compile_ex(const char *source, const char *name, const ch
     }
 out:
     if (st != ACC_OK) {
-        acc_free(*cubin);
+        acc_mem_free(*cubin);
         *cubin = NULL;
         *size = 0;
     }
     if (log)
         *log = text;
     else
-        acc_free(text);
+        acc_mem_free(text);
     nvrtcDestroyProgram(&prog);
     return st;
 }
@@ -248,12 +248,12 @@ static acc_status_t link_error(nvJitLinkHandle h, nvJitLinkResult r, const char 
     char *log = NULL;
     acc_status_t st;
     if (h && nvJitLinkGetErrorLogSize(h, &len) == NVJITLINK_SUCCESS && len > 1 &&
-        (log = acc_malloc(len + 1)) && nvJitLinkGetErrorLog(h, log) != NVJITLINK_SUCCESS)
+        (log = acc_mem_alloc(len + 1)) && nvJitLinkGetErrorLog(h, log) != NVJITLINK_SUCCESS)
         log[0] = '\0';
     st = acc_error_set(ACC_ERR_NVRTC, "nvJitLink could not %s %s for %s (error %d)%s%s", what,
                        name ? name : "a kernel", arch, (int)r, log && log[0] ? ":\n" : "",
                        log ? log : "");
-    acc_free(log);
+    acc_mem_free(log);
     return st;
 }
 
@@ -286,7 +286,7 @@ acc_status_t acc_nvrtc_link(const void *const *parts, const size_t *sizes, int n
         st = link_error(h, r, "link", name, arch);
         goto out;
     }
-    if (*size == 0 || !(*cubin = acc_malloc(*size))) {
+    if (*size == 0 || !(*cubin = acc_mem_alloc(*size))) {
         st = *size ? acc_error_set(ACC_ERR_NOMEM, "out of memory for a CUBIN of %zu bytes", *size)
                    : link_error(h, r, "produce", name, arch);
         goto out;
@@ -295,7 +295,7 @@ acc_status_t acc_nvrtc_link(const void *const *parts, const size_t *sizes, int n
         st = link_error(h, r, "read back", name, arch);
 out:
     if (st != ACC_OK) {
-        acc_free(*cubin);
+        acc_mem_free(*cubin);
         *cubin = NULL;
         *size = 0;
     }

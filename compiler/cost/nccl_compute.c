@@ -109,7 +109,7 @@ acc_status_t nn_compute(nn_system_t *s, nn_graph_t *graph)
         nspeeds = has_net ? (int)(sizeof(inter_pre90) / sizeof(float))
                           : (int)(sizeof(intra_pre90) / sizeof(float));
     }
-    tmp = acc_malloc(sizeof(*tmp));
+    tmp = acc_mem_alloc(sizeof(*tmp));
     if (!tmp)
         return acc_error_set(ACC_ERR_NOMEM, "NCCL model: out of memory for the search");
     *tmp = *graph;
@@ -212,7 +212,7 @@ acc_status_t nn_compute(nn_system_t *s, nn_graph_t *graph)
         }
         break;
     }
-    acc_free(tmp);
+    acc_mem_free(tmp);
     if (graph->nchannels == 0 && !graph->collnet && graph->pattern != ACC_NCCL_PATTERN_NVLS) {
         /* NCCL's fallback: "Could not find a path for pattern, falling back to simple order" */
         int i;

@@ -79,7 +79,7 @@ static void export_graph(const nn_graph_t *g, acc_nccl_graph_t *out)
 static acc_status_t search_all(nn_system_t *s, const acc_nccl_options_t *o, acc_nccl_model_t *m)
 {
     enum { GR, GT, GCC, GCD, GNV, NGRAPHS };
-    nn_graph_t *g = acc_calloc(NGRAPHS, sizeof(nn_graph_t));
+    nn_graph_t *g = acc_mem_calloc(NGRAPHS, sizeof(nn_graph_t));
     acc_status_t st = ACC_OK;
     int i;
     if (!g)
@@ -125,7 +125,7 @@ static acc_status_t search_all(nn_system_t *s, const acc_nccl_options_t *o, acc_
     for (i = 0; i < ACC_NCCL_ALGO_COUNT; i++)
         m->graph[i].latency_inter = s->count[NN_NET] ? o->net_latency_us : 0;
 out:
-    acc_free(g);
+    acc_mem_free(g);
     return st;
 }
 
@@ -182,7 +182,7 @@ acc_status_t acc_nccl_model_create(const acc_topo_t *topo, const acc_nccl_option
                              "NCCL model: topology '%s' has %d nodes but no NIC; NCCL needs a "
                              "network device to leave a node",
                              acc_topo_name(topo), acc_topo_nodes(topo));
-    m = acc_calloc(1, sizeof(*m));
+    m = acc_mem_calloc(1, sizeof(*m));
     if (!m)
         return acc_error_set(ACC_ERR_NOMEM, "NCCL model: out of memory");
     m->nnodes = acc_topo_nodes(topo);
@@ -207,11 +207,11 @@ acc_status_t acc_nccl_model_create(const acc_topo_t *topo, const acc_nccl_option
     return ACC_OK;
 fail:
     nn_system_free(&s);
-    acc_free(m);
+    acc_mem_free(m);
     return acc_error_prefix(st, "topology '%s': ", acc_topo_name(topo));
 }
 
 void acc_nccl_model_destroy(acc_nccl_model_t *m)
 {
-    acc_free(m);
+    acc_mem_free(m);
 }

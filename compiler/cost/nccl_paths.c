@@ -21,7 +21,7 @@ static nn_path_t *path_at(const nn_system_t *s, int from, int to)
 static acc_status_t path_set(nn_path_t *p, int first, const nn_path_t *rest, const nn_path_t *tail)
 {
     int n = (first >= 0) + rest->count + (tail ? tail->count : 0), k = 0, i;
-    int *hop = acc_calloc((size_t)n + 1, sizeof(int));
+    int *hop = acc_mem_calloc((size_t)n + 1, sizeof(int));
     if (!hop)
         return acc_error_set(ACC_ERR_NOMEM, "NCCL model: out of memory for paths");
     if (first >= 0)
@@ -30,7 +30,7 @@ static acc_status_t path_set(nn_path_t *p, int first, const nn_path_t *rest, con
         hop[k++] = rest->hop[i];
     for (i = 0; tail && i < tail->count; i++)
         hop[k++] = tail->hop[i];
-    acc_free(p->hop);
+    acc_mem_free(p->hop);
     p->hop = hop;
     p->count = n;
     return ACC_OK;
@@ -44,8 +44,8 @@ static int max_i(int a, int b)
 /* ncclTopoSetPaths: every node's path to `base`. */
 static acc_status_t set_paths(nn_system_t *s, int base)
 {
-    int *list = acc_calloc((size_t)s->nnodes, sizeof(int));
-    int *next = acc_calloc((size_t)s->nnodes, sizeof(int));
+    int *list = acc_mem_calloc((size_t)s->nnodes, sizeof(int));
+    int *next = acc_mem_calloc((size_t)s->nnodes, sizeof(int));
     int nlist = 1, i, l;
     acc_status_t st = ACC_OK;
 
@@ -106,8 +106,8 @@ static acc_status_t set_paths(nn_system_t *s, int base)
         nlist = nnext;
     }
 out:
-    acc_free(list);
-    acc_free(next);
+    acc_mem_free(list);
+    acc_mem_free(next);
     return st;
 }
 
@@ -368,7 +368,7 @@ acc_status_t nn_compute_paths(nn_system_t *s)
     /* The search asks for a GPU's NIC per channel at every step; the answer depends on the
      * paths only, which are final now. */
     if (st == ACC_OK && s->count[NN_NET]) {
-        s->local_net = acc_calloc((size_t)s->count[NN_GPU] * NN_MAXCHANNELS, sizeof(int));
+        s->local_net = acc_mem_calloc((size_t)s->count[NN_GPU] * NN_MAXCHANNELS, sizeof(int));
         if (!s->local_net)
             st = acc_error_set(ACC_ERR_NOMEM, "NCCL model: out of memory");
         for (i = 0; st == ACC_OK && i < s->count[NN_GPU] * NN_MAXCHANNELS; i++)

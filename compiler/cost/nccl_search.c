@@ -149,7 +149,7 @@ static int better(const nn_system_t *s, const nn_graph_t *g, const nn_graph_t *r
 static void back_to_net(ctx_t *c, nn_graph_t *g, int gpu, int step, int back_first, int order,
                         int *time)
 {
-    int *nets = acc_calloc((size_t)c->s->count[NN_NET] + 1, sizeof(int)), n, i;
+    int *nets = acc_mem_calloc((size_t)c->s->count[NN_NET] + 1, sizeof(int)), n, i;
     int start = g->inter[g->nchannels * 2];
     if (!nets)
         return;
@@ -185,7 +185,7 @@ static void back_to_net(ctx_t *c, nn_graph_t *g, int gpu, int step, int back_fir
         follow(c, g, NN_GPU, gpu, NN_NET, net, -1);
         g->bw_inter = save;
     }
-    acc_free(nets);
+    acc_mem_free(nets);
 }
 
 static void try_nvls(ctx_t *c, nn_graph_t *g, int head, int *time)
@@ -391,8 +391,8 @@ static void rec_net(ctx_t *c, nn_graph_t *g, int back_net, int back_first, int *
 {
     nn_system_t *s = c->s;
     int bw = (int)g->bw_inter; /* NCCL holds it in an int here */
-    int *nets = acc_calloc((size_t)s->count[NN_NET] + 1, sizeof(int));
-    int *locals = acc_calloc((size_t)s->count[NN_GPU] + 1, sizeof(int));
+    int *nets = acc_mem_calloc((size_t)s->count[NN_NET] + 1, sizeof(int));
+    int *locals = acc_mem_calloc((size_t)s->count[NN_GPU] + 1, sizeof(int));
     int n, i, found = 0, nvls_like;
     if (!nets || !locals)
         goto out;
@@ -442,8 +442,8 @@ static void rec_net(ctx_t *c, nn_graph_t *g, int back_net, int back_first, int *
         nd->net_bw += (float)bw;
     }
 out:
-    acc_free(nets);
-    acc_free(locals);
+    acc_mem_free(nets);
+    acc_mem_free(locals);
 }
 
 /* ncclTopoSearchRec. */

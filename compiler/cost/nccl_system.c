@@ -115,7 +115,7 @@ static acc_status_t connect(raw_list_t *l, int from, int to, int type, float bw)
     }
     if (l->n == l->cap) {
         int cap = l->cap ? 2 * l->cap : 64;
-        raw_link_t *v = acc_realloc_array(l->v, (size_t)cap, sizeof(*v));
+        raw_link_t *v = acc_mem_realloc_array(l->v, (size_t)cap, sizeof(*v));
         if (!v)
             return acc_error_set(ACC_ERR_NOMEM, "NCCL model: out of memory for links");
         l->v = v;
@@ -269,7 +269,7 @@ static acc_status_t index_types(nn_system_t *s)
 {
     int i, t;
     for (t = 0; t < NN_TYPES; t++)
-        if (!(s->of_type[t] = acc_calloc((size_t)s->count[t] + 1, sizeof(int))))
+        if (!(s->of_type[t] = acc_mem_calloc((size_t)s->count[t] + 1, sizeof(int))))
             return acc_error_set(ACC_ERR_NOMEM, "NCCL model: out of memory");
     for (i = 0; i < s->nnodes; i++)
         s->of_type[s->node[i].type][s->node[i].index] = i;
@@ -280,7 +280,7 @@ static acc_status_t finish(nn_system_t *s, raw_list_t *raw)
 {
     int i;
     qsort(raw->v, (size_t)raw->n, sizeof(raw_link_t), cmp_link);
-    s->link = acc_calloc((size_t)raw->n + 1, sizeof(nn_link_t));
+    s->link = acc_mem_calloc((size_t)raw->n + 1, sizeof(nn_link_t));
     if (!s->link)
         return acc_error_set(ACC_ERR_NOMEM, "NCCL model: out of memory");
     for (i = 0; i < raw->n; i++) {
@@ -306,7 +306,7 @@ static acc_status_t finish(nn_system_t *s, raw_list_t *raw)
         s->cpu_vendor = nn_node(s, NN_CPU, 0)->vendor;
         s->cpu_model = nn_node(s, NN_CPU, 0)->model;
     }
-    s->path = acc_calloc((size_t)s->nnodes * (size_t)s->nnodes, sizeof(nn_path_t));
+    s->path = acc_mem_calloc((size_t)s->nnodes * (size_t)s->nnodes, sizeof(nn_path_t));
     if (!s->path)
         return acc_error_set(ACC_ERR_NOMEM, "NCCL model: out of memory for paths");
     return ACC_OK;
@@ -315,13 +315,13 @@ static acc_status_t finish(nn_system_t *s, raw_list_t *raw)
 acc_status_t nn_system_build(const acc_topo_t *topo, int with_net, nn_system_t *s)
 {
     int nv = acc_topo_vertex_count(topo), v;
-    int *map = acc_calloc((size_t)nv + 1, sizeof(int));
-    int *net_of = acc_calloc((size_t)nv + 1, sizeof(int));
+    int *map = acc_mem_calloc((size_t)nv + 1, sizeof(int));
+    int *net_of = acc_mem_calloc((size_t)nv + 1, sizeof(int));
     raw_list_t raw = {NULL, 0, 0};
     acc_status_t st = ACC_OK;
 
     memset(s, 0, sizeof(*s));
-    s->node = acc_calloc(2 * (size_t)nv + 1, sizeof(nn_node_t));
+    s->node = acc_mem_calloc(2 * (size_t)nv + 1, sizeof(nn_node_t));
     if (!map || !net_of || !s->node) {
         st = acc_error_set(ACC_ERR_NOMEM, "NCCL model: out of memory");
         goto out;
@@ -335,9 +335,9 @@ acc_status_t nn_system_build(const acc_topo_t *topo, int with_net, nn_system_t *
         goto out;
     st = nn_compute_paths(s);
 out:
-    acc_free(raw.v);
-    acc_free(map);
-    acc_free(net_of);
+    acc_mem_free(raw.v);
+    acc_mem_free(map);
+    acc_mem_free(net_of);
     if (st != ACC_OK)
         nn_system_free(s);
     return st;
@@ -349,12 +349,12 @@ void nn_system_free(nn_system_t *s)
     size_t i;
     if (s->path)
         for (i = 0; i < (size_t)s->nnodes * (size_t)s->nnodes; i++)
-            acc_free(s->path[i].hop);
-    acc_free(s->path);
-    acc_free(s->local_net);
+            acc_mem_free(s->path[i].hop);
+    acc_mem_free(s->path);
+    acc_mem_free(s->local_net);
     for (t = 0; t < NN_TYPES; t++)
-        acc_free(s->of_type[t]);
-    acc_free(s->link);
-    acc_free(s->node);
+        acc_mem_free(s->of_type[t]);
+    acc_mem_free(s->link);
+    acc_mem_free(s->node);
     memset(s, 0, sizeof(*s));
 }

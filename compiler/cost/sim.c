@@ -36,12 +36,12 @@ uint32_t sim_map_get(const sim_map_t *m, uint64_t key)
 static acc_status_t map_grow(sim_map_t *m)
 {
     uint32_t cap = m->cap ? m->cap * 2 : 1024, i;
-    uint64_t *keys = acc_malloc((size_t)cap * sizeof(uint64_t));
-    uint32_t *vals = acc_malloc((size_t)cap * sizeof(uint32_t));
+    uint64_t *keys = acc_mem_alloc((size_t)cap * sizeof(uint64_t));
+    uint32_t *vals = acc_mem_alloc((size_t)cap * sizeof(uint32_t));
 
     if (!keys || !vals) {
-        acc_free(keys);
-        acc_free(vals);
+        acc_mem_free(keys);
+        acc_mem_free(vals);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for the simulator's maps");
     }
     memset(vals, 0xff, (size_t)cap * sizeof(uint32_t));
@@ -54,8 +54,8 @@ static acc_status_t map_grow(sim_map_t *m)
         keys[j] = m->keys[i];
         vals[j] = m->vals[i];
     }
-    acc_free(m->keys);
-    acc_free(m->vals);
+    acc_mem_free(m->keys);
+    acc_mem_free(m->vals);
     m->keys = keys;
     m->vals = vals;
     m->cap = cap;
@@ -88,8 +88,8 @@ void sim_map_clear(sim_map_t *m)
 
 void sim_map_free(sim_map_t *m)
 {
-    acc_free(m->keys);
-    acc_free(m->vals);
+    acc_mem_free(m->keys);
+    acc_mem_free(m->vals);
     memset(m, 0, sizeof(*m));
 }
 
@@ -122,7 +122,7 @@ acc_status_t acc_sim_create(const acc_topo_t *topo, acc_sim_t **out)
     if (!topo || acc_topo_ranks(topo) < 1)
         return acc_error_set(ACC_ERR_INVALID,
                              "acc_sim_create: a finalized topology with GPUs is needed");
-    if (!(sim = acc_calloc(1, sizeof(*sim))))
+    if (!(sim = acc_mem_calloc(1, sizeof(*sim))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory creating a simulator");
     sim->topo = topo;
     sim->nodes = acc_topo_nodes(topo);
@@ -175,28 +175,28 @@ void acc_sim_destroy(acc_sim_t *sim)
         return;
     sim_routes_free(sim);
     sim_queue_free(&sim->q);
-    acc_free(sim->th);
-    acc_free(sim->ready);
-    acc_free(sim->flows);
-    acc_free(sim->fresh);
-    acc_free(sim->firsts);
-    acc_free(sim->dirty_res);
-    acc_free(sim->work);
-    acc_free(sim->rates);
-    acc_free(sim->unf);
-    acc_free(sim->comp_res);
-    acc_free(sim->conns);
-    acc_free(sim->msgs);
-    acc_free(sim->conn_res);
-    acc_free(sim->ctrs);
+    acc_mem_free(sim->th);
+    acc_mem_free(sim->ready);
+    acc_mem_free(sim->flows);
+    acc_mem_free(sim->fresh);
+    acc_mem_free(sim->firsts);
+    acc_mem_free(sim->dirty_res);
+    acc_mem_free(sim->work);
+    acc_mem_free(sim->rates);
+    acc_mem_free(sim->unf);
+    acc_mem_free(sim->comp_res);
+    acc_mem_free(sim->conns);
+    acc_mem_free(sim->msgs);
+    acc_mem_free(sim->conn_res);
+    acc_mem_free(sim->ctrs);
     for (i = 0; i < ACC_BUF_COUNT; i++)
-        acc_free(sim->bounds[i]);
-    acc_free(sim->ops);
-    acc_free(sim->op_off);
+        acc_mem_free(sim->bounds[i]);
+    acc_mem_free(sim->ops);
+    acc_mem_free(sim->op_off);
 
     sim_map_free(&sim->conn_map);
     sim_map_free(&sim->ctr_map);
-    acc_free(sim);
+    acc_mem_free(sim);
 }
 
 /* ---- one call -------------------------------------------------------------------------- */
@@ -259,7 +259,7 @@ static acc_status_t prepare(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nby
     for (b = 0; b < ACC_BUF_COUNT; b++) {
         uint32_t k = sim->nchunks[b], i;
         if (k + 1 > sim->bounds_cap[b]) {
-            uint64_t *p = acc_realloc_array(sim->bounds[b], (size_t)k + 1, sizeof(uint64_t));
+            uint64_t *p = acc_mem_realloc_array(sim->bounds[b], (size_t)k + 1, sizeof(uint64_t));
             if (!p)
                 return acc_error_set(ACC_ERR_NOMEM, "out of memory for %u chunk bounds", k + 1);
             sim->bounds[b] = p;
@@ -283,8 +283,8 @@ static acc_status_t prepare(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nby
     sim_flows_reset(sim);
     sim_set_caps(sim, plan->proto);
     if (nth > sim->th_cap) {
-        sim_thread_t *th = acc_realloc_array(sim->th, nth, sizeof(sim_thread_t));
-        uint32_t *rd = th ? acc_realloc_array(sim->ready, nth, sizeof(uint32_t)) : NULL;
+        sim_thread_t *th = acc_mem_realloc_array(sim->th, nth, sizeof(sim_thread_t));
+        uint32_t *rd = th ? acc_mem_realloc_array(sim->ready, nth, sizeof(uint32_t)) : NULL;
         if (th)
             sim->th = th;
         if (!rd)

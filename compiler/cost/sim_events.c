@@ -173,8 +173,8 @@ void sim_queue_reset(sim_queue_t *q)
 
 void sim_queue_free(sim_queue_t *q)
 {
-    acc_free(q->ev);
-    acc_free(q->bk);
-    acc_free(q->heap);
+    acc_mem_free(q->ev);
+    acc_mem_free(q->bk);
+    acc_mem_free(q->heap);
     memset(q, 0, sizeof(*q));
 }

@@ -199,8 +199,8 @@ acc_status_t sim_prog_build(acc_sim_t *sim)
             maxn = p->progs[t].nops;
     }
     sc.st = ACC_OK;
-    sc.last_send = acc_malloc((size_t)sim->nth * sizeof(int32_t) + 1);
-    sc.last_peer = acc_malloc((size_t)sim->nth * sizeof(int64_t) + 1);
+    sc.last_send = acc_mem_alloc((size_t)sim->nth * sizeof(int32_t) + 1);
+    sc.last_peer = acc_mem_alloc((size_t)sim->nth * sizeof(int64_t) + 1);
     if (!sc.last_send || !sc.last_peer) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory for %u lanes", sim->nth);
         goto out;
@@ -213,7 +213,7 @@ acc_status_t sim_prog_build(acc_sim_t *sim)
     sim->ops_rows = (uint64_t)maxn * sim->nth <= total + total / 2 + sim->nth;
     need = sim->ops_rows ? (uint64_t)maxn * sim->nth : total;
     if (need > sim->ops_cap) {
-        sim_op_t *o = acc_realloc_array(sim->ops, (size_t)need, sizeof(sim_op_t));
+        sim_op_t *o = acc_mem_realloc_array(sim->ops, (size_t)need, sizeof(sim_op_t));
         if (!o) {
             st = acc_error_set(ACC_ERR_NOMEM, "out of memory for %llu simulated operations",
                                (unsigned long long)need);
@@ -224,7 +224,7 @@ acc_status_t sim_prog_build(acc_sim_t *sim)
     }
     if (!sim->ops_rows) {
         if (sim->nth > sim->op_off_cap) {
-            uint64_t *o = acc_realloc_array(sim->op_off, sim->nth, sizeof(uint64_t));
+            uint64_t *o = acc_mem_realloc_array(sim->op_off, sim->nth, sizeof(uint64_t));
             if (!o) {
                 st = acc_error_set(ACC_ERR_NOMEM, "out of memory for %u lanes", sim->nth);
                 goto out;
@@ -262,7 +262,7 @@ acc_status_t sim_prog_build(acc_sim_t *sim)
     if (st == ACC_OK && (st = sc.st) == ACC_OK)
         decide(sim);
 out:
-    acc_free(sc.last_send);
-    acc_free(sc.last_peer);
+    acc_mem_free(sc.last_send);
+    acc_mem_free(sc.last_peer);
     return st;
 }

@@ -205,10 +205,10 @@ static acc_status_t reserve_scratch(acc_sim_t *sim, uint32_t n)
 
     if (n <= sim->rates_cap)
         return ACC_OK;
-    r = acc_realloc_array(sim->rates, cap, sizeof(double));
+    r = acc_mem_realloc_array(sim->rates, cap, sizeof(double));
     if (r)
         sim->rates = r;
-    u = r ? acc_realloc_array(sim->unf, 2 * (size_t)cap, sizeof(uint32_t)) : NULL;
+    u = r ? acc_mem_realloc_array(sim->unf, 2 * (size_t)cap, sizeof(uint32_t)) : NULL;
     if (!u)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory computing rates of %u flows", n);
     sim->unf = u;

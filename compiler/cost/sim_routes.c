@@ -106,9 +106,9 @@ acc_status_t sim_routes_build(acc_sim_t *sim)
     size_t nroutes = (size_t)sim->gpn * (size_t)sim->gpn + 2 * (size_t)sim->gpn;
     acc_status_t st = ACC_OK;
 
-    sim->route_gg = acc_calloc(nroutes, sizeof(sim_route_t));
-    sim->route_links = acc_calloc(nroutes * SIM_ROUTE_MAXLINKS, sizeof(uint32_t));
-    sim->gpu_nic = acc_calloc((size_t)sim->gpn, sizeof(int));
+    sim->route_gg = acc_mem_calloc(nroutes, sizeof(sim_route_t));
+    sim->route_links = acc_mem_calloc(nroutes * SIM_ROUTE_MAXLINKS, sizeof(uint32_t));
+    sim->gpu_nic = acc_mem_calloc((size_t)sim->gpn, sizeof(int));
     if (!sim->route_gg || !sim->route_links || !sim->gpu_nic)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for the simulator's routes");
     sim->route_gn = sim->route_gg + (size_t)sim->gpn * sim->gpn;
@@ -134,10 +134,10 @@ acc_status_t sim_routes_build(acc_sim_t *sim)
     sim->res_mem = sim->res_fabric + (uint32_t)(sim->fabric ? sim->nodes * 2 : 0);
     sim->res_ll = sim->res_mem + (uint32_t)sim->nranks;
     sim->nres = sim->res_ll + (uint32_t)sim->nranks;
-    sim->res = acc_calloc(sim->nres, sizeof(sim_res_t));
-    sim->raw_cap = acc_calloc(sim->nres, sizeof(double));
-    sim->res_on = acc_calloc(sim->nres, 1);
-    sim->res_bound = acc_calloc(sim->nres, sizeof(double));
+    sim->res = acc_mem_calloc(sim->nres, sizeof(sim_res_t));
+    sim->raw_cap = acc_mem_calloc(sim->nres, sizeof(double));
+    sim->res_on = acc_mem_calloc(sim->nres, 1);
+    sim->res_bound = acc_mem_calloc(sim->nres, sizeof(double));
     if (!sim->res || !sim->raw_cap || !sim->res_on || !sim->res_bound)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for %u simulator resources", sim->nres);
     return build_caps(sim);
@@ -145,13 +145,13 @@ acc_status_t sim_routes_build(acc_sim_t *sim)
 
 void sim_routes_free(acc_sim_t *sim)
 {
-    acc_free(sim->route_gg);
-    acc_free(sim->route_links);
-    acc_free(sim->gpu_nic);
-    acc_free(sim->res);
-    acc_free(sim->raw_cap);
-    acc_free(sim->res_on);
-    acc_free(sim->res_bound);
+    acc_mem_free(sim->route_gg);
+    acc_mem_free(sim->route_links);
+    acc_mem_free(sim->gpu_nic);
+    acc_mem_free(sim->res);
+    acc_mem_free(sim->raw_cap);
+    acc_mem_free(sim->res_on);
+    acc_mem_free(sim->res_bound);
     sim->res_on = NULL;
     sim->res_bound = NULL;
     sim->route_gg = sim->route_gn = sim->route_ng = NULL;

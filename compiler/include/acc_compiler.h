@@ -52,7 +52,7 @@ acc_status_t acc_algo_generate(const acc_algo_t *algo, const acc_topo_t *topo,
 /* The plan of every algorithm of coll (ACC_COLL_COUNT: of every collective) that applies to
  * the topology, with its default arguments, in registry order, each through
  * acc_algo_generate.  ACC_ERR_NOT_FOUND when none applies.  *plans is taken: destroy each of
- * the *count plans, then acc_free the array. */
+ * the *count plans, then acc_mem_free the array. */
 acc_status_t acc_algo_generate_all(const acc_topo_t *topo, acc_coll_t coll, acc_plan_t ***plans,
                                    size_t *count);
 

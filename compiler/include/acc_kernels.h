@@ -117,7 +117,7 @@ acc_status_t acc_nvrtc_check_arch(const char *arch);
  * relocatable code for linking (ACC_NVRTC_RELOCATABLE). */
 #define ACC_NVRTC_RELOCATABLE 1
 const char *acc_nvrtc_options(int flags);
-/* Compile source to a CUBIN for arch ("sm_90").  *cubin is taken (acc_free).  On failure the
+/* Compile source to a CUBIN for arch ("sm_90").  *cubin is taken (acc_mem_free).  On failure the
  * message carries NVRTC's log (cut to what a message holds); *log, when given, receives the
  * whole log (taken; also on success, where it may hold warnings). */
 acc_status_t acc_nvrtc_compile(const char *source, const char *name, const char *arch, void **cubin,

@@ -113,9 +113,9 @@ acc_status_t acc_plan_create(acc_coll_t coll, int nranks, int nlanes, uint32_t i
     if (nranks < 1 || nlanes < 1 || nlanes > 1024 || (uint64_t)nranks * nlanes > (1u << 26))
         return acc_error_set(ACC_ERR_INVALID, "plan of %d ranks x %d lanes is out of range",
                              nranks, nlanes);
-    p = acc_calloc(1, sizeof(*p));
-    if (!p || !(p->progs = acc_calloc((size_t)nranks * nlanes, sizeof(acc_lane_prog_t)))) {
-        acc_free(p);
+    p = acc_mem_calloc(1, sizeof(*p));
+    if (!p || !(p->progs = acc_mem_calloc((size_t)nranks * nlanes, sizeof(acc_lane_prog_t)))) {
+        acc_mem_free(p);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory creating a plan of %d ranks", nranks);
     }
     p->coll = coll;
@@ -138,10 +138,10 @@ void acc_plan_destroy(acc_plan_t *plan)
         return;
     if (plan->progs)
         for (i = 0; i < (size_t)plan->nranks * plan->nlanes; i++)
-            acc_free(plan->progs[i].ops);
-    acc_free(plan->progs);
-    acc_free(plan->peer_pool);
-    acc_free(plan);
+            acc_mem_free(plan->progs[i].ops);
+    acc_mem_free(plan->progs);
+    acc_mem_free(plan->peer_pool);
+    acc_mem_free(plan);
 }
 
 acc_status_t acc_plan_clone(const acc_plan_t *plan, acc_plan_t **out)
@@ -162,7 +162,7 @@ acc_status_t acc_plan_clone(const acc_plan_t *plan, acc_plan_t **out)
         const acc_lane_prog_t *src = &plan->progs[i];
         if (!src->nops)
             continue;
-        c->progs[i].ops = acc_realloc_array(NULL, src->nops, sizeof(acc_op_t));
+        c->progs[i].ops = acc_mem_realloc_array(NULL, src->nops, sizeof(acc_op_t));
         if (!c->progs[i].ops) {
             acc_plan_destroy(c);
             return acc_error_set(ACC_ERR_NOMEM, "out of memory copying a plan");
@@ -171,7 +171,7 @@ acc_status_t acc_plan_clone(const acc_plan_t *plan, acc_plan_t **out)
         c->progs[i].nops = c->progs[i].cap = src->nops;
     }
     if (plan->npeer_pool) {
-        c->peer_pool = acc_realloc_array(NULL, plan->npeer_pool, sizeof(uint32_t));
+        c->peer_pool = acc_mem_realloc_array(NULL, plan->npeer_pool, sizeof(uint32_t));
         if (!c->peer_pool) {
             acc_plan_destroy(c);
             return acc_error_set(ACC_ERR_NOMEM, "out of memory copying a plan");

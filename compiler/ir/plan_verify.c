@@ -373,7 +373,7 @@ static acc_status_t init_locations(pv_t *v)
     int r;
     uint32_t i;
 
-    v->locs = acc_malloc((total ? total : 1) * sizeof(pv_loc_t));
+    v->locs = acc_mem_alloc((total ? total : 1) * sizeof(pv_loc_t));
     if (!v->locs)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory verifying a plan of %d ranks",
                              v->nranks);
@@ -511,7 +511,7 @@ out:
     pv_sim_free(&v);
     pv_order_free(&v);
     pv_values_free(&v.values);
-    acc_free(v.locs);
+    acc_mem_free(v.locs);
     return st;
 }
 

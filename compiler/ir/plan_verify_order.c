@@ -70,10 +70,10 @@ static acc_status_t make_groups(pv_t *v)
     size_t t;
     acc_status_t st = ACC_OK;
 
-    parent = acc_malloc(n * sizeof(uint32_t));
-    o->gid = acc_malloc(n * sizeof(uint32_t));
-    o->gpos = acc_malloc(n * sizeof(uint32_t));
-    o->members = acc_malloc(n * sizeof(uint32_t));
+    parent = acc_mem_alloc(n * sizeof(uint32_t));
+    o->gid = acc_mem_alloc(n * sizeof(uint32_t));
+    o->gpos = acc_mem_alloc(n * sizeof(uint32_t));
+    o->members = acc_mem_alloc(n * sizeof(uint32_t));
     if (!parent || !o->gid || !o->gpos || !o->members) {
         st = nomem();
         goto out;
@@ -99,9 +99,9 @@ static acc_status_t make_groups(pv_t *v)
     for (r = 0; r < n; r++)
         if (find(parent, r) == r)
             o->gid[r] = o->ngroups++;
-    o->gsize = acc_calloc(o->ngroups, sizeof(uint32_t));
-    o->gfirst = acc_calloc(o->ngroups + 1, sizeof(uint32_t));
-    fill = acc_calloc(o->ngroups, sizeof(uint32_t));
+    o->gsize = acc_mem_calloc(o->ngroups, sizeof(uint32_t));
+    o->gfirst = acc_mem_calloc(o->ngroups + 1, sizeof(uint32_t));
+    fill = acc_mem_calloc(o->ngroups, sizeof(uint32_t));
     if (!o->gsize || !o->gfirst || !fill) {
         st = nomem();
         goto out;
@@ -118,8 +118,8 @@ static acc_status_t make_groups(pv_t *v)
         o->members[o->gfirst[g] + o->gpos[r]] = r;
     }
 out:
-    acc_free(parent);
-    acc_free(fill);
+    acc_mem_free(parent);
+    acc_mem_free(fill);
     return st;
 }
 
@@ -167,9 +167,9 @@ acc_status_t pv_order_setup(pv_t *v)
                              "groups of ranks linked by signal/wait or peer memory are too large",
                              v->nranks, (unsigned long long)((words + snap_words) >> 18),
                              (unsigned long long)(PV_MAX_CLOCK_WORDS >> 18));
-    o->vc = acc_malloc((nthr ? nthr : 1) * sizeof(uint32_t *));
-    o->vc_pool = acc_calloc(words ? (size_t)words : 1, sizeof(uint32_t));
-    o->snaps = acc_calloc(snap_words ? (size_t)snap_words : 1, sizeof(uint32_t));
+    o->vc = acc_mem_alloc((nthr ? nthr : 1) * sizeof(uint32_t *));
+    o->vc_pool = acc_mem_calloc(words ? (size_t)words : 1, sizeof(uint32_t));
+    o->snaps = acc_mem_calloc(snap_words ? (size_t)snap_words : 1, sizeof(uint32_t));
     if (!o->vc || !o->vc_pool || !o->snaps)
         return nomem();
     o->nsnaps_words = (size_t)snap_words;
@@ -188,18 +188,18 @@ void pv_order_free(pv_t *v)
 {
     pv_order_t *o = &v->order;
     uint32_t i;
-    acc_free(o->gid);
-    acc_free(o->gpos);
-    acc_free(o->gsize);
-    acc_free(o->gfirst);
-    acc_free(o->members);
-    acc_free(o->vc);
-    acc_free(o->vc_pool);
-    acc_free(o->snaps);
+    acc_mem_free(o->gid);
+    acc_mem_free(o->gpos);
+    acc_mem_free(o->gsize);
+    acc_mem_free(o->gfirst);
+    acc_mem_free(o->members);
+    acc_mem_free(o->vc);
+    acc_mem_free(o->vc_pool);
+    acc_mem_free(o->snaps);
     pv_map_free(&o->dep_snap);
     for (i = 0; i < o->nrsets; i++)
-        acc_free(o->rsets[i].e);
-    acc_free(o->rsets);
+        acc_mem_free(o->rsets[i].e);
+    acc_mem_free(o->rsets);
     memset(o, 0, sizeof(*o));
 }
 
@@ -445,8 +445,8 @@ acc_status_t pv_order_finish(pv_t *v)
         if (o->gsize[o->gid[r]] < 2)
             continue;
         d = dim(v, r);
-        acc_free(end);
-        if (!(end = acc_calloc(d, sizeof(uint32_t))))
+        acc_mem_free(end);
+        if (!(end = acc_mem_calloc(d, sizeof(uint32_t))))
             return nomem();
         for (l = 0; l < v->nlanes; l++)
             join(end, clock_of(v, r, l), d);
@@ -468,6 +468,6 @@ acc_status_t pv_order_finish(pv_t *v)
                     st = late(v, r, i, rs->e[2 * j], rs->e[2 * j + 1], 0);
         }
     }
-    acc_free(end);
+    acc_mem_free(end);
     return st;
 }

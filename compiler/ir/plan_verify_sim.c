@@ -121,7 +121,7 @@ static acc_status_t index_plan(pv_t *v)
                 if (ct->lane0 == PV_NONE)
                     ct->lane0 = (uint32_t)l;
                 if (!ct->lane_nsig && ct->lane0 != (uint32_t)l) {
-                    if (!(ct->lane_nsig = acc_calloc((size_t)v->nlanes, sizeof(uint32_t))))
+                    if (!(ct->lane_nsig = acc_mem_calloc((size_t)v->nlanes, sizeof(uint32_t))))
                         return nomem();
                     ct->lane_nsig[ct->lane0] = ct->nsig;
                 }
@@ -136,12 +136,12 @@ static acc_status_t index_plan(pv_t *v)
         cn->cap = cn->nsend < (uint32_t)v->plan->slots ? cn->nsend : (uint32_t)v->plan->slots;
         if (!cn->cap)
             cn->cap = 1;
-        if (!(cn->ring = acc_calloc(cn->cap, sizeof(pv_msg_t))))
+        if (!(cn->ring = acc_mem_calloc(cn->cap, sizeof(pv_msg_t))))
             return nomem();
     }
     for (c = 0; c < v->nctrs; c++)
         if (v->ctrs[c].nsig &&
-            !(v->ctrs[c].snap_lane = acc_malloc(v->ctrs[c].nsig * sizeof(uint32_t))))
+            !(v->ctrs[c].snap_lane = acc_mem_alloc(v->ctrs[c].nsig * sizeof(uint32_t))))
             return nomem();
     return ACC_OK;
 }
@@ -149,8 +149,8 @@ static acc_status_t index_plan(pv_t *v)
 acc_status_t pv_sim_setup(pv_t *v)
 {
     size_t nthr = (size_t)v->nranks * v->nlanes;
-    v->thr = acc_calloc(nthr, sizeof(pv_thread_t));
-    v->queue = acc_malloc(nthr * sizeof(uint32_t));
+    v->thr = acc_mem_calloc(nthr, sizeof(pv_thread_t));
+    v->queue = acc_mem_alloc(nthr * sizeof(uint32_t));
     if (!v->thr || !v->queue)
         return nomem();
     return index_plan(v);
@@ -164,20 +164,20 @@ void pv_sim_free(pv_t *v)
         for (k = 0; k < cn->len; k++) {
             pv_msg_t *m = &cn->ring[(cn->head + k) % cn->cap];
             if (m->vals != &m->one)
-                acc_free(m->vals);
+                acc_mem_free(m->vals);
         }
-        acc_free(cn->ring);
+        acc_mem_free(cn->ring);
     }
     for (c = 0; c < v->nctrs; c++) {
-        acc_free(v->ctrs[c].lane_nsig);
-        acc_free(v->ctrs[c].snap_lane);
+        acc_mem_free(v->ctrs[c].lane_nsig);
+        acc_mem_free(v->ctrs[c].snap_lane);
     }
-    acc_free(v->conns);
-    acc_free(v->ctrs);
+    acc_mem_free(v->conns);
+    acc_mem_free(v->ctrs);
     pv_map_free(&v->conn_map);
     pv_map_free(&v->ctr_map);
-    acc_free(v->thr);
-    acc_free(v->queue);
+    acc_mem_free(v->thr);
+    acc_mem_free(v->queue);
 }
 
 /* ---- scheduling ----------------------------------------------------------------------------- */
@@ -305,7 +305,7 @@ static acc_status_t push(pv_t *v, uint32_t c, uint32_t op, const uint32_t *vals,
         m->one = vals[0];
         m->vals = &m->one;
     } else {
-        if (!(m->vals = acc_malloc((size_t)cnt * sizeof(uint32_t))))
+        if (!(m->vals = acc_mem_alloc((size_t)cnt * sizeof(uint32_t))))
             return nomem();
         memcpy(m->vals, vals, (size_t)cnt * sizeof(uint32_t));
     }
@@ -319,7 +319,7 @@ static void pop(pv_t *v, uint32_t c)
     pv_conn_t *cn = &v->conns[c];
     pv_msg_t *m = &cn->ring[cn->head];
     if (m->vals != &m->one)
-        acc_free(m->vals);
+        acc_mem_free(m->vals);
     m->vals = NULL;
     cn->head = (cn->head + 1) % cn->cap;
     cn->len--;
@@ -580,11 +580,11 @@ static acc_status_t report_deadlock(pv_t *v)
             if (first == nthr)
                 first = t;
         }
-    seen = acc_calloc(nthr, sizeof(uint32_t));
-    path = acc_malloc(nthr * sizeof(uint32_t));
+    seen = acc_mem_calloc(nthr, sizeof(uint32_t));
+    path = acc_mem_alloc(nthr * sizeof(uint32_t));
     if (!seen || !path) {
-        acc_free(seen);
-        acc_free(path);
+        acc_mem_free(seen);
+        acc_mem_free(path);
         return nomem();
     }
     /* Follow "waits on" from the first blocked lane until a lane repeats (a cycle) or the wait
@@ -617,8 +617,8 @@ static acc_status_t report_deadlock(pv_t *v)
     acc_buf_printf(&b, " (%zu of %zu lanes blocked)", blocked, nthr);
     st = acc_error_set(ACC_ERR_VERIFY, "%s", b.data ? b.data : "deadlock");
     acc_buf_free(&b);
-    acc_free(seen);
-    acc_free(path);
+    acc_mem_free(seen);
+    acc_mem_free(path);
     return st;
 }
 
@@ -659,7 +659,7 @@ acc_status_t pv_sim_run(pv_t *v)
     }
     v->qhead = 0;
     v->qlen = nthr;
-    if (!(tmp = acc_malloc((size_t)maxcnt * sizeof(uint32_t))))
+    if (!(tmp = acc_mem_alloc((size_t)maxcnt * sizeof(uint32_t))))
         return nomem();
     while (v->qlen && st == ACC_OK) {
         int r, l;
@@ -678,7 +678,7 @@ acc_status_t pv_sim_run(pv_t *v)
                 break;
         }
     }
-    acc_free(tmp);
+    acc_mem_free(tmp);
     if (st != ACC_OK)
         return st;
     for (t = 0; t < nthr; t++)

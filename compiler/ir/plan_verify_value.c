@@ -53,8 +53,8 @@ static uint32_t append(pv_values_t *vs, const uint32_t *r, uint32_t words)
 
 void pv_values_free(pv_values_t *vs)
 {
-    acc_free(vs->arena);
-    acc_free(vs->tmp);
+    acc_mem_free(vs->arena);
+    acc_mem_free(vs->tmp);
     memset(vs, 0, sizeof(*vs));
 }
 
@@ -186,8 +186,8 @@ static size_t slot_of(uint64_t key, size_t cap)
 
 void pv_map_free(pv_map_t *m)
 {
-    acc_free(m->keys);
-    acc_free(m->vals);
+    acc_mem_free(m->keys);
+    acc_mem_free(m->vals);
     memset(m, 0, sizeof(*m));
 }
 
@@ -207,11 +207,11 @@ acc_status_t pv_map_put(pv_map_t *m, uint64_t key, uint32_t val)
     size_t h;
     if ((m->count + 1) * 2 > m->cap) {
         size_t i, ncap = m->cap ? m->cap * 2 : 64;
-        uint64_t *nk = acc_malloc(ncap * sizeof(uint64_t));
-        uint32_t *nv = acc_malloc(ncap * sizeof(uint32_t));
+        uint64_t *nk = acc_mem_alloc(ncap * sizeof(uint64_t));
+        uint32_t *nv = acc_mem_alloc(ncap * sizeof(uint32_t));
         if (!nk || !nv) {
-            acc_free(nk);
-            acc_free(nv);
+            acc_mem_free(nk);
+            acc_mem_free(nv);
             return acc_error_set(ACC_ERR_NOMEM, "out of memory verifying a plan");
         }
         memset(nv, 0xff, ncap * sizeof(uint32_t));
@@ -223,8 +223,8 @@ acc_status_t pv_map_put(pv_map_t *m, uint64_t key, uint32_t val)
             nk[h] = m->keys[i];
             nv[h] = m->vals[i];
         }
-        acc_free(m->keys);
-        acc_free(m->vals);
+        acc_mem_free(m->keys);
+        acc_mem_free(m->vals);
         m->keys = nk;
         m->vals = nv;
         m->cap = ncap;

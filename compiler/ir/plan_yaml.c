@@ -220,7 +220,7 @@ static acc_status_t load_peers(loader_t *ld, acc_yaml_node_t *n, acc_op_t *op)
     if (cnt > MAX_RANKS)
         return acc_yaml_error(ld->doc, n, ACC_ERR_RANGE, "'peers' lists %zu ranks, more than %d",
                               cnt, MAX_RANKS);
-    if (!(ranks = acc_malloc(cnt * sizeof(uint32_t))))
+    if (!(ranks = acc_mem_alloc(cnt * sizeof(uint32_t))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory loading a plan");
     for (i = 0; i < cnt && st == ACC_OK; i++) {
         acc_yaml_node_t *item = acc_yaml_seq_at(ld->doc, n, i);
@@ -233,7 +233,7 @@ static acc_status_t load_peers(loader_t *ld, acc_yaml_node_t *n, acc_op_t *op)
     if (st == ACC_OK)
         st = acc_plan_add_peers(ld->plan, ranks, (uint32_t)cnt, &op->peers_off);
     op->npeers = (uint32_t)cnt;
-    acc_free(ranks);
+    acc_mem_free(ranks);
     return st;
 }
 
@@ -319,12 +319,12 @@ static acc_status_t in_op(loader_t *ld, acc_status_t st, int64_t r, int64_t l, s
     p = msg + n + 1;
     while (*p >= '0' && *p <= '9')
         p++;
-    if (p[0] != ':' || p[1] != ' ' || !(copy = acc_strdup(msg)))
+    if (p[0] != ':' || p[1] != ' ' || !(copy = acc_mem_strdup(msg)))
         return st;
     p = copy + (p - msg) + 2;
     st = acc_error_set(st, "%.*srank %" PRId64 " lane %" PRId64 " op %zu: %s", (int)(p - copy),
                        copy, r, l, i, p);
-    acc_free(copy);
+    acc_mem_free(copy);
     return st;
 }
 
@@ -356,7 +356,7 @@ static acc_status_t load_program(loader_t *ld, acc_yaml_node_t *n, uint8_t *seen
                               "operations");
     nops = acc_yaml_seq_len(ops);
     prog = acc_plan_prog(p, (int)r, (int)l);
-    if (nops >= UINT32_MAX || !(prog->ops = acc_calloc(nops ? nops : 1, sizeof(acc_op_t))))
+    if (nops >= UINT32_MAX || !(prog->ops = acc_mem_calloc(nops ? nops : 1, sizeof(acc_op_t))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory loading %zu operations", nops);
     prog->cap = (uint32_t)(nops ? nops : 1);
     for (i = 0; i < nops; i++) {
@@ -492,7 +492,7 @@ acc_status_t acc_plan_load_yaml(const char *text, size_t len, const char *name, 
                             "list (programs: [] for a plan without operations)");
         goto out;
     }
-    seen = acc_calloc((size_t)ld.plan->nranks * ld.plan->nlanes, 1);
+    seen = acc_mem_calloc((size_t)ld.plan->nranks * ld.plan->nlanes, 1);
     if (!seen) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory loading a plan");
         goto out;
@@ -501,7 +501,7 @@ acc_status_t acc_plan_load_yaml(const char *text, size_t len, const char *name, 
     for (i = 0; i < n && st == ACC_OK; i++)
         st = load_program(&ld, acc_yaml_seq_at(ld.doc, progs, i), seen);
 out:
-    acc_free(seen);
+    acc_mem_free(seen);
     acc_yaml_destroy(ld.doc);
     if (st != ACC_OK) {
         acc_plan_destroy(ld.plan);
@@ -519,6 +519,6 @@ acc_status_t acc_plan_load_file(const char *path, acc_plan_t **out)
     if (st != ACC_OK)
         return st;
     st = acc_plan_load_yaml(text, len, path, out);
-    acc_free(text);
+    acc_mem_free(text);
     return st;
 }

@@ -123,7 +123,7 @@ static acc_status_t cut(const acc_plan_t *p, int r, piece_t **pieces, int *npiec
                 (q >= 0 && v[cur].recv >= 0 && v[cur].recv != q)) {
                 void *grown = v;
                 if (acc_array_reserve(&grown, &cap, (size_t)n + 1, sizeof(piece_t)) != ACC_OK) {
-                    acc_free(v);
+                    acc_mem_free(v);
                     return acc_error_set(ACC_ERR_NOMEM, "out of memory exporting MSCCL XML");
                 }
                 v = grown;
@@ -238,7 +238,7 @@ static acc_status_t put_rank(const acc_plan_t *p, int r, acc_buf_t *b, const uin
         acc_buf_puts(b, "    </tb>\n");
     }
     acc_buf_puts(b, "  </gpu>\n");
-    acc_free(v);
+    acc_mem_free(v);
     return ACC_OK;
 }
 
@@ -254,7 +254,7 @@ acc_status_t acc_plan_export_msccl(const acc_plan_t *p, acc_buf_t *out)
 
     if (st != ACC_OK)
         return st;
-    base = acc_calloc((size_t)p->nlanes + 1, sizeof(uint32_t));
+    base = acc_mem_calloc((size_t)p->nlanes + 1, sizeof(uint32_t));
     for (r = 0; base && r < p->nranks; r++) {
         uint32_t sum = 0;
         for (l = 0; l < p->nlanes; l++)
@@ -262,9 +262,9 @@ acc_status_t acc_plan_export_msccl(const acc_plan_t *p, acc_buf_t *out)
         if (sum > total)
             total = sum;
     }
-    tb = acc_calloc((size_t)total + 1, sizeof(int));
-    step = acc_calloc((size_t)total + 1, sizeof(int));
-    hasdep = acc_calloc((size_t)total + 1, 1);
+    tb = acc_mem_calloc((size_t)total + 1, sizeof(int));
+    step = acc_mem_calloc((size_t)total + 1, sizeof(int));
+    hasdep = acc_mem_calloc((size_t)total + 1, 1);
     if (!base || !tb || !step || !hasdep) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory exporting MSCCL XML");
         goto out;
@@ -303,9 +303,9 @@ acc_status_t acc_plan_export_msccl(const acc_plan_t *p, acc_buf_t *out)
     if (st == ACC_OK)
         st = acc_buf_status(out);
 out:
-    acc_free(base);
-    acc_free(tb);
-    acc_free(step);
-    acc_free(hasdep);
+    acc_mem_free(base);
+    acc_mem_free(tb);
+    acc_mem_free(step);
+    acc_mem_free(hasdep);
     return st;
 }

@@ -309,7 +309,7 @@ static acc_status_t read_tb(const ms_algo_t *a, ms_gpu_t *g, const xmlNode *n)
                        "nchannels=\"%d\" (channels 0 to %d)",
                        tb.id, tb.chan, a->nchannels, a->nchannels - 1);
     tb.nsteps = count_children(n, "step");
-    tb.steps = acc_calloc((size_t)tb.nsteps + 1, sizeof(ms_step_t));
+    tb.steps = acc_mem_calloc((size_t)tb.nsteps + 1, sizeof(ms_step_t));
     if (!tb.steps)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory reading %s", a->file);
     g->tbs[tb.id] = tb; /* owned by g from here on */
@@ -388,7 +388,7 @@ static acc_status_t read_gpu(ms_algo_t *a, const xmlNode *n)
         return st;
     g->s_chunks = (uint32_t)v;
     g->ntbs = count_children(n, "tb");
-    g->tbs = acc_calloc((size_t)g->ntbs + 1, sizeof(ms_tb_t));
+    g->tbs = acc_mem_calloc((size_t)g->ntbs + 1, sizeof(ms_tb_t));
     if (!g->tbs)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory reading %s", a->file);
     for (c = n->children; c; c = c->next) {
@@ -485,7 +485,7 @@ static acc_status_t read_algo(ms_algo_t *a, const xmlNode *n)
     if (a->root >= a->ngpus)
         return ms_fail(a, a->line, "<algo root=\"%d\">: outside the %d gpus", a->root, a->ngpus);
     record_extra(a, n);
-    a->gpus = acc_calloc((size_t)a->ngpus, sizeof(ms_gpu_t));
+    a->gpus = acc_mem_calloc((size_t)a->ngpus, sizeof(ms_gpu_t));
     if (!a->gpus)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory reading %s", a->file);
     for (c = n->children; c; c = c->next) {
@@ -510,10 +510,10 @@ void ms_algo_free(ms_algo_t *a)
     int g, t;
     for (g = 0; a->gpus && g < a->ngpus; g++) {
         for (t = 0; t < a->gpus[g].ntbs; t++)
-            acc_free(a->gpus[g].tbs[t].steps);
-        acc_free(a->gpus[g].tbs);
+            acc_mem_free(a->gpus[g].tbs[t].steps);
+        acc_mem_free(a->gpus[g].tbs);
     }
-    acc_free(a->gpus);
+    acc_mem_free(a->gpus);
     a->gpus = NULL;
 }
 
@@ -584,6 +584,6 @@ acc_status_t acc_plan_import_msccl_file(const char *path, acc_plan_t **out)
     st = acc_read_file(path, &text, &len);
     if (st == ACC_OK)
         st = acc_plan_import_msccl(text, len, path, out);
-    acc_free(text);
+    acc_mem_free(text);
     return st;
 }

@@ -147,7 +147,7 @@ static acc_status_t bad_connection(const ports_t *s, const end_t *ends, size_t i
 static acc_status_t connect(ports_t *s)
 {
     const ms_algo_t *a = s->a;
-    end_t *ends = acc_calloc(2 * (size_t)s->total + 1, sizeof(end_t));
+    end_t *ends = acc_mem_calloc(2 * (size_t)s->total + 1, sizeof(end_t));
     size_t nends = 0, i, j;
     uint64_t n = (uint64_t)a->ngpus;
     uint32_t t;
@@ -176,7 +176,7 @@ static acc_status_t connect(ports_t *s)
         }
         join(s, 2 * ends[i + 1].tb, 2 * ends[i].tb + 1);
     }
-    acc_free(ends);
+    acc_mem_free(ends);
     return st;
 }
 
@@ -190,7 +190,7 @@ static acc_status_t colour(ports_t *s, int *nlanes)
     for (p = 0; p < 2 * s->total; p++)
         groups += s->present[p] && find(s->parent, p) == p;
     nl = groups < MAX_LANES ? groups : MAX_LANES;
-    owner = acc_calloc((size_t)a->ngpus * nl + 1, sizeof(uint32_t));
+    owner = acc_mem_calloc((size_t)a->ngpus * nl + 1, sizeof(uint32_t));
     if (!owner)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory mapping %s to lanes", a->file);
     *nlanes = 1;
@@ -207,7 +207,7 @@ static acc_status_t colour(ports_t *s, int *nlanes)
                 break;
         }
         if (lane == nl) {
-            acc_free(owner);
+            acc_mem_free(owner);
             return ms_fail(a, s->tbs[p / 2]->line, "the thread blocks need more than %d lanes",
                            MAX_LANES);
         }
@@ -217,7 +217,7 @@ static acc_status_t colour(ports_t *s, int *nlanes)
         if ((int)lane + 1 > *nlanes)
             *nlanes = (int)lane + 1;
     }
-    acc_free(owner);
+    acc_mem_free(owner);
     return ACC_OK;
 }
 
@@ -314,15 +314,15 @@ acc_status_t ms_assign_lanes(ms_algo_t *a, int *nlanes)
     if (hinted || (a->acc_nlanes > 0 && !s.total))
         return hinted_lanes(a, nlanes);
     np = 2 * s.total;
-    s.tbs = acc_calloc((size_t)s.total + 1, sizeof(*s.tbs));
-    s.gpu_of = acc_calloc((size_t)s.total + 1, sizeof(int));
-    s.parent = acc_calloc((size_t)np + 1, sizeof(uint32_t));
-    s.next = acc_calloc((size_t)np + 1, sizeof(uint32_t));
-    s.last = acc_calloc((size_t)np + 1, sizeof(uint32_t));
-    s.present = acc_calloc((size_t)np + 1, 1);
-    s.lane = acc_calloc((size_t)np + 1, sizeof(int));
-    s.mark = acc_calloc((size_t)a->ngpus, sizeof(uint32_t));
-    s.mark_tb = acc_calloc((size_t)a->ngpus, sizeof(uint32_t));
+    s.tbs = acc_mem_calloc((size_t)s.total + 1, sizeof(*s.tbs));
+    s.gpu_of = acc_mem_calloc((size_t)s.total + 1, sizeof(int));
+    s.parent = acc_mem_calloc((size_t)np + 1, sizeof(uint32_t));
+    s.next = acc_mem_calloc((size_t)np + 1, sizeof(uint32_t));
+    s.last = acc_mem_calloc((size_t)np + 1, sizeof(uint32_t));
+    s.present = acc_mem_calloc((size_t)np + 1, 1);
+    s.lane = acc_mem_calloc((size_t)np + 1, sizeof(int));
+    s.mark = acc_mem_calloc((size_t)a->ngpus, sizeof(uint32_t));
+    s.mark_tb = acc_mem_calloc((size_t)a->ngpus, sizeof(uint32_t));
     if (!s.tbs || !s.gpu_of || !s.parent || !s.next || !s.last || !s.present || !s.lane ||
         !s.mark || !s.mark_tb) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory mapping %s to lanes", a->file);
@@ -335,14 +335,14 @@ acc_status_t ms_assign_lanes(ms_algo_t *a, int *nlanes)
         }
     st = generic_lanes(&s, nlanes);
 out:
-    acc_free(s.tbs);
-    acc_free(s.gpu_of);
-    acc_free(s.parent);
-    acc_free(s.next);
-    acc_free(s.last);
-    acc_free(s.present);
-    acc_free(s.lane);
-    acc_free(s.mark);
-    acc_free(s.mark_tb);
+    acc_mem_free(s.tbs);
+    acc_mem_free(s.gpu_of);
+    acc_mem_free(s.parent);
+    acc_mem_free(s.next);
+    acc_mem_free(s.last);
+    acc_mem_free(s.present);
+    acc_mem_free(s.lane);
+    acc_mem_free(s.mark);
+    acc_mem_free(s.mark_tb);
     return st;
 }

@@ -29,7 +29,7 @@ acc_status_t acc_select_create(acc_coll_t coll, const char *topo_fingerprint,
     acc_select_table_t *t;
     if (coll < 0 || coll >= ACC_COLL_COUNT)
         return acc_error_set(ACC_ERR_INVALID, "unknown collective %d", (int)coll);
-    t = acc_calloc(1, sizeof(*t));
+    t = acc_mem_calloc(1, sizeof(*t));
     if (!t)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory creating a selection table");
     t->coll = coll;
@@ -43,8 +43,8 @@ void acc_select_destroy(acc_select_table_t *t)
 {
     if (!t)
         return;
-    acc_free(t->entries);
-    acc_free(t);
+    acc_mem_free(t->entries);
+    acc_mem_free(t);
 }
 
 /* The first of n sorted ranges whose max_bytes >= nbytes.  Both kinds of table keep their
@@ -128,7 +128,7 @@ acc_status_t acc_select_nccl_create(acc_coll_t coll, const char *topo_fingerprin
     acc_select_nccl_t *t;
     if (coll < 0 || coll >= ACC_COLL_COUNT)
         return acc_error_set(ACC_ERR_INVALID, "unknown collective %d", (int)coll);
-    if (!(t = acc_calloc(1, sizeof(*t))))
+    if (!(t = acc_mem_calloc(1, sizeof(*t))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory creating an NCCL choice table");
     t->coll = coll;
     snprintf(t->topo_fingerprint, sizeof(t->topo_fingerprint), "%s",
@@ -141,8 +141,8 @@ void acc_select_nccl_destroy(acc_select_nccl_t *t)
 {
     if (!t)
         return;
-    acc_free(t->entries);
-    acc_free(t);
+    acc_mem_free(t->entries);
+    acc_mem_free(t);
 }
 
 acc_status_t acc_select_nccl_append(acc_select_nccl_t *t, const acc_select_nccl_entry_t *e)

@@ -60,7 +60,7 @@ static acc_status_t make_sizes(acc_select_builder_t *b)
         return acc_error_set(ACC_ERR_INVALID, "selection sweep from %llu to %llu bytes is empty",
                              (unsigned long long)lo, (unsigned long long)hi);
     /* lo, then every power of two above it up to hi, then hi itself. */
-    b->sizes = acc_calloc(66, sizeof(uint64_t));
+    b->sizes = acc_mem_calloc(66, sizeof(uint64_t));
     if (!b->sizes)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for the selection sweep");
     b->sizes[n++] = lo;
@@ -99,7 +99,7 @@ acc_status_t acc_select_builder_create(const acc_topo_t *topo, const acc_select_
     int t;
 
     *out = NULL;
-    if (!(b = acc_calloc(1, sizeof(*b))))
+    if (!(b = acc_mem_calloc(1, sizeof(*b))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory creating a selection builder");
     b->topo = topo;
     if (opts)
@@ -150,8 +150,8 @@ void acc_select_builder_destroy(acc_select_builder_t *b)
     for (t = 0; t < SELECT_THREADS_MAX; t++)
         acc_sim_destroy(b->sims[t]);
     acc_nccl_model_destroy(b->nccl);
-    acc_free(b->sizes);
-    acc_free(b);
+    acc_mem_free(b->sizes);
+    acc_mem_free(b);
 }
 
 void acc_select_result_destroy(acc_select_result_t *r)
@@ -161,11 +161,11 @@ void acc_select_result_destroy(acc_select_result_t *r)
         return;
     for (i = 0; i < r->nplans; i++)
         acc_plan_destroy(r->plans[i].plan);
-    acc_free(r->plans);
-    acc_free(r->rows);
+    acc_mem_free(r->plans);
+    acc_mem_free(r->rows);
     acc_select_destroy(r->table);
     acc_select_nccl_destroy(r->nccl);
-    acc_free(r);
+    acc_mem_free(r);
 }
 
 /* The size at which size i's entry starts, and where it ends: at the next size of the sweep. */
@@ -201,7 +201,7 @@ static acc_status_t collect_plans(acc_select_builder_t *b, acc_select_result_t *
     size_t i, j, uses;
     acc_status_t st = ACC_OK;
 
-    if (!(r->plans = acc_calloc(b->nsizes, sizeof(*r->plans))))
+    if (!(r->plans = acc_mem_calloc(b->nsizes, sizeof(*r->plans))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for the selected plans");
     for (i = 0; i < b->nsizes && st == ACC_OK; i++) {
         acc_select_plan_t *sp;
@@ -386,9 +386,9 @@ acc_status_t acc_select_build(acc_select_builder_t *b, acc_coll_t coll, acc_sele
     memset(&sw, 0, sizeof(sw));
     if (coll < 0 || coll >= ACC_COLL_COUNT)
         return acc_error_set(ACC_ERR_INVALID, "unknown collective %d", (int)coll);
-    r = acc_calloc(1, sizeof(*r));
-    sw.best = acc_calloc(b->nsizes, sizeof(*sw.best));
-    if (!r || !sw.best || !(r->rows = acc_calloc(b->nsizes, sizeof(*r->rows)))) {
+    r = acc_mem_calloc(1, sizeof(*r));
+    sw.best = acc_mem_calloc(b->nsizes, sizeof(*sw.best));
+    if (!r || !sw.best || !(r->rows = acc_mem_calloc(b->nsizes, sizeof(*r->rows)))) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory building a selection table");
         goto out;
     }
@@ -421,7 +421,7 @@ acc_status_t acc_select_build(acc_select_builder_t *b, acc_coll_t coll, acc_sele
         st = fill_nccl(b, r);
 out:
     select_sweep_free(&sw);
-    acc_free(sw.best);
+    acc_mem_free(sw.best);
     if (st != ACC_OK) {
         acc_select_result_destroy(r);
         return st;

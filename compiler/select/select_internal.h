@@ -25,7 +25,7 @@ size_t select_pairs(const acc_topo_t *topo, const acc_algo_t *algo, select_pair_
  * left 0), which tell the default lanes and chunks ("lanes=2 chunks=1 ...").  First the lanes
  * line: every lane count up to max_lanes at the default chunks; then, for a lane count that
  * won somewhere, the other chunk counts.  Fewer on large topologies.  Each variant is accepted
- * by supports(); *out is taken by the caller (acc_free). */
+ * by supports(); *out is taken by the caller (acc_mem_free). */
 acc_status_t select_lane_variants(const acc_topo_t *topo, const acc_algo_t *algo,
                                   const acc_algo_args_t *base, const char *def_params,
                                   int max_lanes, acc_algo_args_t **out, size_t *n);

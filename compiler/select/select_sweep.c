@@ -317,12 +317,12 @@ static acc_status_t run_pass(pool_t *pool)
     sw->slots = p;
     memset(sw->slots + pool->slot0, 0, pool->ntasks * sizeof(*sw->slots));
     sw->nslots = need;
-    if (!(pool->order = acc_calloc(pool->ntasks, sizeof(size_t))))
+    if (!(pool->order = acc_mem_calloc(pool->ntasks, sizeof(size_t))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory ordering %zu variants", pool->ntasks);
     if ((st = run_stage(pool, 0)) == ACC_OK) {
-        by_ops_t *sorted = acc_calloc(pool->ntasks, sizeof(*sorted));
+        by_ops_t *sorted = acc_mem_calloc(pool->ntasks, sizeof(*sorted));
         if (!sorted) {
-            acc_free(pool->order);
+            acc_mem_free(pool->order);
             pool->order = NULL;
             return acc_error_set(ACC_ERR_NOMEM, "out of memory ordering variants");
         }
@@ -333,10 +333,10 @@ static acc_status_t run_pass(pool_t *pool)
         qsort(sorted, pool->ntasks, sizeof(*sorted), by_ops);
         for (k = 0; k < pool->ntasks; k++)
             pool->order[k] = sorted[k].k;
-        acc_free(sorted);
+        acc_mem_free(sorted);
         st = run_stage(pool, 1);
     }
-    acc_free(pool->order);
+    acc_mem_free(pool->order);
     pool->order = NULL;
     return st;
 }
@@ -363,7 +363,7 @@ static acc_status_t add_tasks(task_t **tasks, size_t *n, size_t *cap, int g, acc
     acc_status_t st = ACC_OK;
     for (j = 0; j < nvar && st == ACC_OK; j++)
         st = add_task(tasks, n, cap, g, 0, &vars[j]);
-    acc_free(vars);
+    acc_mem_free(vars);
     return st;
 }
 
@@ -382,7 +382,7 @@ static acc_status_t list_groups(pool_t *pool, acc_coll_t coll)
         for (k = 0; k < npairs; k++) {
             group_t *g;
             if (acc_array_reserve(&p, &cap, pool->ngroups + 1, sizeof(group_t)) != ACC_OK) {
-                acc_free(p);
+                acc_mem_free(p);
                 return acc_error_set(ACC_ERR_NOMEM, "out of memory listing generators");
             }
             g = (group_t *)p + pool->ngroups;
@@ -471,8 +471,8 @@ acc_status_t select_sweep(select_sweep_t *sw, acc_coll_t coll)
         st = run_pass(&pool);
     }
     pthread_mutex_destroy(&pool.lock);
-    acc_free(tasks);
-    acc_free(pool.groups);
+    acc_mem_free(tasks);
+    acc_mem_free(pool.groups);
     return st;
 }
 
@@ -481,7 +481,7 @@ void select_sweep_free(select_sweep_t *sw)
     size_t i;
     for (i = 0; i < sw->nslots; i++)
         acc_plan_destroy(sw->slots[i].plan);
-    acc_free(sw->slots);
+    acc_mem_free(sw->slots);
     sw->slots = NULL;
     sw->nslots = sw->cap = 0;
 }

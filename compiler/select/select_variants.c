@@ -191,7 +191,7 @@ acc_status_t select_lane_variants(const acc_topo_t *topo, const acc_algo_t *algo
             st = add(&l, base, lane_steps[k], dc, dl, dc);
     }
     if (st != ACC_OK) {
-        acc_free(l.v);
+        acc_mem_free(l.v);
         return st;
     }
     keep_supported(topo, algo, &l);
@@ -216,7 +216,7 @@ acc_status_t select_chunk_variants(const acc_topo_t *topo, const acc_algo_t *alg
         if (chunks[c] != dc)
             st = add(&l, base, lanes, chunks[c], dl, dc);
     if (st != ACC_OK) {
-        acc_free(l.v);
+        acc_mem_free(l.v);
         return st;
     }
     keep_supported(topo, algo, &l);

@@ -88,7 +88,7 @@ acc_status_t acc_db_put_topology(acc_db_t *db, const acc_topo_t *topo,
                                  char fp_out[ACC_SHA256_HEX_LEN + 1]);
 /* Load and finalize; fails if the stored text no longer gives this fingerprint. */
 acc_status_t acc_db_get_topology(acc_db_t *db, const char *fingerprint, acc_topo_t **out);
-/* Every stored topology, by name then fingerprint; *out taken (acc_free). */
+/* Every stored topology, by name then fingerprint; *out taken (acc_mem_free). */
 acc_status_t acc_db_list_topologies(acc_db_t *db, acc_db_topo_info_t **out, size_t *count);
 
 /* ---- plans, by SHA-256 of their YAML text ------------------------------------------------ */
@@ -175,7 +175,7 @@ typedef struct {
  * the topology has.  A measurement of the same key is replaced. */
 acc_status_t acc_db_put_measurement(acc_db_t *db, const acc_db_measurement_t *m);
 /* Every time measured on the topology with this data type, of any collective, as the table
- * builder takes them; *out taken (acc_free), NULL when there are none. */
+ * builder takes them; *out taken (acc_mem_free), NULL when there are none. */
 acc_status_t acc_db_get_measurements(acc_db_t *db, const char *topo_fingerprint, acc_dtype_t dtype,
                                      acc_select_measured_t **out, size_t *count);
 
@@ -239,7 +239,7 @@ acc_status_t acc_db_build(acc_db_t *db, const acc_topo_t *topo, const acc_db_bui
 /* yaml must be a well-formed YAML document; param_count is the model's parameter count. */
 acc_status_t acc_db_put_profile(acc_db_t *db, const char *name, const char *yaml,
                                 uint64_t param_count);
-/* *yaml taken (acc_free). */
+/* *yaml taken (acc_mem_free). */
 acc_status_t acc_db_get_profile(acc_db_t *db, const char *name, char **yaml, uint64_t *param_count);
 
 typedef struct {
@@ -271,7 +271,7 @@ typedef struct {
  * model, topology, network, params, method, strategy and time adds nothing and gives the
  * stored id. */
 acc_status_t acc_db_add_tuning_run(acc_db_t *db, const acc_db_tuning_run_t *run, int64_t *id_out);
-/* Runs matching the filters (NULL: any), best score first, then by id; *out taken (acc_free). */
+/* Runs matching the filters (NULL: any), best score first, then by id; *out taken (acc_mem_free). */
 acc_status_t acc_db_list_tuning_runs(acc_db_t *db, const char *model, const char *topo_fingerprint,
                                      const char *network, acc_db_tuning_run_t **out, size_t *count);
 
@@ -294,7 +294,7 @@ typedef struct {
 acc_status_t acc_db_put_optimum(acc_db_t *db, const acc_db_optimum_t *opt);
 acc_status_t acc_db_get_optimum(acc_db_t *db, const char *model, const char *topo_fingerprint,
                                 const char *network, const char *method, acc_db_optimum_t *out);
-/* Every optimum, by model, topology, network and method; *out taken (acc_free). */
+/* Every optimum, by model, topology, network and method; *out taken (acc_mem_free). */
 acc_status_t acc_db_list_optima(acc_db_t *db, acc_db_optimum_t **out, size_t *count);
 
 /* ---- summary ---------------------------------------------------------------------------- */

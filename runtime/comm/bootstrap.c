@@ -148,8 +148,8 @@ static int take_hello(rendezvous_t *rv, int fd)
     }
     if (!rv->nranks && h.nranks >= 1 && h.nranks <= (1 << 20)) {
         rv->nranks = h.nranks;
-        rv->fds = acc_malloc((size_t)h.nranks * sizeof(int));
-        rv->hellos = acc_calloc((size_t)h.nranks, sizeof(hello_t));
+        rv->fds = acc_mem_alloc((size_t)h.nranks * sizeof(int));
+        rv->hellos = acc_mem_calloc((size_t)h.nranks, sizeof(hello_t));
         if (!rv->fds || !rv->hellos) {
             close(fd);
             acc_error_set(ACC_ERR_NOMEM, "out of memory for the rendezvous");
@@ -203,8 +203,8 @@ static void rendezvous_free(rendezvous_t *rv)
 {
     for (int r = 0; rv->fds && r < rv->nranks; r++)
         net_close(&rv->fds[r]);
-    acc_free(rv->fds);
-    acc_free(rv->hellos);
+    acc_mem_free(rv->fds);
+    acc_mem_free(rv->hellos);
     net_close(&rv->listen_fd);
 }
 
@@ -216,7 +216,7 @@ static void *root_main(void *arg)
     if (rendezvous_run(rv, 0) != ACC_OK)
         ACC_WARN(RUNTIME, "bootstrap rendezvous gave up: %s", acc_error_message());
     rendezvous_free(rv);
-    acc_free(rv);
+    acc_mem_free(rv);
     return NULL;
 }
 
@@ -230,7 +230,7 @@ static void host_addr(net_addr_t *a)
 
 acc_status_t boot_root_start(acc_unique_id_t *out)
 {
-    rendezvous_t *rv = acc_calloc(1, sizeof(*rv));
+    rendezvous_t *rv = acc_mem_calloc(1, sizeof(*rv));
     net_addr_t a, bound;
     id_t_ id;
     pthread_t tid;
@@ -260,7 +260,7 @@ acc_status_t boot_root_start(acc_unique_id_t *out)
     return ACC_OK;
 out:
     rendezvous_free(rv);
-    acc_free(rv);
+    acc_mem_free(rv);
     return st;
 }
 
@@ -329,7 +329,7 @@ static acc_status_t read_table(rt_boot_t *b, int fd, double deadline)
         return acc_error_set(ACC_ERR_INVALID, "the rendezvous refused rank %d: %s", b->rank,
                              ans.text);
     }
-    if (!(all = acc_malloc((size_t)b->nranks * sizeof(hello_t))))
+    if (!(all = acc_mem_alloc((size_t)b->nranks * sizeof(hello_t))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for the bootstrap");
     if ((st = net_recv(fd, all, (size_t)b->nranks * sizeof(hello_t), deadline, b->abort_flag)) ==
         ACC_OK)
@@ -338,7 +338,7 @@ static acc_status_t read_table(rt_boot_t *b, int fd, double deadline)
             memcpy(&b->addrs[r].ss, all[r].addr, all[r].addr_len);
             b->addrs[r].len = all[r].addr_len;
         }
-    acc_free(all);
+    acc_mem_free(all);
     return st;
 }
 
@@ -357,8 +357,8 @@ static acc_status_t join_serving(rt_boot_t *b, const id_t_ *id, double deadline)
     rv.nranks = b->nranks;
     rv.deadline = deadline;
     rv.abort_flag = b->abort_flag;
-    rv.fds = acc_malloc((size_t)b->nranks * sizeof(int));
-    rv.hellos = acc_calloc((size_t)b->nranks, sizeof(hello_t));
+    rv.fds = acc_mem_alloc((size_t)b->nranks * sizeof(int));
+    rv.hellos = acc_mem_calloc((size_t)b->nranks, sizeof(hello_t));
     if (!rv.fds || !rv.hellos) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory for the rendezvous");
         goto out;
@@ -442,7 +442,7 @@ acc_status_t boot_create(const acc_unique_id_t *uid, int rank, int nranks, int t
     *out = NULL;
     if ((st = parse_id(uid, &id)) != ACC_OK)
         return st;
-    if (!(b = acc_calloc(1, sizeof(*b))))
+    if (!(b = acc_mem_calloc(1, sizeof(*b))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for the bootstrap");
     b->rank = rank;
     b->nranks = nranks;
@@ -450,8 +450,8 @@ acc_status_t boot_create(const acc_unique_id_t *uid, int rank, int nranks, int t
     b->abort_flag = abort_flag;
     b->listen_fd = -1;
     memcpy(b->nonce, id.nonce, BOOT_NONCE_BYTES);
-    b->fds = acc_malloc((size_t)nranks * sizeof(int));
-    b->addrs = acc_calloc((size_t)nranks, sizeof(net_addr_t));
+    b->fds = acc_mem_alloc((size_t)nranks * sizeof(int));
+    b->addrs = acc_mem_calloc((size_t)nranks, sizeof(net_addr_t));
     if (!b->fds || !b->addrs) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory for the bootstrap");
         goto out;
@@ -480,9 +480,9 @@ void boot_destroy(rt_boot_t *b)
     for (int r = 0; b->fds && r < b->nranks; r++)
         net_close(&b->fds[r]);
     net_close(&b->listen_fd);
-    acc_free(b->fds);
-    acc_free(b->addrs);
-    acc_free(b);
+    acc_mem_free(b->fds);
+    acc_mem_free(b->addrs);
+    acc_mem_free(b);
 }
 
 /* ---- collectives over the star ------------------------------------------------------------ */
@@ -568,12 +568,12 @@ acc_status_t boot_bcast(rt_boot_t *b, void *buf, size_t bytes, int root)
 
 acc_status_t boot_barrier(rt_boot_t *b)
 {
-    char one = 1, *all = acc_malloc((size_t)b->nranks);
+    char one = 1, *all = acc_mem_alloc((size_t)b->nranks);
     acc_status_t st;
     if (!all)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a barrier");
     st = boot_allgather(b, &one, 1, all);
-    acc_free(all);
+    acc_mem_free(all);
     return st;
 }
 

@@ -71,7 +71,7 @@ acc_status_t acc_unique_id_local(acc_unique_id_t *id)
 
 acc_status_t comm_agree(acc_comm_t *c, acc_status_t mine, const char *step)
 {
-    verdict_t v, *all = acc_calloc((size_t)c->nranks, sizeof(verdict_t));
+    verdict_t v, *all = acc_mem_calloc((size_t)c->nranks, sizeof(verdict_t));
     acc_status_t st;
 
     if (!all)
@@ -87,7 +87,7 @@ acc_status_t comm_agree(acc_comm_t *c, acc_status_t mine, const char *step)
                                    all[r].text);
                 break;
             }
-    acc_free(all);
+    acc_mem_free(all);
     return st;
 }
 
@@ -176,8 +176,8 @@ static acc_status_t keep_opts(acc_comm_t *c, const acc_comm_opts_t *opts)
     else
         acc_comm_opts_init(&c->opts);
     c->opts.topo = c->opts.db = NULL;
-    if ((opts && opts->topo && !(c->opts.topo = c->opts_topo = acc_strdup(opts->topo))) ||
-        (opts && opts->db && !(c->opts.db = c->opts_db = acc_strdup(opts->db))))
+    if ((opts && opts->topo && !(c->opts.topo = c->opts_topo = acc_mem_strdup(opts->topo))) ||
+        (opts && opts->db && !(c->opts.db = c->opts_db = acc_mem_strdup(opts->db))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a communicator's options");
     return ACC_OK;
 }
@@ -204,7 +204,7 @@ acc_status_t comm_init(acc_comm_t **out, int nranks, const acc_unique_id_t *id, 
         return acc_error_set(ACC_ERR_INVALID,
                              "acc_comm_init_rank: rank %d of %d ranks (0 <= rank < nranks)", rank,
                              nranks);
-    if (!(c = acc_calloc(1, sizeof(*c))))
+    if (!(c = acc_mem_calloc(1, sizeof(*c))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a communicator");
     c->rank = rank;
     c->nranks = nranks;
@@ -233,14 +233,14 @@ static void comm_free(acc_comm_t *c, int abort)
     comm_unload(c);
     for (size_t i = 0; i < c->nfallbacks; i++)
         acc_plan_destroy(c->fallbacks[i].plan);
-    acc_free(c->fallbacks);
+    acc_mem_free(c->fallbacks);
     acc_topo_destroy(c->topo);
-    acc_free(c->refused);
-    acc_free(c->node_of);
+    acc_mem_free(c->refused);
+    acc_mem_free(c->node_of);
     boot_destroy(c->boot);
-    acc_free(c->opts_topo);
-    acc_free(c->opts_db);
-    acc_free(c);
+    acc_mem_free(c->opts_topo);
+    acc_mem_free(c->opts_db);
+    acc_mem_free(c);
 }
 
 acc_status_t acc_comm_destroy(acc_comm_t *c)

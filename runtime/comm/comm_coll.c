@@ -190,7 +190,7 @@ acc_status_t acc_group_end(void)
             st = one; /* the message of the first failure stays */
     }
     group_n = 0;
-    acc_free(group_calls);
+    acc_mem_free(group_calls);
     group_calls = NULL;
     group_cap = 0;
     return st;
@@ -330,6 +330,6 @@ acc_status_t acc_comm_stats(const acc_comm_t *c, acc_comm_stat_t **out, size_t *
     *n = count;
     return ACC_OK;
 nomem:
-    acc_free(rows);
+    acc_mem_free(rows);
     return acc_error_set(ACC_ERR_NOMEM, "out of memory for statistics");
 }

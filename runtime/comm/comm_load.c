@@ -58,10 +58,10 @@ static int load_table(acc_comm_t *c, acc_db_t *db, acc_coll_t coll, acc_sha256_t
     if (st != ACC_OK)
         return set_reason(c, "%s table in %s: %s", acc_coll_name(coll), acc_db_path(db),
                           acc_error_message());
-    t->plans = acc_calloc(t->table->n + 1, sizeof(acc_plan_t *));
-    t->unfit = acc_calloc(t->table->n + 1, 1);
-    t->calls = acc_calloc(t->table->n + 1, sizeof(uint64_t));
-    t->bytes = acc_calloc(t->table->n + 1, sizeof(uint64_t));
+    t->plans = acc_mem_calloc(t->table->n + 1, sizeof(acc_plan_t *));
+    t->unfit = acc_mem_calloc(t->table->n + 1, 1);
+    t->calls = acc_mem_calloc(t->table->n + 1, sizeof(uint64_t));
+    t->bytes = acc_mem_calloc(t->table->n + 1, sizeof(uint64_t));
     if (!t->plans || !t->unfit || !t->calls || !t->bytes)
         return set_reason(c, "out of memory for the %s table", acc_coll_name(coll));
     for (i = 0; i < t->table->n; i++) {
@@ -141,13 +141,13 @@ typedef struct {
 
 static acc_status_t place_ranks(acc_comm_t *c)
 {
-    host_info_t mine, *all = acc_calloc((size_t)c->nranks, sizeof(host_info_t));
+    host_info_t mine, *all = acc_mem_calloc((size_t)c->nranks, sizeof(host_info_t));
     int per_node = c->topo && acc_topo_ranks(c->topo) == c->nranks ? acc_topo_gpus_per_node(c->topo)
                                                                    : c->nranks;
     acc_status_t st;
 
-    if (!all || !(c->node_of = acc_calloc((size_t)c->nranks, sizeof(int))))
-        return acc_free(all), acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    if (!all || !(c->node_of = acc_mem_calloc((size_t)c->nranks, sizeof(int))))
+        return acc_mem_free(all), acc_error_set(ACC_ERR_NOMEM, "out of memory");
     memset(&mine, 0, sizeof(mine));
     gethostname(mine.host, sizeof(mine.host) - 1);
     if ((st = boot_allgather(c->boot, &mine, sizeof(mine), all)) == ACC_OK) {
@@ -160,7 +160,7 @@ static acc_status_t place_ranks(acc_comm_t *c)
             c->node_of[r] = q < r ? c->node_of[q] : c->nnodes++;
         }
     }
-    acc_free(all);
+    acc_mem_free(all);
     return st;
 }
 
@@ -180,14 +180,14 @@ static acc_status_t draw_tag(acc_comm_t *c)
 /* Compare what the ranks loaded: tables only when every rank loaded the same ones. */
 static void agree(acc_comm_t *c, const load_report_t *mine)
 {
-    load_report_t *all = acc_calloc((size_t)c->nranks, sizeof(load_report_t));
+    load_report_t *all = acc_mem_calloc((size_t)c->nranks, sizeof(load_report_t));
     const load_report_t *first_bad = NULL;
     int r, differs = -1;
 
     if (!all || boot_allgather(c->boot, mine, sizeof(*mine), all) != ACC_OK) {
         set_reason(c, "the ranks could not compare their tables: %s", acc_error_message());
         c->use_tables = 0;
-        acc_free(all);
+        acc_mem_free(all);
         return;
     }
     for (r = 0; r < c->nranks && !first_bad; r++)
@@ -212,7 +212,7 @@ static void agree(acc_comm_t *c, const load_report_t *mine)
             ACC_WARN(RUNTIME, "communicator of %d ranks runs every call through %s: %s", c->nranks,
                      c->be == &rt_host_backend ? "the ring fallback" : "NCCL", c->fallback_reason);
     }
-    acc_free(all);
+    acc_mem_free(all);
 }
 
 void comm_load(acc_comm_t *c, const acc_comm_opts_t *opts)
@@ -241,10 +241,10 @@ void comm_unload(acc_comm_t *c)
         rt_table_t *t = &c->tables[coll];
         for (size_t i = 0; t->plans && t->table && i < t->table->n; i++)
             acc_plan_destroy(t->plans[i]);
-        acc_free(t->plans);
-        acc_free(t->unfit);
-        acc_free(t->calls);
-        acc_free(t->bytes);
+        acc_mem_free(t->plans);
+        acc_mem_free(t->unfit);
+        acc_mem_free(t->calls);
+        acc_mem_free(t->bytes);
         acc_select_destroy(t->table);
         memset(t, 0, sizeof(*t));
     }

@@ -18,7 +18,7 @@ typedef struct {
  * GPUs there - and how many ranks share it. */
 static acc_status_t choose_gpu(acc_comm_t *c, cb_state_t *s)
 {
-    gpu_of_t mine, *all = acc_calloc((size_t)c->nranks, sizeof(gpu_of_t));
+    gpu_of_t mine, *all = acc_mem_calloc((size_t)c->nranks, sizeof(gpu_of_t));
     int ndev = 0, local = 0;
     acc_status_t st = rt_cuda_device_count(&ndev);
 
@@ -37,7 +37,7 @@ static acc_status_t choose_gpu(acc_comm_t *c, cb_state_t *s)
     }
     for (int r = 0; st == ACC_OK && r < c->nranks; r++)
         s->sharers += strcmp(all[r].host, mine.host) == 0 && all[r].device == s->device;
-    if (st == ACC_OK && !(s->gpu_of = acc_calloc((size_t)c->nranks, sizeof(int))))
+    if (st == ACC_OK && !(s->gpu_of = acc_mem_calloc((size_t)c->nranks, sizeof(int))))
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory");
     for (int r = 0; st == ACC_OK && r < c->nranks; r++) {
         int q = 0;
@@ -45,13 +45,13 @@ static acc_status_t choose_gpu(acc_comm_t *c, cb_state_t *s)
             q++;
         s->gpu_of[r] = q;
     }
-    acc_free(all);
+    acc_mem_free(all);
     return st;
 }
 
 static acc_status_t create(acc_comm_t *c, void **state)
 {
-    cb_state_t *s = acc_calloc(1, sizeof(*s));
+    cb_state_t *s = acc_mem_calloc(1, sizeof(*s));
     int major = 0, minor = 0;
     acc_status_t st;
 
@@ -83,9 +83,9 @@ static void destroy(acc_comm_t *c, void *state, int abort)
         cb_inst_destroy(s->insts[i]);
     cb_nccl_teardown(s, abort);
     acc_kcache_destroy(s->cache);
-    acc_free(s->insts);
-    acc_free(s->gpu_of);
-    acc_free(s);
+    acc_mem_free(s->insts);
+    acc_mem_free(s->gpu_of);
+    acc_mem_free(s);
 }
 
 /* Plans whose messages or peer memory cross nodes are NCCL's in this version. */

@@ -88,10 +88,10 @@ static acc_status_t lay_out(acc_comm_t *c, cb_inst_t *in)
         return acc_error_set(ACC_ERR_RANGE, "chunks of %llu elements; chunks hold fewer than 2^31",
                              (unsigned long long)cap);
     in->scratch_cap = align(cap ? cap : 1, 16 / in->es);
-    in->layouts = acc_calloc((size_t)p->nranks, sizeof(cb_layout_t));
-    in->conn_off = acc_calloc(k->nconns + 1, sizeof(uint64_t));
-    in->conn_stage = acc_calloc(k->nconns + 1, sizeof(uint64_t));
-    in->ctr_off = acc_calloc(k->nctrs + 1, sizeof(uint64_t));
+    in->layouts = acc_mem_calloc((size_t)p->nranks, sizeof(cb_layout_t));
+    in->conn_off = acc_mem_calloc(k->nconns + 1, sizeof(uint64_t));
+    in->conn_stage = acc_mem_calloc(k->nconns + 1, sizeof(uint64_t));
+    in->ctr_off = acc_mem_calloc(k->nctrs + 1, sizeof(uint64_t));
     if (!in->layouts || !in->conn_off || !in->conn_stage || !in->ctr_off)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     for (int r = 0; r < p->nranks; r++) {
@@ -135,7 +135,7 @@ static acc_status_t allocate(acc_comm_t *c, cb_inst_t *in, unsigned char handle[
     void *seg = NULL;
     acc_status_t st;
 
-    if (!(in->seg = acc_calloc((size_t)in->plan->nranks, sizeof(unsigned char *))))
+    if (!(in->seg = acc_mem_calloc((size_t)in->plan->nranks, sizeof(unsigned char *))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     if ((st = acc_cuda_malloc(l->bytes, &seg)) != ACC_OK)
         return acc_error_prefix(
@@ -184,7 +184,7 @@ static acc_status_t build_tables(const cb_state_t *s, cb_inst_t *in)
     size_t ctr_b = align(sizeof(acc_kctr_dev_t) * (k->nctrs + 1), 256);
     size_t param_b = sizeof(uint32_t) * (size_t)p->nranks * (size_t)p->nlanes * k->param_stride;
     size_t total = rank_b + conn_b + ctr_b + param_b;
-    unsigned char *host = acc_calloc(1, total);
+    unsigned char *host = acc_mem_calloc(1, total);
     acc_krank_t *ranks = (acc_krank_t *)host;
     acc_kconn_dev_t *conns = (acc_kconn_dev_t *)(host + rank_b);
     acc_kctr_dev_t *ctrs = (acc_kctr_dev_t *)(host + rank_b + conn_b);
@@ -225,13 +225,13 @@ static acc_status_t build_tables(const cb_state_t *s, cb_inst_t *in)
         in->d_ctrs = in->d_conns + conn_b;
         in->d_params = in->d_ctrs + ctr_b;
     }
-    acc_free(host);
+    acc_mem_free(host);
     return st;
 }
 
 static acc_status_t agree_kmax(acc_comm_t *c, cb_inst_t *in)
 {
-    int32_t *all = acc_calloc((size_t)c->nranks, sizeof(int32_t)), mine = in->kmax;
+    int32_t *all = acc_mem_calloc((size_t)c->nranks, sizeof(int32_t)), mine = in->kmax;
     acc_status_t st;
     if (!all)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
@@ -239,14 +239,14 @@ static acc_status_t agree_kmax(acc_comm_t *c, cb_inst_t *in)
         for (int r = 0; r < c->nranks; r++)
             if (all[r] < in->kmax)
                 in->kmax = all[r];
-    acc_free(all);
+    acc_mem_free(all);
     return st;
 }
 
 acc_status_t cb_inst_create(acc_comm_t *c, cb_state_t *s, const acc_plan_t *plan, acc_dtype_t dt,
                             acc_redop_t op, uint64_t cap, cb_inst_t **out)
 {
-    cb_inst_t *in = acc_calloc(1, sizeof(*in));
+    cb_inst_t *in = acc_mem_calloc(1, sizeof(*in));
     unsigned char mine[RT_CUDA_IPC_BYTES], *handles = NULL;
     acc_status_t st;
 
@@ -278,7 +278,7 @@ acc_status_t cb_inst_create(acc_comm_t *c, cb_state_t *s, const acc_plan_t *plan
         st = allocate(c, in, mine);
     if ((st = comm_agree(c, st, "allocating the plan's device memory")) != ACC_OK)
         goto out;
-    if (!(handles = acc_malloc((size_t)c->nranks * RT_CUDA_IPC_BYTES))) {
+    if (!(handles = acc_mem_alloc((size_t)c->nranks * RT_CUDA_IPC_BYTES))) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory");
         goto out;
     }
@@ -288,7 +288,7 @@ acc_status_t cb_inst_create(acc_comm_t *c, cb_state_t *s, const acc_plan_t *plan
     if (st == ACC_OK)
         st = comm_agree(c, build_tables(s, in), "building the kernel's tables");
 out:
-    acc_free(handles);
+    acc_mem_free(handles);
     if (st != ACC_OK) {
         cb_inst_destroy(in);
         return acc_error_prefix(st, "cuda backend, %s %s: ", acc_coll_name(plan->coll), plan->algo);
@@ -307,17 +307,17 @@ void cb_inst_destroy(cb_inst_t *in)
         else
             rt_cuda_ipc_close(in->seg[r]);
     }
-    acc_free(in->seg);
-    acc_free(in->layouts);
-    acc_free(in->conn_off);
-    acc_free(in->conn_stage);
-    acc_free(in->ctr_off);
+    acc_mem_free(in->seg);
+    acc_mem_free(in->layouts);
+    acc_mem_free(in->conn_off);
+    acc_mem_free(in->conn_stage);
+    acc_mem_free(in->ctr_off);
     acc_cuda_free(in->tables);
     acc_cuda_free(in->tmp_in);
     rt_cuda_host_free(in->status);
     rt_cuda_module_unload(in->module);
     acc_kernel_destroy(in->kernel);
-    acc_free(in);
+    acc_mem_free(in);
 }
 
 acc_status_t cb_inst_status(const cb_inst_t *in, int timeout_ms)

@@ -352,16 +352,16 @@ acc_status_t acc_cuda_capture_end(acc_cuda_stream_t s, acc_cuda_graph_t **out)
     *out = NULL;
     if (st != ACC_OK)
         return st;
-    if (!(g = acc_calloc(1, sizeof(*g))))
+    if (!(g = acc_mem_calloc(1, sizeof(*g))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a CUDA graph");
     if ((r = cu.cuStreamEndCapture((CUstream)s, &g->graph)) != 0) {
-        acc_free(g);
+        acc_mem_free(g);
         return fail(r, "cuStreamEndCapture");
     }
     if ((r = cu.cuGraphInstantiate(&g->exec, g->graph, 0)) != 0) {
         st = fail(r, "cuGraphInstantiate");
         cu.cuGraphDestroy(g->graph);
-        acc_free(g);
+        acc_mem_free(g);
         return st;
     }
     *out = g;
@@ -385,7 +385,7 @@ void acc_cuda_graph_destroy(acc_cuda_graph_t *g)
         cu.cuGraphExecDestroy(g->exec);
         cu.cuGraphDestroy(g->graph);
     }
-    acc_free(g);
+    acc_mem_free(g);
 }
 
 /* ---- internal: modules and launches (codegen_internal.h) -------------------------------- */

@@ -179,7 +179,7 @@ static acc_status_t layout(acc_gpu_exec_t *x)
     ctr_b = align_up(sizeof(acc_kctr_dev_t) * (k->nctrs + 1), 256);
     param_b = sizeof(uint32_t) * (size_t)x->nranks * x->nlanes * k->param_stride;
     tables_b = rank_b + conn_b + ctr_b + param_b;
-    if (!(host = acc_calloc(1, tables_b)))
+    if (!(host = acc_mem_calloc(1, tables_b)))
         return acc_error_set(ACC_ERR_NOMEM, "GPU executor: out of memory for its tables");
     if ((st = x->mem->alloc(tables_b, &x->tables)) != ACC_OK)
         goto out;
@@ -217,7 +217,7 @@ static acc_status_t layout(acc_gpu_exec_t *x)
     x->d_params = x->d_ctrs + ctr_b;
     x->d_status = word + 4 * l.status;
 out:
-    acc_free(host);
+    acc_mem_free(host);
     return st;
 }
 
@@ -299,7 +299,7 @@ static acc_status_t begin(const acc_plan_t *plan, acc_dtype_t dt, acc_redop_t op
     /* A plan that is wrong would hang a GPU, not just fail: prove it first. */
     if ((st = acc_plan_verify(plan)) != ACC_OK)
         return acc_error_prefix(st, "GPU executor: ");
-    if (!(x = acc_calloc(1, sizeof(*x))))
+    if (!(x = acc_mem_calloc(1, sizeof(*x))))
         return acc_error_set(ACC_ERR_NOMEM, "GPU executor: out of memory");
     x->mem = mem;
     x->dt = dt;
@@ -378,7 +378,7 @@ void acc_gpu_exec_destroy(acc_gpu_exec_t *x)
     acc_kcache_destroy(x->own_cache);
     acc_kernel_destroy(x->kernel);
     acc_plan_destroy(x->plan);
-    acc_free(x);
+    acc_mem_free(x);
 }
 
 int gx_copies_for(uint64_t count, size_t es, int nlanes, int kmax)
@@ -551,8 +551,8 @@ acc_status_t acc_gpu_exec_host(acc_gpu_exec_t *x, uint64_t count, void *const *i
     uint64_t ein = acc_plan_buf_elems(p, ACC_BUF_IN, count) * x->es;
     uint64_t eout = acc_plan_buf_elems(p, ACC_BUF_OUT, count) * x->es;
     uint64_t big = ein > eout ? ein : eout;
-    void **din = acc_calloc((size_t)x->nranks, sizeof(void *));
-    void **dout = acc_calloc((size_t)x->nranks, sizeof(void *));
+    void **din = acc_mem_calloc((size_t)x->nranks, sizeof(void *));
+    void **dout = acc_mem_calloc((size_t)x->nranks, sizeof(void *));
     acc_status_t st = ACC_OK;
     int r;
 
@@ -595,7 +595,7 @@ out:
         acc_cuda_free(din[r]);
         acc_cuda_free(dout[r]);
     }
-    acc_free(din);
-    acc_free(dout);
+    acc_mem_free(din);
+    acc_mem_free(dout);
     return st;
 }

@@ -370,10 +370,10 @@ static acc_status_t map_connections(exec_t *x)
 
     while (m.cap < 2 * nops + 16)
         m.cap *= 2;
-    m.keys = acc_calloc(m.cap, sizeof(uint64_t));
-    m.vals = acc_calloc(m.cap, sizeof(uint32_t));
+    m.keys = acc_mem_calloc(m.cap, sizeof(uint64_t));
+    m.vals = acc_mem_calloc(m.cap, sizeof(uint32_t));
     /* at most two connections per operation */
-    x->conns = acc_calloc(2 * nops + 1, sizeof(conn_t));
+    x->conns = acc_mem_calloc(2 * nops + 1, sizeof(conn_t));
     if (!m.keys || !m.vals || !x->conns) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory mapping the plan's connections");
         goto out;
@@ -382,8 +382,8 @@ static acc_status_t map_connections(exec_t *x)
         worker_t *w = &x->workers[i];
         if (!w->prog->nops)
             continue;
-        w->in_conn = acc_calloc(w->prog->nops, sizeof(uint32_t));
-        w->out_conn = acc_calloc(w->prog->nops, sizeof(uint32_t));
+        w->in_conn = acc_mem_calloc(w->prog->nops, sizeof(uint32_t));
+        w->out_conn = acc_mem_calloc(w->prog->nops, sizeof(uint32_t));
         if (!w->in_conn || !w->out_conn) {
             st = acc_error_set(ACC_ERR_NOMEM, "out of memory mapping the plan's connections");
             goto out;
@@ -400,15 +400,15 @@ static acc_status_t map_connections(exec_t *x)
         }
     }
 out:
-    acc_free(m.keys);
-    acc_free(m.vals);
+    acc_mem_free(m.keys);
+    acc_mem_free(m.vals);
     return st;
 }
 
 /* x->owned has room for two buffers per rank, all this is ever asked for. */
 static void *private_buffer(exec_t *x, uint64_t bytes)
 {
-    void *p = acc_calloc(1, bytes ? (size_t)bytes : 1);
+    void *p = acc_mem_calloc(1, bytes ? (size_t)bytes : 1);
     if (p)
         x->owned[x->nowned++] = p;
     return p;
@@ -471,9 +471,9 @@ static acc_status_t map_buffers(exec_t *x, void *const *in, void *const *out, in
             m->base[ACC_BUF_IN] = empty;
         if (!eout)
             m->base[ACC_BUF_OUT] = empty;
-        m->base[ACC_BUF_SCRATCH] = sbytes ? acc_malloc((size_t)sbytes) : empty;
+        m->base[ACC_BUF_SCRATCH] = sbytes ? acc_mem_alloc((size_t)sbytes) : empty;
         m->own_scratch = sbytes != 0;
-        m->scratch_len = acc_malloc((p->scratch_chunks + 1) * sizeof(int64_t));
+        m->scratch_len = acc_mem_alloc((p->scratch_chunks + 1) * sizeof(int64_t));
         if (!m->base[ACC_BUF_IN] || !m->base[ACC_BUF_OUT] || !m->base[ACC_BUF_SCRATCH] ||
             !m->scratch_len)
             return acc_error_set(ACC_ERR_NOMEM,
@@ -492,31 +492,31 @@ static void exec_free(exec_t *x)
     if (x->mem)
         for (i = 0; i < x->plan->nranks; i++) {
             if (x->mem[i].own_scratch)
-                acc_free(x->mem[i].base[ACC_BUF_SCRATCH]);
-            acc_free(x->mem[i].scratch_len);
+                acc_mem_free(x->mem[i].base[ACC_BUF_SCRATCH]);
+            acc_mem_free(x->mem[i].scratch_len);
         }
     for (c = 0; x->conns && c < x->nconns; c++)
         for (s = 0; x->conns[c].ring && s < (uint32_t)x->plan->slots; s++) {
-            acc_free(x->conns[c].ring[s].data);
-            acc_free(x->conns[c].ring[s].lens);
+            acc_mem_free(x->conns[c].ring[s].data);
+            acc_mem_free(x->conns[c].ring[s].lens);
         }
     for (c = 0; x->conns && c < x->nconns; c++)
-        acc_free(x->conns[c].ring);
+        acc_mem_free(x->conns[c].ring);
     for (i = 0; x->workers && i < x->nworkers; i++) {
-        acc_free(x->workers[i].in_conn);
-        acc_free(x->workers[i].out_conn);
-        acc_free(x->workers[i].tmp.data);
-        acc_free(x->workers[i].tmp.lens);
-        acc_free(x->workers[i].ptrs);
+        acc_mem_free(x->workers[i].in_conn);
+        acc_mem_free(x->workers[i].out_conn);
+        acc_mem_free(x->workers[i].tmp.data);
+        acc_mem_free(x->workers[i].tmp.lens);
+        acc_mem_free(x->workers[i].ptrs);
         pthread_cond_destroy(&x->workers[i].cond);
     }
     for (i = 0; i < (int)x->nowned; i++)
-        acc_free(x->owned[i]);
-    acc_free(x->workers);
-    acc_free(x->conns);
-    acc_free(x->counters);
-    acc_free(x->mem);
-    acc_free(x->owned);
+        acc_mem_free(x->owned[i]);
+    acc_mem_free(x->workers);
+    acc_mem_free(x->conns);
+    acc_mem_free(x->counters);
+    acc_mem_free(x->mem);
+    acc_mem_free(x->owned);
     pthread_cond_destroy(&x->main_cond);
     pthread_mutex_destroy(&x->lock);
 }
@@ -628,13 +628,13 @@ acc_status_t acc_host_exec(const acc_plan_t *plan, acc_dtype_t dt, acc_redop_t o
     pthread_mutex_init(&x.lock, NULL);
     pthread_cond_init(&x.main_cond, NULL);
     atomic_init(&x.progress, 0);
-    x.workers = acc_calloc((size_t)x.nworkers, sizeof(worker_t));
-    x.mem = acc_calloc((size_t)plan->nranks, sizeof(rank_mem_t));
-    x.owned = acc_calloc(2 * (size_t)plan->nranks, sizeof(void *));
+    x.workers = acc_mem_calloc((size_t)x.nworkers, sizeof(worker_t));
+    x.mem = acc_mem_calloc((size_t)plan->nranks, sizeof(rank_mem_t));
+    x.owned = acc_mem_calloc(2 * (size_t)plan->nranks, sizeof(void *));
     x.counters =
-        acc_calloc((size_t)plan->nranks * plan->nranks * (nslots ? nslots : 1), sizeof(uint32_t));
+        acc_mem_calloc((size_t)plan->nranks * plan->nranks * (nslots ? nslots : 1), sizeof(uint32_t));
     if (!x.workers || !x.mem || !x.owned || !x.counters) {
-        acc_free(x.workers);
+        acc_mem_free(x.workers);
         x.workers = NULL;
         st =
             acc_error_set(ACC_ERR_NOMEM, "host executor: out of memory for %d threads", x.nworkers);

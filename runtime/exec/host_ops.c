@@ -88,7 +88,7 @@ static int msg_fit(exec_t *x, worker_t *w, hx_msg_t *m, uint64_t bytes, uint32_t
     if (!nchunks)
         nchunks = 1;
     if (bytes > m->cap) {
-        void *p = acc_realloc_array(m->data, (size_t)bytes, 1);
+        void *p = acc_mem_realloc_array(m->data, (size_t)bytes, 1);
         if (!p)
             return hx_fail(x, w, ACC_ERR_NOMEM, "out of memory for a message of %llu bytes",
                            (unsigned long long)bytes);
@@ -96,7 +96,7 @@ static int msg_fit(exec_t *x, worker_t *w, hx_msg_t *m, uint64_t bytes, uint32_t
         m->cap = (size_t)bytes;
     }
     if (nchunks > m->lcap) {
-        void *p = acc_realloc_array(m->lens, nchunks, sizeof(uint64_t));
+        void *p = acc_mem_realloc_array(m->lens, nchunks, sizeof(uint64_t));
         if (!p)
             return hx_fail(x, w, ACC_ERR_NOMEM, "out of memory for a message");
         m->lens = p;
@@ -117,7 +117,7 @@ static hx_msg_t *reserve(exec_t *x, worker_t *w, uint32_t ci)
     w->wait_conn = ci;
     if (hx_block(x, w) == 0) {
         if (!c->ring)
-            c->ring = acc_calloc((size_t)x->plan->slots, sizeof(hx_msg_t));
+            c->ring = acc_mem_calloc((size_t)x->plan->slots, sizeof(hx_msg_t));
         if (c->ring)
             m = &c->ring[(c->head + c->count) % (uint32_t)x->plan->slots];
     }
@@ -306,7 +306,7 @@ static int reduce_local(exec_t *x, worker_t *w, const acc_op_t *op)
     if (op->src.cnt != op->dst.cnt)
         return hx_fail(x, w, ACC_ERR_INVALID, "reduces %u chunks into %u", op->src.cnt,
                        op->dst.cnt);
-    if (!w->ptrs && !(w->ptrs = acc_calloc((size_t)p->npeer_pool + 2, sizeof(void *))))
+    if (!w->ptrs && !(w->ptrs = acc_mem_calloc((size_t)p->npeer_pool + 2, sizeof(void *))))
         return hx_fail(x, w, ACC_ERR_NOMEM, "out of memory");
     for (t = 0; t < op->src.cnt; t++) {
         unsigned char *d;

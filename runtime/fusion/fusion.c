@@ -55,9 +55,9 @@ static acc_status_t copy_opts(engine_t *e, const acc_fusion_opts_t *o)
         e->space = *o->space;
         f->opts.space = &e->space;
     }
-    if ((o->model && !(f->model = acc_strdup(o->model))) ||
-        (o->network && !(f->network = acc_strdup(o->network))) ||
-        (o->db && !(f->db = acc_strdup(o->db))))
+    if ((o->model && !(f->model = acc_mem_strdup(o->model))) ||
+        (o->network && !(f->network = acc_mem_strdup(o->network))) ||
+        (o->db && !(f->db = acc_mem_strdup(o->db))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a fusion engine");
     f->opts.model = f->model;
     f->opts.network = f->network;
@@ -74,13 +74,13 @@ static void engine_free(acc_fusion_t *f)
     pthread_mutex_destroy(&f->lock);
     pthread_cond_destroy(&f->done);
     pthread_cond_destroy(&f->packed);
-    acc_free(f->grads);
+    acc_mem_free(f->grads);
     f->mem->free(f->pack);
     f->mem->close(f);
-    acc_free(f->model);
-    acc_free(f->network);
-    acc_free(f->db);
-    acc_free(f);
+    acc_mem_free(f->model);
+    acc_mem_free(f->network);
+    acc_mem_free(f->db);
+    acc_mem_free(f);
 }
 
 acc_status_t acc_fusion_create(acc_comm_t *comm, const acc_fusion_opts_t *opts, acc_fusion_t **out)
@@ -99,7 +99,7 @@ acc_status_t acc_fusion_create(acc_comm_t *comm, const acc_fusion_opts_t *opts, 
         acc_fusion_opts_init(&o);
     if ((st = check_opts(&o)) != ACC_OK)
         return st;
-    if (!(e = acc_calloc(1, sizeof(*e))))
+    if (!(e = acc_mem_calloc(1, sizeof(*e))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a fusion engine");
     f = &e->f;
     f->comm = comm;

@@ -129,7 +129,7 @@ static acc_status_t dev_open(acc_fusion_t *f)
     fu_device_t *d;
     acc_status_t st;
 
-    if (!(d = acc_calloc(1, sizeof(*d))))
+    if (!(d = acc_mem_calloc(1, sizeof(*d))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a fusion engine");
     f->dev = d;
     d->device = rt_cuda_comm_device(f->comm);
@@ -148,7 +148,7 @@ static void dev_close(acc_fusion_t *f)
     acc_cuda_stream_destroy(f->q);
     f->q = NULL;
     rt_cuda_module_unload(f->dev->module);
-    acc_free(f->dev);
+    acc_mem_free(f->dev);
     f->dev = NULL;
 }
 

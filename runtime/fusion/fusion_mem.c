@@ -48,14 +48,14 @@ static void host_queue_destroy(acc_cuda_stream_t q)
  * nothing until used. */
 static acc_status_t host_alloc(size_t bytes, void **out)
 {
-    if (!(*out = acc_calloc(bytes ? bytes : 1, 1)))
+    if (!(*out = acc_mem_calloc(bytes ? bytes : 1, 1)))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     return ACC_OK;
 }
 
 static void host_free(void *p)
 {
-    acc_free(p);
+    acc_mem_free(p);
 }
 
 static acc_status_t host_zero(void *dst, size_t bytes, acc_cuda_stream_t q)

@@ -261,9 +261,9 @@ static void online_free(fu_online_t *o)
     }
     acc_tune_search_result_destroy(o->res);
     acc_db_close(o->db);
-    acc_free(o->iter_ms);
-    acc_free(o->exposed_ms);
-    acc_free(o);
+    acc_mem_free(o->iter_ms);
+    acc_mem_free(o->exposed_ms);
+    acc_mem_free(o);
 }
 
 /* Is tuning on?  Rank 0's answer, which it shares. */
@@ -309,13 +309,13 @@ acc_status_t fu_online_start(acc_fusion_t *f)
 
     if ((st = wanted(f, &on)) != ACC_OK || !on)
         return st;
-    if (!(o = acc_calloc(1, sizeof(*o))))
+    if (!(o = acc_mem_calloc(1, sizeof(*o))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for online tuning");
     o->f = f;
     o->warmup = f->opts.warmup ? f->opts.warmup : 1;
     o->measure = f->opts.measure_iters ? f->opts.measure_iters : DEFAULT_MEASURE;
-    if (!(o->iter_ms = acc_calloc((size_t)o->measure, sizeof(double))) ||
-        !(o->exposed_ms = acc_calloc((size_t)o->measure, sizeof(double)))) {
+    if (!(o->iter_ms = acc_mem_calloc((size_t)o->measure, sizeof(double))) ||
+        !(o->exposed_ms = acc_mem_calloc((size_t)o->measure, sizeof(double)))) {
         online_free(o);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for online tuning");
     }

@@ -27,9 +27,9 @@ acc_status_t acc_fusion_replay_create(acc_comm_t *comm, const acc_profile_t *pro
     *out = NULL;
     if ((st = acc_profile_check(profile)) != ACC_OK)
         return st;
-    if (!(r = acc_calloc(1, sizeof(*r))) ||
-        !(r->grads = acc_calloc(profile->ntensors, sizeof(*r->grads)))) {
-        acc_free(r);
+    if (!(r = acc_mem_calloc(1, sizeof(*r))) ||
+        !(r->grads = acc_mem_calloc(profile->ntensors, sizeof(*r->grads)))) {
+        acc_mem_free(r);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory replaying %s", profile->name);
     }
     r->p = profile;
@@ -68,8 +68,8 @@ acc_status_t acc_fusion_replay_destroy(acc_fusion_replay_t *r)
     st = acc_fusion_destroy(r->f);
     for (i = 0; i < r->p->ntensors; i++)
         mem->free(r->grads[i]);
-    acc_free(r->grads);
-    acc_free(r);
+    acc_mem_free(r->grads);
+    acc_mem_free(r);
     return st;
 }
 

@@ -245,7 +245,7 @@ static void close_stream(fu_stream_t *x, int abort)
     x->stage = NULL;
     mem->queue_destroy(x->q);
     x->q = NULL;
-    acc_free(x->queue);
+    acc_mem_free(x->queue);
     x->queue = NULL;
 }
 

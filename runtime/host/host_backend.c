@@ -11,7 +11,7 @@
 
 static acc_status_t create(acc_comm_t *c, void **state)
 {
-    hb_state_t *s = acc_calloc(1, sizeof(*s));
+    hb_state_t *s = acc_mem_calloc(1, sizeof(*s));
     if (!s)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for the host backend");
     s->comm = c;
@@ -27,8 +27,8 @@ static void destroy(acc_comm_t *c, void *state, int abort)
         return;
     for (size_t i = 0; i < s->ninsts; i++)
         hb_inst_destroy(c, s->insts[i]);
-    acc_free(s->insts);
-    acc_free(s);
+    acc_mem_free(s->insts);
+    acc_mem_free(s);
 }
 
 /* The instance of (plan, element size) able to hold count, made or remade collectively. */
@@ -97,7 +97,7 @@ static acc_status_t set_buffers(hb_inst_t *in, hb_call_t *call, const rt_call_t 
     call->base[ACC_BUF_OUT] = has_out ? rc->recv : NULL;
     if (has_in && has_out && overlaps(rc->send, inb, rc->recv, outb) &&
         !(p->inplace && rc->inplace)) {
-        if (!(*tmp = acc_malloc((size_t)inb)))
+        if (!(*tmp = acc_mem_alloc((size_t)inb)))
             return acc_error_set(ACC_ERR_NOMEM, "out of memory for a copy of the input");
         memcpy(*tmp, rc->send, (size_t)inb);
         call->base[ACC_BUF_IN] = *tmp;
@@ -146,7 +146,7 @@ static acc_status_t run(acc_comm_t *c, void *state, const acc_plan_t *plan, cons
         if (rc->op == ACC_RED_AVG && acc_coll_reduces(plan->coll) && has_out)
             hx_divide(rc->dt, rc->recv, (size_t)call.elems[ACC_BUF_OUT], plan->nranks);
     }
-    acc_free(tmp);
+    acc_mem_free(tmp);
     return st;
 }
 

@@ -157,16 +157,16 @@ static acc_status_t index_ops(hb_inst_t *in)
     uint32_t total = 0, k;
     int l;
 
-    if (!(in->lane_first = acc_calloc((size_t)p->nlanes + 1, sizeof(uint32_t))))
+    if (!(in->lane_first = acc_mem_calloc((size_t)p->nlanes + 1, sizeof(uint32_t))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     for (l = 0; l < p->nlanes; l++) {
         in->lane_first[l] = total;
         total += acc_plan_prog(p, in->rank, l)->nops;
     }
     in->lane_first[p->nlanes] = total;
-    in->in_conn = acc_calloc(total + 1, sizeof(uint32_t));
-    in->out_conn = acc_calloc(total + 1, sizeof(uint32_t));
-    in->ctr = acc_calloc(total + 1, sizeof(uint32_t));
+    in->in_conn = acc_mem_calloc(total + 1, sizeof(uint32_t));
+    in->out_conn = acc_mem_calloc(total + 1, sizeof(uint32_t));
+    in->ctr = acc_mem_calloc(total + 1, sizeof(uint32_t));
     if (!in->in_conn || !in->out_conn || !in->ctr)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     for (l = 0; l < p->nlanes; l++) {
@@ -202,7 +202,7 @@ static acc_status_t lay_out(acc_comm_t *c, hb_inst_t *in)
     uint64_t cout = p->out_chunks ? (eout + p->out_chunks - 1) / p->out_chunks : 0;
 
     in->scratch_cap = cin > cout ? cin : cout;
-    if (!(in->layouts = acc_calloc((size_t)p->nranks, sizeof(hb_layout_t))))
+    if (!(in->layouts = acc_mem_calloc((size_t)p->nranks, sizeof(hb_layout_t))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     for (uint32_t i = 0; i < in->nconns; i++) {
         hb_conn_t *cn = &in->conns[i];
@@ -295,15 +295,15 @@ static acc_status_t prepare(acc_comm_t *c, hb_inst_t *in)
     if ((st = collect(in)) != ACC_OK || (st = index_ops(in)) != ACC_OK ||
         (st = lay_out(c, in)) != ACC_OK)
         return st;
-    in->seg = acc_calloc((size_t)p->nranks, sizeof(unsigned char *));
-    in->seg_bytes = acc_calloc((size_t)p->nranks, sizeof(uint64_t));
-    in->next = acc_calloc((size_t)p->nlanes, sizeof(uint32_t));
+    in->seg = acc_mem_calloc((size_t)p->nranks, sizeof(unsigned char *));
+    in->seg_bytes = acc_mem_calloc((size_t)p->nranks, sizeof(uint64_t));
+    in->next = acc_mem_calloc((size_t)p->nlanes, sizeof(uint32_t));
     if (!in->seg || !in->seg_bytes || !in->next)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     for (uint32_t i = 0; i < in->nconns; i++) {
         hb_conn_t *cn = &in->conns[i];
         if (cn->remote && cn->from == in->rank &&
-            !(cn->outbox = acc_malloc((size_t)cn->slot_bytes * (size_t)p->slots)))
+            !(cn->outbox = acc_mem_alloc((size_t)cn->slot_bytes * (size_t)p->slots)))
             return acc_error_set(ACC_ERR_NOMEM,
                                  "out of memory for an outbox of %d messages of %llu bytes",
                                  p->slots, (unsigned long long)cn->slot_bytes);
@@ -314,7 +314,7 @@ static acc_status_t prepare(acc_comm_t *c, hb_inst_t *in)
 acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_t es, uint64_t cap,
                             hb_inst_t **out)
 {
-    hb_inst_t *in = acc_calloc(1, sizeof(*in));
+    hb_inst_t *in = acc_mem_calloc(1, sizeof(*in));
     char name[96];
     acc_status_t st;
 
@@ -358,17 +358,17 @@ void hb_inst_destroy(acc_comm_t *c, hb_inst_t *in)
         if (in->seg[r])
             munmap(in->seg[r], (size_t)in->seg_bytes[r]);
     for (uint32_t i = 0; i < in->nconns; i++)
-        acc_free(in->conns[i].outbox);
-    acc_free(in->seg);
-    acc_free(in->seg_bytes);
-    acc_free(in->conns);
-    acc_free(in->ctrs);
-    acc_free(in->layouts);
-    acc_free(in->lane_first);
-    acc_free(in->in_conn);
-    acc_free(in->out_conn);
-    acc_free(in->ctr);
-    acc_free(in->next);
-    acc_free(in);
+        acc_mem_free(in->conns[i].outbox);
+    acc_mem_free(in->seg);
+    acc_mem_free(in->seg_bytes);
+    acc_mem_free(in->conns);
+    acc_mem_free(in->ctrs);
+    acc_mem_free(in->layouts);
+    acc_mem_free(in->lane_first);
+    acc_mem_free(in->in_conn);
+    acc_mem_free(in->out_conn);
+    acc_mem_free(in->ctr);
+    acc_mem_free(in->next);
+    acc_mem_free(in);
     (void)c;
 }

@@ -144,7 +144,7 @@ acc_status_t hb_run_lanes(hb_call_t *call)
     double last = acc_now_s();
     int idle = 0;
 
-    lc.ptrs = p->npeer_pool + 2 <= 16 ? ptrs_small : acc_calloc(p->npeer_pool + 2, sizeof(void *));
+    lc.ptrs = p->npeer_pool + 2 <= 16 ? ptrs_small : acc_mem_calloc(p->npeer_pool + 2, sizeof(void *));
     if (!lc.ptrs)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     memset(in->next, 0, (size_t)p->nlanes * sizeof(uint32_t));
@@ -179,6 +179,6 @@ acc_status_t hb_run_lanes(hb_call_t *call)
     }
 out:
     if (lc.ptrs != ptrs_small)
-        acc_free((void *)lc.ptrs);
+        acc_mem_free((void *)lc.ptrs);
     return call->status;
 }

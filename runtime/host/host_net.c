@@ -35,7 +35,7 @@ static void *receiver_main(void *arg)
     hb_ring_t *ring = hb_ring(in, cn);
     uint32_t slots = (uint32_t)in->plan->slots, n = 0;
 
-    acc_free(arg);
+    acc_mem_free(arg);
     for (;; n++) {
         hb_slot_t *s;
         uint64_t bytes = 0;
@@ -80,7 +80,7 @@ static void *sender_main(void *arg)
     hb_conn_t *cn = a.cn;
     uint32_t n = 0;
 
-    acc_free(arg);
+    acc_mem_free(arg);
     for (;; n++) {
         const hb_slot_t *s;
         uint64_t bytes = 0;
@@ -110,13 +110,13 @@ static void *sender_main(void *arg)
 
 static acc_status_t start_thread(hb_inst_t *in, hb_conn_t *cn, void *(*fn)(void *))
 {
-    net_arg_t *a = acc_malloc(sizeof(*a));
+    net_arg_t *a = acc_mem_alloc(sizeof(*a));
     if (!a)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     a->in = in;
     a->cn = cn;
     if (pthread_create(&in->net_threads[in->nnet], NULL, fn, a) != 0) {
-        acc_free(a);
+        acc_mem_free(a);
         return acc_error_set(ACC_ERR_SYSTEM, "cannot start a thread for a connection");
     }
     in->nnet++;
@@ -135,7 +135,7 @@ acc_status_t hb_net_connect(acc_comm_t *c, hb_inst_t *in)
         threads +=
             in->conns[i].remote && (in->conns[i].to == in->rank || in->conns[i].from == in->rank);
     }
-    if (threads && !(in->net_threads = acc_calloc(threads, sizeof(pthread_t))))
+    if (threads && !(in->net_threads = acc_mem_calloc(threads, sizeof(pthread_t))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     /* Connects complete in the peers' listening backlog, so every rank connects first and
      * accepts afterwards without waiting for one another. */
@@ -178,7 +178,7 @@ void hb_net_stop(hb_inst_t *in)
     for (int i = 0; i < in->nnet; i++)
         pthread_join(in->net_threads[i], NULL);
     in->nnet = 0;
-    acc_free(in->net_threads);
+    acc_mem_free(in->net_threads);
     in->net_threads = NULL;
     for (uint32_t i = 0; i < in->nconns; i++)
         net_close(&in->conns[i].fd);

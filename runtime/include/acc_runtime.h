@@ -294,7 +294,7 @@ typedef struct {
     uint64_t calls, bytes;
 } acc_comm_stat_t;
 
-/* Rows with at least one call, by collective then range; *out taken (acc_free). */
+/* Rows with at least one call, by collective then range; *out taken (acc_mem_free). */
 acc_status_t acc_comm_stats(const acc_comm_t *comm, acc_comm_stat_t **out, size_t *n);
 
 #ifdef __cplusplus

@@ -100,7 +100,7 @@ ACC_TEST(buffer_grows_and_takes)
     CHECK(b.len > 3000);
     s = acc_buf_take(&b);
     CHECK(strncmp(s, "0,1,2,", 6) == 0);
-    acc_free(s);
+    acc_mem_free(s);
     CHECK(b.data == NULL);
 }
 
@@ -113,7 +113,7 @@ ACC_TEST(file_write_is_atomic_and_read_back)
     CHECK_OK(acc_read_file(p, &text, &n));
     CHECK_INT(n, 6);
     CHECK_STR(text, "hello\n");
-    acc_free(text);
+    acc_mem_free(text);
     CHECK_ERR(acc_read_file(acc_test_tmp("does/not/exist"), &text, &n), ACC_ERR_NOT_FOUND);
     CHECK_MSG_HAS("does/not/exist");
 }

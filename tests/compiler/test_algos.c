@@ -487,7 +487,7 @@ ACC_TEST(generate_all_takes_every_applicable_algorithm)
     CHECK_INT(nall, k);
     for (j = 0; j < nall; j++)
         acc_plan_destroy(plans[j]);
-    acc_free(plans);
+    acc_mem_free(plans);
     CHECK_OK(acc_algo_generate_all(t, ACC_COLL_BROADCAST, &plans, &nall));
     for (i = 0; i < n; i++)
         want += list[i]->coll == ACC_COLL_BROADCAST && list[i]->supports(t, NULL) == ACC_OK;
@@ -496,7 +496,7 @@ ACC_TEST(generate_all_takes_every_applicable_algorithm)
         CHECK_INT(plans[j]->coll, ACC_COLL_BROADCAST);
         acc_plan_destroy(plans[j]);
     }
-    acc_free(plans);
+    acc_mem_free(plans);
     CHECK_ERR(acc_algo_generate_all(t, ACC_COLL_ALLTOALL, &plans, &nall), ACC_ERR_NOT_FOUND);
     CHECK_MSG_HAS("no algorithm applies to ");
     CHECK_MSG_HAS(" for alltoall");
@@ -571,7 +571,7 @@ static acc_topo_t *dgx1_node(void)
     memmove(net, end, strlen(end) + 1);
     CHECK_OK(acc_topo_load_buffer(text, strlen(text), "dgx1-node", &t));
     CHECK_INT(acc_topo_nodes(t), 1);
-    acc_free(text);
+    acc_mem_free(text);
     return t;
 }
 

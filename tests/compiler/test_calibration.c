@@ -64,7 +64,7 @@ static void open_entry(const char *id, entry_t *e)
 static void close_entry(entry_t *e)
 {
     acc_yaml_destroy(e->doc);
-    acc_free(e->text);
+    acc_mem_free(e->text);
 }
 
 static double num(entry_t *e, const char *key)
@@ -375,5 +375,5 @@ ACC_TEST(every_entry_has_a_check)
                   id);
     }
     acc_yaml_destroy(doc);
-    acc_free(text);
+    acc_mem_free(text);
 }

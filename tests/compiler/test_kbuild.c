@@ -172,7 +172,7 @@ ACC_TEST(sources_are_written_once_and_every_module_handed_back)
     snprintf(path, sizeof(path), "%s/%s.cu", dir, acc_kernel_name(k));
     CHECK_OK(acc_read_file(path, &text, &len));
     CHECK_STR(text, acc_kernel_source(k, NULL));
-    acc_free(text);
+    acc_mem_free(text);
     acc_kernel_destroy(k);
     snprintf(path, sizeof(path), "%s/%s.cu", dir, seen.names[0]);
     CHECK(access(path, R_OK) == 0);

@@ -52,7 +52,7 @@ static void broken(const char *from, const char *to, acc_status_t want, int line
     bad = edit(text, from, to, &line);
     expect_error(bad, want, line + line_delta, fragment);
     free(bad);
-    acc_free(text);
+    acc_mem_free(text);
 }
 
 static acc_plan_t *import_real(int i)
@@ -557,7 +557,7 @@ ACC_TEST(wrong_algorithm_fails_verification_at_its_step)
     CHECK_MSG_HAS("broken.xml:");
     CHECK_MSG_HAS("<step s=");
     free(bad);
-    acc_free(text);
+    acc_mem_free(text);
 }
 
 ACC_TEST(malformed_xml_never_crashes)
@@ -576,11 +576,11 @@ ACC_TEST(malformed_xml_never_crashes)
                  ACC_ERR_PARSE, 1, "there is no <gpu id=\"1\">");
     /* truncated at many offsets: each is refused with the file named, none crashes */
     for (cut = 0; cut + 8 < len; cut += 53) {
-        char *part = acc_strndup(text, cut);
+        char *part = acc_mem_strndup(text, cut);
         CHECK(acc_plan_import_msccl(part, cut, "broken.xml", &p) != ACC_OK);
         CHECK(p == NULL);
         CHECK_MSG_HAS("broken.xml");
-        acc_free(part);
+        acc_mem_free(part);
         lines++;
     }
     CHECK(lines > 200);
@@ -589,5 +589,5 @@ ACC_TEST(malformed_xml_never_crashes)
     CHECK_ERR(acc_plan_import_msccl(text, len, "broken.xml", &p), ACC_ERR_PARSE);
     CHECK_ERR(acc_plan_import_msccl_file(acc_test_tmp("no-such-file.xml"), &p), ACC_ERR_NOT_FOUND);
     CHECK_MSG_HAS("no-such-file.xml");
-    acc_free(text);
+    acc_mem_free(text);
 }

@@ -302,5 +302,5 @@ ACC_TEST(amd_cpus_pick_the_ll_row_and_net_overhead)
     acc_nccl_model_destroy(m);
     acc_topo_destroy(t);
     acc_buf_free(&b);
-    acc_free(text);
+    acc_mem_free(text);
 }

@@ -61,7 +61,7 @@ ACC_TEST(compile_errors_show_the_log)
     CHECK_MSG_HAS("undeclared_thing");
     CHECK(cubin == NULL && size == 0);
     CHECK(log && strstr(log, "undeclared_thing"));
-    acc_free(log);
+    acc_mem_free(log);
 }
 
 /* Every algorithm of a platform (default arguments), fp32, fp16 and bf16, sm_80 and sm_90:
@@ -214,8 +214,8 @@ static size_t sources(src_t *out, size_t cap)
         CHECK_OK(acc_algo_generate(list[i], t, NULL, &p));
         CHECK_OK(acc_kernel_generate(p, ACC_DT_F32, ACC_RED_SUM, &k));
         out[m].k = k;
-        out[m].source = acc_strdup(acc_kernel_source(k, NULL));
-        out[m++].name = acc_strdup(acc_kernel_name(k));
+        out[m].source = acc_mem_strdup(acc_kernel_source(k, NULL));
+        out[m++].name = acc_mem_strdup(acc_kernel_name(k));
         acc_plan_destroy(p);
     }
     acc_topo_destroy(t);
@@ -227,8 +227,8 @@ static void sources_free(src_t *s, size_t n)
     size_t i;
     for (i = 0; i < n; i++) {
         acc_kernel_destroy(s[i].k);
-        acc_free(s[i].source);
-        acc_free(s[i].name);
+        acc_mem_free(s[i].source);
+        acc_mem_free(s[i].name);
     }
 }
 
@@ -419,18 +419,18 @@ ACC_TEST(cache_directory_setting)
     setenv("ACC_CACHE_DIR", tmp, 1);
     CHECK_OK(acc_cache_dir(&dir));
     CHECK_STR(dir, tmp);
-    acc_free(dir);
+    acc_mem_free(dir);
     unsetenv("ACC_CACHE_DIR");
     setenv("XDG_CACHE_HOME", "/var/cache/u1", 1);
     CHECK_OK(acc_cache_dir(&dir));
     CHECK_STR(dir, "/var/cache/u1/acc");
-    acc_free(dir);
+    acc_mem_free(dir);
     /* A relative XDG_CACHE_HOME is invalid by the specification: ignored. */
     setenv("XDG_CACHE_HOME", "rel/cache", 1);
     setenv("HOME", "/home/u2", 1);
     CHECK_OK(acc_cache_dir(&dir));
     CHECK_STR(dir, "/home/u2/.cache/acc");
-    acc_free(dir);
+    acc_mem_free(dir);
     snprintf(want, sizeof(want), "%s", "ACC_CACHE_DIR");
     CHECK_STR(acc_setting_info(ACC_SETTING_CACHE_DIR)->name, want);
 }

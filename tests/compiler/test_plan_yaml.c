@@ -23,8 +23,8 @@ static void round_trip(const acc_plan_t *p)
     b = dump(q);
     CHECK_STR(b, a);
     acc_plan_destroy(q);
-    acc_free(a);
-    acc_free(b);
+    acc_mem_free(a);
+    acc_mem_free(b);
 }
 
 ACC_TEST(fixtures_round_trip)
@@ -68,7 +68,7 @@ ACC_TEST(hash_is_sha256_of_the_text)
     CHECK_OK(acc_plan_hash(other, hash));
     CHECK(strcmp(hash, want) != 0);
     acc_buf_free(&kept);
-    acc_free(text);
+    acc_mem_free(text);
     acc_plan_destroy(p);
     acc_plan_destroy(q);
     acc_plan_destroy(other);
@@ -116,7 +116,7 @@ ACC_TEST(dump_reads_as_documented)
                     "    ops:\n      - {op: send, peer: 1, src: \"in[0]\"}\n"
                     "      - {op: rrcs, peer: 1, peer2: 1, src: \"in[1]\", dst: \"out[1]\"}\n") !=
           NULL);
-    acc_free(t);
+    acc_mem_free(t);
     acc_plan_destroy(p);
 }
 
@@ -132,7 +132,7 @@ ACC_TEST(file_round_trip_and_verify)
     acc_plan_destroy(q);
     CHECK_ERR(acc_plan_load_file(acc_test_tmp("no-such-plan.yaml"), &q), ACC_ERR_NOT_FOUND);
     CHECK_MSG_HAS("no-such-plan.yaml");
-    acc_free(t);
+    acc_mem_free(t);
     acc_plan_destroy(p);
 }
 
@@ -273,7 +273,7 @@ ACC_TEST(truncated_everywhere)
                   "cut at %zu: message without FILE:LINE: %s", cut, acc_error_message());
     }
     CHECK(failed > len / 2);
-    acc_free(t);
+    acc_mem_free(t);
     acc_plan_destroy(p);
 }
 
@@ -296,8 +296,8 @@ ACC_TEST(format_md_example)
     CHECK(acc_plan_equal(p, q));
     again = dump(p);
     CHECK_STR(again, start);
-    acc_free(again);
+    acc_mem_free(again);
     acc_plan_destroy(q);
     acc_plan_destroy(p);
-    acc_free(doc);
+    acc_mem_free(doc);
 }

@@ -333,8 +333,8 @@ static int run_cli(const char *args, char **out, char **err)
 
     CHECK_MSG(f != NULL, "acc-compile is not built at %s", exe);
     fclose(f);
-    o_path = acc_strdup(acc_test_tmp("report_cli.out"));
-    e_path = acc_strdup(acc_test_tmp("report_cli.err"));
+    o_path = acc_mem_strdup(acc_test_tmp("report_cli.out"));
+    e_path = acc_mem_strdup(acc_test_tmp("report_cli.err"));
     snprintf(cmd, sizeof(cmd), "'%s' %s >'%s' 2>'%s'", exe, args, o_path, e_path);
     rc = system(cmd);
     CHECK(rc != -1 && WIFEXITED(rc));
@@ -344,8 +344,8 @@ static int run_cli(const char *args, char **out, char **err)
     (*out)[len] = '\0';
     CHECK_OK(acc_read_file(e_path, err, &len));
     (*err)[len] = '\0';
-    acc_free(o_path);
-    acc_free(e_path);
+    acc_mem_free(o_path);
+    acc_mem_free(e_path);
     return WEXITSTATUS(rc);
 }
 
@@ -365,16 +365,16 @@ ACC_TEST(cli_report_json_and_plot)
     CHECK_STR(err, "");
     CHECK_OK(acc_read_file(plot, &svg, &len));
     check_svg(svg, len, 1);
-    acc_free(svg);
-    acc_free(out);
-    acc_free(err);
+    acc_mem_free(svg);
+    acc_mem_free(out);
+    acc_mem_free(err);
 
     CHECK_INT(run_cli("--topo dgx-h100 --report --coll reduce-scatter", &out, &err), 0);
     CHECK(strstr(out, "reduce_scatter on dgx-h100") != NULL);
     CHECK(strstr(out, "Selection table for reduce_scatter") != NULL);
     CHECK(strstr(out, "GPUs, path matrix") == NULL); /* no topology summary with --report */
-    acc_free(out);
-    acc_free(err);
+    acc_mem_free(out);
+    acc_mem_free(err);
 }
 
 ACC_TEST(cli_errors_say_what_is_wrong)
@@ -383,29 +383,29 @@ ACC_TEST(cli_errors_say_what_is_wrong)
 
     CHECK_INT(run_cli("--topo dgx-h100 --report --coll allsum", &out, &err), 2);
     CHECK_MSG(strstr(err, "allsum") != NULL, "stderr: %s", err);
-    acc_free(out);
-    acc_free(err);
+    acc_mem_free(out);
+    acc_mem_free(err);
 
     CHECK_INT(run_cli("--topo dgx-h100 --plot x.svg", &out, &err), 2);
     CHECK_MSG(strstr(err, "--plot FILE.svg goes with --report") != NULL, "stderr: %s", err);
-    acc_free(out);
-    acc_free(err);
+    acc_mem_free(out);
+    acc_mem_free(err);
 
     CHECK_INT(run_cli("--report --coll allreduce", &out, &err), 2);
     CHECK_MSG(strstr(err, "--report needs --topo") != NULL, "stderr: %s", err);
-    acc_free(out);
-    acc_free(err);
+    acc_mem_free(out);
+    acc_mem_free(err);
 
     snprintf(args, sizeof(args), "--topo dgx-h100 --report --coll allgather --plot '%s'",
              acc_test_tmp("no/such/dir/plot.svg"));
     CHECK_INT(run_cli(args, &out, &err), 3);
     CHECK_MSG(strstr(err, "no/such/dir/plot.svg") != NULL, "stderr: %s", err);
     CHECK_STR(out, ""); /* refused before the sweep, not after it */
-    acc_free(out);
-    acc_free(err);
+    acc_mem_free(out);
+    acc_mem_free(err);
 
     CHECK_INT(run_cli("--topo dgx-h100 --report --coll alltoall", &out, &err), 1);
     CHECK_MSG(strstr(err, "alltoall") != NULL, "stderr: %s", err);
-    acc_free(out);
-    acc_free(err);
+    acc_mem_free(out);
+    acc_mem_free(err);
 }

@@ -221,7 +221,7 @@ static double direct_best(const acc_topo_t *t, acc_coll_t coll, uint64_t nbytes)
                 }
             }
             acc_plan_destroy(p);
-            acc_free(vars);
+            acc_mem_free(vars);
         }
     }
     acc_sim_destroy(sim);

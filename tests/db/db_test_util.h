@@ -210,7 +210,7 @@ static inline int64_t tu_sql_int(const char *path, const char *sql)
 }
 
 /* Every table's rows (ordered by all columns), the schema and the header pragmas as text:
- * two files with the same dump hold the same data.  Taken by the caller (acc_free). */
+ * two files with the same dump hold the same data.  Taken by the caller (acc_mem_free). */
 static inline char *tu_dump(const char *path)
 {
     sqlite3 *h = NULL;

@@ -52,8 +52,8 @@ static void check_refused(const char *path, unsigned flags, acc_status_t st, con
     after = tu_bytes(path, &after_len);
     CHECK_INT(after_len, before_len);
     CHECK(memcmp(before, after, before_len) == 0);
-    acc_free(before);
-    acc_free(after);
+    acc_mem_free(before);
+    acc_mem_free(after);
 }
 
 ACC_TEST(missing_and_empty_files)
@@ -81,7 +81,7 @@ ACC_TEST(missing_and_empty_files)
 ACC_TEST(random_bytes_are_refused)
 {
     const char *path = tu_fresh("bad_random.db");
-    char *junk = acc_malloc(65536);
+    char *junk = acc_mem_alloc(65536);
     unsigned seed = 12345;
     acc_db_t *db = NULL;
     size_t i;
@@ -97,7 +97,7 @@ ACC_TEST(random_bytes_are_refused)
     memcpy(junk, "SQLite format 3", 16);
     write_bytes(path, junk, 65536);
     check_refused(path, 0, ACC_ERR_SQLITE, NULL);
-    acc_free(junk);
+    acc_mem_free(junk);
 }
 
 ACC_TEST(truncated_files_are_refused)
@@ -135,7 +135,7 @@ ACC_TEST(truncated_files_are_refused)
         CHECK_INT(acc_db_open_runtime(path, &db) == ACC_OK || db == NULL, 1);
         acc_db_close(db);
     }
-    acc_free(bytes);
+    acc_mem_free(bytes);
 }
 
 ACC_TEST(another_programs_database_is_left_alone)
@@ -223,7 +223,7 @@ static int readonly_dir_child(const char *path)
         if (acc_db_list_topologies(db, &info, &n) != ACC_OK || n != 1)
             return 4;
         memcpy(fp, info[0].fingerprint, sizeof(fp));
-        acc_free(info);
+        acc_mem_free(info);
     }
     if (acc_db_get_selection(db, fp, ACC_COLL_ALLREDUCE, &t) != ACC_OK || t->n != 20) {
         fprintf(stderr, "selection: %s\n", acc_error_message());
@@ -273,8 +273,8 @@ ACC_TEST(read_only_places)
     chmod(dir, 0755);
     after = tu_dump(path);
     CHECK_STR(after, before);
-    acc_free(before);
-    acc_free(after);
+    acc_mem_free(before);
+    acc_mem_free(after);
 
     /* A read-only file in a writable directory. */
     CHECK(chmod(dir, 0777) == 0);
@@ -288,7 +288,7 @@ static int full_disk_child(const char *path)
 {
     acc_db_t *db = NULL;
     struct rlimit lim;
-    char *big = acc_malloc(1 << 20);
+    char *big = acc_mem_alloc(1 << 20);
     acc_status_t st;
 
     /* The WAL must grow past the limit: 64 KiB, while the profile is 1 MiB. */
@@ -306,7 +306,7 @@ static int full_disk_child(const char *path)
     st = acc_db_put_profile(db, "huge", big, 1);
     fprintf(stderr, "full disk: %s\n", acc_error_message());
     acc_db_close(db);
-    acc_free(big);
+    acc_mem_free(big);
     if (st != ACC_ERR_IO)
         return 12;
     if (!strstr(acc_error_message(), path) || !strstr(acc_error_message(), "file size limit"))
@@ -356,8 +356,8 @@ ACC_TEST(full_disk_keeps_previous_data)
     acc_db_close(db);
     after = tu_dump(path);
     CHECK_STR(after, before);
-    acc_free(before);
-    acc_free(after);
+    acc_mem_free(before);
+    acc_mem_free(after);
 
     pid = fork();
     CHECK(pid >= 0);
@@ -402,7 +402,7 @@ ACC_TEST(writer_killed_before_commit_changes_nothing)
     acc_db_close(tu_open(path, ACC_DB_CHECK));
     after = tu_dump(path);
     CHECK_STR(after, before);
-    acc_free(after);
+    acc_mem_free(after);
 
     pid = fork();
     CHECK(pid >= 0);
@@ -419,8 +419,8 @@ ACC_TEST(writer_killed_before_commit_changes_nothing)
     after = tu_dump(path);
     CHECK_STR(after, before);
     CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM topologies"), 1);
-    acc_free(before);
-    acc_free(after);
+    acc_mem_free(before);
+    acc_mem_free(after);
 }
 
 ACC_TEST(runtime_open_warns_once_and_carries_on)

@@ -109,8 +109,8 @@ ACC_TEST(stores_what_the_sweep_selects_and_again_nothing_new)
     acc_db_close(db);
     second = tu_dump(path);
     CHECK_STR(second, first);
-    acc_free(first);
-    acc_free(second);
+    acc_mem_free(first);
+    acc_mem_free(second);
     acc_select_result_destroy(r);
     acc_topo_destroy(topo);
     tu_remove(path);
@@ -221,8 +221,8 @@ ACC_TEST(sm90_kernels_are_the_caches_and_built_once)
     CHECK_INT(rep.kernels.built, 0);
     CHECK_INT(rep.kernels.compiles, 0);
     CHECK_INT(rep.cached, n * 3);
-    acc_free(first);
-    acc_free(second);
+    acc_mem_free(first);
+    acc_mem_free(second);
     acc_kcache_destroy(cache);
     acc_topo_destroy(topo);
     tu_remove(path);
@@ -334,8 +334,8 @@ ACC_TEST(a_table_of_another_topology_is_refused)
     CHECK_OK(acc_db_put_sweep(db, fp, r));
     check_stored_sweep(db, r);
     acc_db_close(db);
-    acc_free(before);
-    acc_free(after);
+    acc_mem_free(before);
+    acc_mem_free(after);
     acc_select_result_destroy(r);
     acc_topo_destroy(other);
     tu_remove(path);

@@ -112,8 +112,8 @@ ACC_TEST(db_arch_stores_the_selected_plans_kernels)
     CHECK_STR(second, first);
     CHECK_MSG(strstr(out_text, ": 0 built (0 NVRTC compilations") != NULL, "compiled again:\n%s",
               out_text);
-    acc_free(first);
-    acc_free(second);
+    acc_mem_free(first);
+    acc_mem_free(second);
 
     /* acc-info counts them per architecture. */
     snprintf(args, sizeof(args), "--db '%s'", path);

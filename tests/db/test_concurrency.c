@@ -189,7 +189,7 @@ ACC_TEST(writers_and_readers_at_once)
     CHECK_OK(acc_db_list_tuning_runs(db, "gpt3-1.3b", fp, "ib-ndr", &runs, &n));
     CHECK_INT(n, total);
     for (i = 0; i < WRITERS; i++) {
-        seen[i] = acc_calloc((size_t)written[i] + 1, 1);
+        seen[i] = acc_mem_calloc((size_t)written[i] + 1, 1);
         CHECK(seen[i] != NULL);
     }
     for (k = 0; k < n; k++) {
@@ -202,7 +202,7 @@ ACC_TEST(writers_and_readers_at_once)
         seen[w][seq] = 1;
     }
     for (i = 0; i < WRITERS; i++)
-        acc_free(seen[i]);
-    acc_free(runs);
+        acc_mem_free(seen[i]);
+    acc_mem_free(runs);
     acc_db_close(db);
 }

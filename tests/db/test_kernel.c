@@ -122,8 +122,8 @@ ACC_TEST(same_plan_two_types_two_rows)
     acc_db_close(db);
     after = tu_dump(path);
     CHECK_STR(after, before);
-    acc_free(before);
-    acc_free(after);
+    acc_mem_free(before);
+    acc_mem_free(after);
 
     /* A rebuild from new source replaces the row of its key only. */
     db = tu_open(path, 0);

@@ -81,14 +81,14 @@ ACC_TEST(stored_and_read_back)
     CHECK_STR(got[0].plan_hash, e.plan_hash);
     CHECK_INT(got[0].nbytes, 4096);
     CHECK_NEAR(got[0].us, 7.5, 0);
-    acc_free(got);
+    acc_mem_free(got);
     /* Measured again: replaced, not added. */
     m.us = 6.25;
     CHECK_OK(acc_db_put_measurement(f.db, &m));
     CHECK_OK(acc_db_get_measurements(f.db, f.fp, ACC_DT_F32, &got, &n));
     CHECK_INT(n, 1);
     CHECK_NEAR(got[0].us, 6.25, 0);
-    acc_free(got);
+    acc_mem_free(got);
     /* Another data type has none. */
     CHECK_OK(acc_db_get_measurements(f.db, f.fp, ACC_DT_F16, &got, &n));
     CHECK(n == 0 && got == NULL);

@@ -273,7 +273,7 @@ static void check_upgraded(const char *path, int k, old_data_t *d)
         CHECK_OK(acc_db_put_measurement(db, &m));
         CHECK_OK(acc_db_get_measurements(db, d->fp, ACC_DT_F32, &got, &n));
         CHECK_INT(n, 1);
-        acc_free(got);
+        acc_mem_free(got);
     }
     acc_db_close(db);
 }
@@ -324,12 +324,12 @@ ACC_TEST(every_earlier_version_upgrades_with_data_kept)
         /* An upgraded file has exactly the schema of a new one. */
         got = schema_text(path);
         CHECK_STR(got, want);
-        acc_free(got);
+        acc_mem_free(got);
         check_upgraded(path, k, &d);
         acc_select_destroy(d.table);
         acc_plan_destroy(d.plan);
     }
-    acc_free(want);
+    acc_mem_free(want);
 }
 
 ACC_TEST(readers_do_not_upgrade_and_say_how)

@@ -22,7 +22,7 @@ ACC_TEST(new_file_gets_acc_marks_and_wal)
         CHECK(len >= 100);
         CHECK_INT(bytes[18], 2);
         CHECK_INT(bytes[19], 2);
-        acc_free(bytes);
+        acc_mem_free(bytes);
     }
 }
 
@@ -69,7 +69,7 @@ ACC_TEST(topology_round_trip)
     CHECK(strstr(info[0].source, "dgx-a100.yaml") != NULL);
     CHECK(strcmp(info[1].name, info[2].name) < 0);
     CHECK_STR(info[2].format, "synthetic");
-    acc_free(info);
+    acc_mem_free(info);
     {
         acc_topo_t *none = NULL;
         char missing[ACC_SHA256_HEX_LEN + 1];
@@ -321,7 +321,7 @@ ACC_TEST(profile_and_network_round_trip)
     CHECK_OK(acc_db_get_profile(db, "gpt3-1.3b", &text, &params));
     CHECK_STR(text, yaml);
     CHECK(params == 1300000000ull);
-    acc_free(text);
+    acc_mem_free(text);
     CHECK_ERR(acc_db_get_profile(db, "llama", &text, &params), ACC_ERR_NOT_FOUND);
     CHECK(text == NULL);
     /* A profile that is not YAML is refused where it is stored, naming the line. */
@@ -397,10 +397,10 @@ ACC_TEST(tuning_runs_and_optima_round_trip)
     CHECK_NEAR(runs[0].seconds, 0.25, 0);
     CHECK_INT(runs[0].created_us, 1700000000000002);
     CHECK(runs[2].created_us > 1700000000000002); /* "now" */
-    acc_free(runs);
+    acc_mem_free(runs);
     CHECK_OK(acc_db_list_tuning_runs(db, NULL, NULL, "efa", &runs, &n));
     CHECK_INT(n, 0);
-    acc_free(runs);
+    acc_mem_free(runs);
 
     memset(&o, 0, sizeof(o));
     snprintf(o.model, sizeof(o.model), "gpt3-1.3b");
@@ -431,7 +431,7 @@ ACC_TEST(tuning_runs_and_optima_round_trip)
     CHECK_INT(n, 1);
     CHECK_INT(all[0].streams, 2);
     CHECK_INT(all[0].run_id, 0);
-    acc_free(all);
+    acc_mem_free(all);
     CHECK_ERR(acc_db_get_optimum(db, "gpt3-1.3b", fp, "", "itersim", &back), ACC_ERR_NOT_FOUND);
     CHECK_MSG_HAS("acc-tune");
     /* A measured optimum of the same key sits beside the simulated one; an optimum must say
@@ -447,7 +447,7 @@ ACC_TEST(tuning_runs_and_optima_round_trip)
     CHECK_INT(n, 2);
     CHECK_STR(all[0].method, "itersim");
     CHECK_STR(all[1].method, "measured");
-    acc_free(all);
+    acc_mem_free(all);
     o.method[0] = '\0';
     CHECK_ERR(acc_db_put_optimum(db, &o), ACC_ERR_INVALID);
     CHECK_MSG_HAS("optimum method");
@@ -540,9 +540,9 @@ ACC_TEST(storing_twice_changes_nothing)
     CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM tuning_runs"), 2);
     third = tu_dump(path);
     CHECK(strlen(third) > strlen(second));
-    acc_free(first);
-    acc_free(second);
-    acc_free(third);
+    acc_mem_free(first);
+    acc_mem_free(second);
+    acc_mem_free(third);
 }
 
 ACC_TEST(summary_lists_what_the_file_holds)

@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size > 4096)
         return 0; /* a description is one line */
-    desc = acc_strndup((const char *)data, size);
+    desc = acc_mem_strndup((const char *)data, size);
     if (!desc)
         return 0;
     acc_buf_init(&out);
@@ -27,6 +27,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     acc_topo_destroy(t);
     acc_buf_free(&out);
-    acc_free(desc);
+    acc_mem_free(desc);
     return 0;
 }

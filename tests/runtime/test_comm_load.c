@@ -111,7 +111,7 @@ static int sweep_and_check(int rank, int nranks, const acc_unique_id_t *id, void
         acc_db_close(db);
         acc_topo_destroy(topo);
     }
-    acc_free(rows);
+    acc_mem_free(rows);
     CHECK_OK(acc_comm_destroy(c));
     return 0;
 }

@@ -101,7 +101,7 @@ static int every_collective(int rank, int nranks, const acc_unique_id_t *id, voi
         printf("%-14s [%llu, %llu] %llu calls: %s\n", acc_coll_name(rows[i].coll),
                (unsigned long long)rows[i].min_bytes, (unsigned long long)rows[i].max_bytes,
                (unsigned long long)rows[i].calls, rows[i].ran);
-    acc_free(rows);
+    acc_mem_free(rows);
     CHECK_OK(acc_comm_destroy(c));
     return 0;
 }
@@ -189,7 +189,7 @@ static int nccl_only(int rank, int nranks, const acc_unique_id_t *id, void *arg)
     CHECK(nrows > 0);
     for (size_t i = 0; i < nrows; i++)
         CHECK_MSG(strstr(rows[i].ran, "fallback: NCCL") != NULL, "ran %s", rows[i].ran);
-    acc_free(rows);
+    acc_mem_free(rows);
     CHECK_OK(acc_comm_destroy(c));
     return 0;
 }

@@ -39,8 +39,8 @@ ACC_TEST(conversions_compile_with_nvrtc_for_sm_80_and_sm_90)
         CHECK_MSG(memmem(cubin, size, "acc_fusion_widen", 17) != NULL, "%s: no acc_fusion_widen",
                   archs[i]);
         CHECK_MSG(!log || !strstr(log, "warning"), "%s: NVRTC warns: %s", archs[i], log);
-        acc_free(cubin);
-        acc_free(log);
+        acc_mem_free(cubin);
+        acc_mem_free(log);
     }
 }
 

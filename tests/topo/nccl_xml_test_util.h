@@ -51,7 +51,7 @@ static inline acc_topo_t *load(const char *file)
 {
     char *text = slurp(file, NULL);
     acc_topo_t *t = import_ok(text, file);
-    acc_free(text);
+    acc_mem_free(text);
     return t;
 }
 
@@ -120,8 +120,8 @@ static inline acc_topo_t *load_with_gpu_id(const char *file, const char *device)
     snprintf(ids, sizeof(ids), "class=\"0x030200\" vendor=\"0x10de\" device=\"%s\"", device);
     patched = replace(text, "class=\"0x030200\"", ids, 0);
     t = import_ok(patched, file);
-    acc_free(text);
-    acc_free(patched);
+    acc_mem_free(text);
+    acc_mem_free(patched);
     return t;
 }
 

@@ -141,7 +141,7 @@ static inline void nic_names(const acc_topo_t *t, int n)
 
 static inline char *without_first_line(const char *text)
 {
-    return acc_strdup(strchr(text, '\n') + 1);
+    return acc_mem_strdup(strchr(text, '\n') + 1);
 }
 
 #endif /* SMI_TEST_UTIL_H */

@@ -349,8 +349,8 @@ ACC_TEST(dgx2_live_matches_its_capture)
     live = canonical_without_memory(t);
     capture = canonical_without_memory(ref);
     CHECK_STR(live, capture);
-    acc_free(live);
-    acc_free(capture);
+    acc_mem_free(live);
+    acc_mem_free(capture);
     CHECK_INT(assumptions_with(t, "hwloc described another machine than this one"), 1);
     check_nvml_clean(1);
     acc_topo_destroy(ref);
@@ -456,8 +456,8 @@ ACC_TEST(minsky_live_matches_its_capture)
     live = canonical_without_memory(t);
     capture = canonical_without_memory(ref);
     CHECK_STR(live, capture);
-    acc_free(live);
-    acc_free(capture);
+    acc_mem_free(live);
+    acc_mem_free(capture);
     check_nvml_clean(1);
     acc_topo_destroy(ref);
     acc_topo_destroy(t);

@@ -154,8 +154,8 @@ ACC_TEST(unknown_gpu_facts_are_not_called_input)
     CHECK(strstr(b.data, "Assumed\n  nothing, but some facts are unknown") != NULL);
     acc_buf_free(&b);
     acc_topo_destroy(t);
-    acc_free(vga);
-    acc_free(text);
+    acc_mem_free(vga);
+    acc_mem_free(text);
 }
 
 ACC_TEST(azure_ncv4_self_nvlinks_and_cpu_nic)
@@ -202,7 +202,7 @@ ACC_TEST(azure_partial_files_load_with_the_generation_assumed)
         check_no_nvlinks(t);
         CHECK_INT(topo_missing_nvlinks(t, NULL), 8); /* every generation guessed has NVLinks */
         acc_topo_destroy(t);
-        acc_free(text);
+        acc_mem_free(text);
     }
 }
 
@@ -266,7 +266,7 @@ ACC_TEST(aws_g5_bus_ids_only_refused_clearly)
     CHECK_MSG_HAS("g5.xml");
     CHECK_MSG_HAS("no GPU can be identified");
     CHECK_MSG_HAS("0000:00:16.0");
-    acc_free(text);
+    acc_mem_free(text);
 }
 
 ACC_TEST(graph_file_refused)
@@ -277,7 +277,7 @@ ACC_TEST(graph_file_refused)
     CHECK_MSG_HAS("azure-ncv4-graph.xml:1:");
     CHECK_MSG_HAS("NCCL graph file");
     CHECK_MSG_HAS("NCCL_TOPO_DUMP_FILE");
-    acc_free(text);
+    acc_mem_free(text);
 }
 
 /* ---- broken input ------------------------------------------------------------------------ */
@@ -302,15 +302,15 @@ ACC_TEST(truncated_files_fail_cleanly)
         cuts[6] = len * 4 / 5;
         cuts[7] = (size_t)(close - text) + 3;
         for (i = 0; i < 8; i++) {
-            char *copy = acc_malloc(cuts[i] + 1);
+            char *copy = acc_mem_alloc(cuts[i] + 1);
             acc_topo_t *t;
             memcpy(copy, text, cuts[i]);
             copy[cuts[i]] = '\0';
             CHECK_ERR(import(copy, cuts[i], fixtures[f], &t), ACC_ERR_PARSE);
             CHECK_MSG_HAS(fixtures[f]);
-            acc_free(copy);
+            acc_mem_free(copy);
         }
-        acc_free(text);
+        acc_mem_free(text);
     }
 }
 
@@ -323,8 +323,8 @@ static void check_broken_ibm(const char *from, const char *to, const char *fragm
     snprintf(where, sizeof(where), "bad.xml:%d:", line_of(text, from));
     CHECK_MSG_HAS(where);
     CHECK_MSG_HAS(fragment);
-    acc_free(text);
-    acc_free(bad);
+    acc_mem_free(text);
+    acc_mem_free(bad);
 }
 
 ACC_TEST(bad_nvlink_count)
@@ -355,9 +355,9 @@ ACC_TEST(wrong_root_and_version)
         acc_topo_t *t;
         CHECK_ERR(import(b, strlen(b), "m.xml", &t), ACC_ERR_PARSE);
         CHECK_MSG_HAS("m.xml:1: <machine>: expected <system version=\"1\">");
-        acc_free(text);
-        acc_free(a);
-        acc_free(b);
+        acc_mem_free(text);
+        acc_mem_free(a);
+        acc_mem_free(b);
     }
     check_broken_ibm("<system version=\"1\">", "<system version=\"2\">", "version=\"2\"");
     check_broken_ibm("<system version=\"1\">", "<system>", "no version");
@@ -373,8 +373,8 @@ ACC_TEST(multi_host_dump_refused)
     CHECK_ERR(import(two, strlen(two), "mnnvl.xml", &t), ACC_ERR_UNSUPPORTED);
     CHECK_MSG_HAS("mnnvl.xml:");
     CHECK_MSG_HAS("several hosts");
-    acc_free(text);
-    acc_free(two);
+    acc_mem_free(text);
+    acc_mem_free(two);
 }
 
 ACC_TEST(asymmetric_gpu_nvlinks_refused)
@@ -442,7 +442,7 @@ ACC_TEST(gpus_numbered_by_dev)
     CHECK_STR(tt_gpu(t, 0)->busid, "0000:02:00.0");
     CHECK_STR(tt_gpu(t, 1)->busid, "0000:01:00.0");
     acc_topo_destroy(t);
-    acc_free(xml);
+    acc_mem_free(xml);
 }
 
 ACC_TEST(gpu_pair_nvlinks_counted_once)
@@ -460,8 +460,8 @@ ACC_TEST(gpu_pair_nvlinks_counted_once)
     t = import_ok(one, "one.xml");
     CHECK_INT(acc_topo_nvlinks_between(t, 0, 1), 3);
     acc_topo_destroy(t);
-    acc_free(both);
-    acc_free(one);
+    acc_mem_free(both);
+    acc_mem_free(one);
 }
 
 ACC_TEST(vm_nvswitch_placeholder)
@@ -475,7 +475,7 @@ ACC_TEST(vm_nvswitch_placeholder)
     CHECK_INT(acc_topo_nvlinks_to_switches(t, 1), 18);
     CHECK_INT(gpu_path(t, 0, 1).cls, ACC_PATH_NVL);
     acc_topo_destroy(t);
-    acc_free(xml);
+    acc_mem_free(xml);
 }
 
 ACC_TEST(nvlinks_to_absent_gpus_left_out)
@@ -486,7 +486,7 @@ ACC_TEST(nvlinks_to_absent_gpus_left_out)
     check_no_nvlinks(t);
     CHECK(tt_assumed(t, "NVLinks to GPUs absent from the file", NULL));
     acc_topo_destroy(t);
-    acc_free(xml);
+    acc_mem_free(xml);
 }
 
 ACC_TEST(c2c_and_cpu_nvlinks)
@@ -512,8 +512,8 @@ ACC_TEST(c2c_and_cpu_nvlinks)
     CHECK_INT(l->count, 3);
     CHECK_INT(acc_topo_count(t, ACC_VTX_NVSWITCH), 0);
     acc_topo_destroy(t);
-    acc_free(gh);
-    acc_free(p9);
+    acc_mem_free(gh);
+    acc_mem_free(p9);
 }
 
 ACC_TEST(nic_speed_defaults)

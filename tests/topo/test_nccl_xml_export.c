@@ -83,8 +83,8 @@ ACC_TEST(round_trip_of_snippets)
     t = import_ok(p9, "p9.xml");
     check_round_trip(t, "p9.xml");
     acc_topo_destroy(t);
-    acc_free(gh);
-    acc_free(p9);
+    acc_mem_free(gh);
+    acc_mem_free(p9);
 }
 
 /* Rewrite every bus number of the IBM file consistently (bus + 0x11, mod 256). */
@@ -131,9 +131,9 @@ ACC_TEST(fingerprint_ignores_bus_ids_not_nvlinks)
     acc_topo_destroy(a);
     acc_topo_destroy(b);
     acc_topo_destroy(c);
-    acc_free(text);
-    acc_free(moved);
-    acc_free(fewer);
+    acc_mem_free(text);
+    acc_mem_free(moved);
+    acc_mem_free(fewer);
 }
 
 /* A model with no bus ids, host bridges and a cluster: what only acc_ attributes carry. */

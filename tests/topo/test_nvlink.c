@@ -123,8 +123,8 @@ ACC_TEST(part_without_nvlinks_refused)
         "GPU0 of p5-pcie.xml (H100 PCIe 80GB) has 0 NVLinks, but GPU0 of dgx-h100 has 18");
     acc_topo_destroy(dgx);
     acc_topo_destroy(file);
-    acc_free(pcie);
-    acc_free(text);
+    acc_mem_free(pcie);
+    acc_mem_free(text);
 }
 
 ACC_TEST(platform_without_nvlinks_refused)

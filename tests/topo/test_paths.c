@@ -176,7 +176,7 @@ ACC_TEST(cluster_paths_cross_the_network)
             CHECK_NEAR(m[a * 16 + b].bw, p.bw, 0);
         }
     }
-    acc_free(m);
+    acc_mem_free(m);
     acc_topo_destroy(t);
 }
 

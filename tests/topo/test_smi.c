@@ -44,7 +44,7 @@ ACC_TEST(dgx_a100_capture)
     CHECK_STR(path_class(t, ACC_VTX_NIC, 8, ACC_VTX_NIC, 9), "PIX");
     classes_match(t, text, 0);
     acc_topo_destroy(t);
-    acc_free(text);
+    acc_mem_free(text);
 }
 
 ACC_TEST(hgx_h100_capture)
@@ -72,7 +72,7 @@ ACC_TEST(hgx_h100_capture)
     for (g = 0; g < 8; g++)
         CHECK_INT(acc_topo_gpu_nic(t, g), acc_topo_find(t, ACC_VTX_NIC, g));
     acc_topo_destroy(t);
-    acc_free(text);
+    acc_mem_free(text);
 }
 
 ACC_TEST(l40s_capture)
@@ -94,7 +94,7 @@ ACC_TEST(l40s_capture)
     classes_match(t, text, 1);
     CHECK(tt_assumed(t, "PCIe Gen4 x16", NULL));
     acc_topo_destroy(t);
-    acc_free(text);
+    acc_mem_free(text);
 }
 
 /* The RTX 4090 capture names its GPUs only in its comment ("a 8 cards 4090 server").  Whether
@@ -147,9 +147,9 @@ ACC_TEST(rtx4090_capture)
         }
     }
     acc_topo_destroy(t);
-    acc_free(named);
-    acc_free(bare);
-    acc_free(text);
+    acc_mem_free(named);
+    acc_mem_free(bare);
+    acc_mem_free(text);
 }
 
 /* ---- variants of the same machine --------------------------------------------------------- */
@@ -207,10 +207,10 @@ ACC_TEST(tabs_and_spaces_give_one_fingerprint)
     acc_topo_destroy(b);
     acc_topo_destroy(c);
     acc_topo_destroy(d);
-    acc_free(dgx);
-    acc_free(hgx);
-    acc_free(dgx_sp);
-    acc_free(hgx_tab);
+    acc_mem_free(dgx);
+    acc_mem_free(hgx);
+    acc_mem_free(dgx_sp);
+    acc_mem_free(hgx_tab);
 }
 
 /* The header line with every column name underlined, as nvidia-smi prints it on a terminal. */
@@ -252,10 +252,10 @@ ACC_TEST(ansi_escapes_and_crlf_are_ignored)
     acc_topo_destroy(b);
     acc_topo_destroy(c);
     acc_topo_destroy(d);
-    acc_free(dgx);
-    acc_free(crlf);
-    acc_free(ansi);
-    acc_free(both);
+    acc_mem_free(dgx);
+    acc_mem_free(crlf);
+    acc_mem_free(ansi);
+    acc_mem_free(both);
 }
 
 /* Old drivers: RDMA device names as column headers, no NIC Legend, SOC for SYS. */
@@ -266,7 +266,7 @@ ACC_TEST(old_style_columns_and_soc)
     acc_topo_t *a, *b, *c;
 
     CHECK(legend != NULL);
-    cut = acc_strndup(l40s, (size_t)(legend - l40s));
+    cut = acc_mem_strndup(l40s, (size_t)(legend - l40s));
     r1 = replace(cut, "NIC0", "mlx5_0");
     old = replace(r1, "NIC1", "mlx5_1");
     soc = replace(l40s, "SYS ", "SOC ");
@@ -283,11 +283,11 @@ ACC_TEST(old_style_columns_and_soc)
     acc_topo_destroy(a);
     acc_topo_destroy(b);
     acc_topo_destroy(c);
-    acc_free(l40s);
-    acc_free(cut);
-    acc_free(r1);
-    acc_free(old);
-    acc_free(soc);
+    acc_mem_free(l40s);
+    acc_mem_free(cut);
+    acc_mem_free(r1);
+    acc_mem_free(old);
+    acc_mem_free(soc);
 }
 
 /* Containers: CPU Affinity and NUMA Affinity N/A.  NUMA nodes then follow from SYS relations,
@@ -309,9 +309,9 @@ ACC_TEST(affinity_not_available)
     classes_match(b, hgx, 0);
     acc_topo_destroy(a);
     acc_topo_destroy(b);
-    acc_free(hgx);
-    acc_free(r1);
-    acc_free(r2);
+    acc_mem_free(hgx);
+    acc_mem_free(r1);
+    acc_mem_free(r2);
 }
 
 /* ---- broken text -------------------------------------------------------------------------- */
@@ -320,11 +320,11 @@ ACC_TEST(affinity_not_available)
 static void cut_fails(const char *text, size_t keep, const char *where)
 {
     acc_topo_t *t;
-    char *cut = acc_strndup(text, keep);
+    char *cut = acc_mem_strndup(text, keep);
     CHECK_ERR(try_load(cut, keep, "cut.txt", &t), ACC_ERR_PARSE);
     CHECK_MSG(strstr(acc_error_message(), where) != NULL, "cut at %zu: \"%s\" lacks \"%s\"", keep,
               acc_error_message(), where);
-    acc_free(cut);
+    acc_mem_free(cut);
 }
 
 static size_t offset_of(const char *text, const char *what, int nth)
@@ -353,8 +353,8 @@ ACC_TEST(truncated_captures_fail_with_the_line)
     cut_fails(dgx, offset_of(dgx, "NIC4: ", 1), "cut.txt:37: the NIC Legend does not name NIC4");
     cut_fails(hgx, offset_of(hgx, "NODE", 40), "cut.txt:");
     cut_fails(hgx, offset_of(hgx, "\nNIC7", 1) + 20, "cut.txt:18: row NIC7 has");
-    acc_free(dgx);
-    acc_free(hgx);
+    acc_mem_free(dgx);
+    acc_mem_free(hgx);
 }
 
 ACC_TEST(broken_matrices_name_the_cell)
@@ -365,23 +365,23 @@ ACC_TEST(broken_matrices_name_the_cell)
     CHECK_ERR(load_fails(s, "asym.txt"), ACC_ERR_PARSE);
     CHECK_MSG_HAS("asym.txt:4: asymmetric matrix: GPU0-GPU1 is NV12 (line 3) but GPU1-GPU0 is "
                   "NV6 (line 4)");
-    acc_free(s);
+    acc_mem_free(s);
 
     s = replace(dgx, "GPU2\tNV12", "GPU2\tNVL");
     CHECK_ERR(load_fails(s, "cell.txt"), ACC_ERR_PARSE);
     CHECK_MSG_HAS("cell.txt:5: row GPU2, column GPU0: unknown cell 'NVL'");
-    acc_free(s);
+    acc_mem_free(s);
 
     s = replace(dgx, "GPU0\t X \tNV12", "GPU0\t X \t X ");
     CHECK_ERR(load_fails(s, "x.txt"), ACC_ERR_PARSE);
     CHECK_MSG_HAS("x.txt:3: X (self) off the diagonal at GPU0-GPU1");
-    acc_free(s);
+    acc_mem_free(s);
 
     s = replace(dgx, "GPU5\tNV12\tNV12\tNV12\tNV12\tNV12\t X",
                 "GPU4\tNV12\tNV12\tNV12\tNV12\tNV12\t X");
     CHECK_ERR(load_fails(s, "dup.txt"), ACC_ERR_PARSE);
     CHECK_MSG_HAS("dup.txt:8: second row for GPU4 (first on line 7)");
-    acc_free(s);
+    acc_mem_free(s);
 
     {
         size_t a = offset_of(dgx, "\nGPU5", 1), b = offset_of(dgx, "\nGPU6", 1);
@@ -393,23 +393,23 @@ ACC_TEST(broken_matrices_name_the_cell)
     }
     CHECK_ERR(load_fails(s, "missing.txt"), ACC_ERR_PARSE);
     CHECK_MSG_HAS("missing.txt:21: expected the row of GPU5, found 'Legend:'");
-    acc_free(s);
+    acc_mem_free(s);
 
     s = replace(dgx, "  NIC9: mlx5_9", "  NIC9: mlx5_9\n  NIC10: mlx5_10");
     CHECK_ERR(load_fails(s, "legend.txt"), ACC_ERR_PARSE);
     CHECK_MSG_HAS("legend.txt:44: the NIC Legend names NIC10");
-    acc_free(s);
+    acc_mem_free(s);
 
     s = replace(dgx, "\tGPU0\tGPU1\tGPU2", "\tGPU0\tGPU2\tGPU1");
     CHECK_ERR(load_fails(s, "order.txt"), ACC_ERR_PARSE);
     CHECK_MSG_HAS("order.txt:2: header: expected GPU1, found GPU2");
-    acc_free(s);
+    acc_mem_free(s);
 
     s = replace(dgx, "48-63,176-191\t3", "48-63,176-191\tthree");
     CHECK_ERR(load_fails(s, "numa.txt"), ACC_ERR_PARSE);
     CHECK_MSG_HAS("numa.txt:3: GPU0: NUMA Affinity 'three'");
-    acc_free(s);
-    acc_free(dgx);
+    acc_mem_free(s);
+    acc_mem_free(dgx);
 }
 
 ACC_TEST(nvlink_to_a_nic_and_cross_numa_pix_are_refused)
@@ -421,16 +421,16 @@ ACC_TEST(nvlink_to_a_nic_and_cross_numa_pix_are_refused)
     s = replace(r, "NIC0    SYS     SYS", "NIC0    NV4     SYS");
     CHECK_ERR(load_fails(s, "nv.txt"), ACC_ERR_PARSE);
     CHECK_MSG_HAS("NVLinks join GPUs only");
-    acc_free(s);
-    acc_free(r);
+    acc_mem_free(s);
+    acc_mem_free(r);
 
     r = replace(l40s, "GPU1    NODE     X      SYS ", "GPU1    NODE     X      PIX ");
     s = replace(r, "GPU2    SYS     SYS ", "GPU2    SYS     PIX ");
     CHECK_ERR(load_fails(s, "numa.txt"), ACC_ERR_PARSE);
     CHECK_MSG_HAS("never cross NUMA nodes");
-    acc_free(s);
-    acc_free(r);
-    acc_free(l40s);
+    acc_mem_free(s);
+    acc_mem_free(r);
+    acc_mem_free(l40s);
 }
 
 ACC_TEST(not_a_matrix)
@@ -451,10 +451,10 @@ ACC_TEST(not_a_matrix)
     s = replace(dgx, "GPU3\tNV12", "GPU3\x01NV12");
     CHECK_ERR(load_fails(s, "ctl.txt"), ACC_ERR_PARSE);
     CHECK_MSG_HAS("ctl.txt:6: binary data (byte 0x01)");
-    acc_free(s);
+    acc_mem_free(s);
     s = replace(dgx, "GPU3\tNV12", "GPU3\x1bNV12");
     CHECK_ERR(load_fails(s, "esc.txt"), ACC_ERR_PARSE);
     CHECK_MSG_HAS("esc.txt:6: broken escape sequence");
-    acc_free(s);
-    acc_free(dgx);
+    acc_mem_free(s);
+    acc_mem_free(dgx);
 }

@@ -22,12 +22,12 @@ ACC_TEST(model_inferred_from_nvlinks)
     CHECK_MSG_HAS("GPU model is unknown");
     acc_topo_destroy(a);
     acc_topo_destroy(b);
-    acc_free(dgx);
-    acc_free(hgx);
-    acc_free(l40s);
-    acc_free(dgx_bare);
-    acc_free(hgx_bare);
-    acc_free(l40s_bare);
+    acc_mem_free(dgx);
+    acc_mem_free(hgx);
+    acc_mem_free(l40s);
+    acc_mem_free(dgx_bare);
+    acc_mem_free(hgx_bare);
+    acc_mem_free(l40s_bare);
 }
 
 /* A matrix written here: `cls(a, b)` for devices 0..ngpu+nnic-1 (GPUs first), one CPU Affinity
@@ -103,7 +103,7 @@ ACC_TEST(hybrid_cube_mesh_is_direct_nvlinks)
     CHECK_STR(path_class(t, ACC_VTX_GPU, 0, ACC_VTX_GPU, 4), "NVL");
     CHECK_STR(path_class(t, ACC_VTX_GPU, 0, ACC_VTX_GPU, 5), "NVB");
     acc_topo_destroy(t);
-    acc_free(text);
+    acc_mem_free(text);
 }
 
 static const char *nv8(int a, int b)
@@ -134,7 +134,7 @@ ACC_TEST(nv8_everywhere_is_an_nvswitch_a800)
     CHECK(tt_assumed(t, "inferred from NV8 between every GPU pair", NULL));
     CHECK(tt_assumed(t, "H800", NULL));
     acc_topo_destroy(t);
-    acc_free(text);
+    acc_mem_free(text);
 }
 
 /* A line naming the part decides between A800 and H800.  The part's own 8 links count, not its
@@ -175,10 +175,10 @@ ACC_TEST(nv8_named_a800_or_h800)
     CHECK(tt_assumed(t, "names A800 SXM4 80GB, which cannot have the NVLinks", NULL));
     CHECK_STR(tt_gpu(t, 0)->model, "A100 SXM4 40GB");
     acc_topo_destroy(t);
-    acc_free(a800);
-    acc_free(h800);
-    acc_free(three);
-    acc_free(wrong);
+    acc_mem_free(a800);
+    acc_mem_free(h800);
+    acc_mem_free(three);
+    acc_mem_free(wrong);
 }
 
 /* PCIe cards joined in pairs by NVLink bridges (A40: 4 links per pair). */
@@ -226,10 +226,10 @@ ACC_TEST(nvlink_patterns_that_do_not_tell_the_model)
     CHECK_STR(tt_gpu(t, 0)->model, "H100 SXM5 80GB");
     CHECK(tt_assumed(t, "names L40S, which cannot have the NVLinks", NULL));
     acc_topo_destroy(t);
-    acc_free(pairs);
-    acc_free(named);
-    acc_free(broken);
-    acc_free(wrong);
+    acc_mem_free(pairs);
+    acc_mem_free(named);
+    acc_mem_free(broken);
+    acc_mem_free(wrong);
 }
 
 /* A PCIe machine with every level: on NUMA 0, GPU0, GPU1 and NIC0 on one switch (PIX), GPU2
@@ -268,7 +268,7 @@ ACC_TEST(pcie_tree_reproduces_every_class)
     CHECK_INT(acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_NIC, 1))->gdr, 0);
     CHECK(!tt_assumed(t, "fits no PCIe tree", NULL));
     acc_topo_destroy(t);
-    acc_free(text);
+    acc_mem_free(text);
 }
 
 /* A bare "V100" in a comment names the DGX-1 part; a V100S, a PCIe card acc has no row for, is
@@ -284,6 +284,6 @@ ACC_TEST(bare_v100_names_the_sxm2_part)
     acc_topo_destroy(t);
     CHECK_ERR(load_fails(v100s, "v100s.txt"), ACC_ERR_PARSE);
     CHECK_MSG_HAS("v100s.txt:2: the GPU model is unknown");
-    acc_free(text);
-    acc_free(v100s);
+    acc_mem_free(text);
+    acc_mem_free(v100s);
 }

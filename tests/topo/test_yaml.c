@@ -47,9 +47,9 @@ static void check_roundtrip(const acc_topo_t *t, const char *what)
     c = export_yaml(again);
     CHECK_STR(c, b);
     CHECK_INT(acc_topo_assumption_count(back), acc_topo_assumption_count(t));
-    acc_free(a);
-    acc_free(b);
-    acc_free(c);
+    acc_mem_free(a);
+    acc_mem_free(b);
+    acc_mem_free(c);
     acc_topo_destroy(back);
     acc_topo_destroy(again);
 }
@@ -98,7 +98,7 @@ ACC_TEST(exported_platform_reads_like_its_source)
     CHECK_OK(acc_topo_load_buffer(text, strlen(text), "x.yaml", &back));
     CHECK_INT(acc_topo_nodes(back), 2);
     CHECK_INT(acc_topo_ranks(back), 16);
-    acc_free(text);
+    acc_mem_free(text);
     acc_topo_destroy(t);
     acc_topo_destroy(back);
 }
@@ -469,8 +469,8 @@ ACC_TEST(truncations_never_crash)
                       cut);
             acc_topo_destroy(t);
         }
-        acc_free(exported);
-        acc_free(text);
+        acc_mem_free(exported);
+        acc_mem_free(text);
         acc_topo_destroy(full);
     }
     acc_strv_free(names, n);

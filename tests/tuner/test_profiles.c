@@ -156,8 +156,8 @@ ACC_TEST(committed_profiles_equal_generator_output)
                   "tuner/models/%s differs from the generator's output; run acc-gen-profiles "
                   "tuner/models and review the diff",
                   made[i]);
-        acc_free(a);
-        acc_free(b);
+        acc_mem_free(a);
+        acc_mem_free(b);
     }
 }
 
@@ -190,7 +190,7 @@ ACC_TEST(round_trip_is_identical)
         acc_buf_free(&b);
         acc_profile_destroy(p);
         acc_profile_destroy(q);
-        acc_free(text);
+        acc_mem_free(text);
     }
 }
 
@@ -331,7 +331,7 @@ static char *edit(const char *from, const char *to)
     const char *at = strstr(tiny, from);
     char *out;
     CHECK(at != NULL);
-    out = acc_malloc(sizeof(tiny) + strlen(to));
+    out = acc_mem_alloc(sizeof(tiny) + strlen(to));
     memcpy(out, tiny, (size_t)(at - tiny));
     strcpy(out + (at - tiny), to);
     strcat(out, at + strlen(from));
@@ -347,7 +347,7 @@ static void expect_error(const char *from, const char *to, acc_status_t want, co
     CHECK(p == NULL);
     CHECK_MSG_HAS(where);
     CHECK_MSG_HAS(what);
-    acc_free(text);
+    acc_mem_free(text);
 }
 
 ACC_TEST(tiny_profile_loads)
@@ -418,7 +418,7 @@ ACC_TEST(malformed_truncated)
                       acc_error_message()[14] >= '0' && acc_error_message()[14] <= '9',
                   "cut at %zu: message without a line: %s", cut, acc_error_message());
     }
-    acc_free(text);
+    acc_mem_free(text);
 }
 
 ACC_TEST(malformed_other_fields)

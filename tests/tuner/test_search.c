@@ -401,7 +401,7 @@ ACC_TEST(reports)
 
     space_for(c, &sp);
     CHECK_OK(acc_tune_search(sim, &sp, NULL, &r));
-    pts = acc_calloc(r->nevals, sizeof(*pts));
+    pts = acc_mem_calloc(r->nevals, sizeof(*pts));
     for (i = 0; i < r->nevals; i++)
         acc_tune_point_from_eval(&r->evals[i], "grid", &pts[i]);
     best = pts[r->best];
@@ -445,7 +445,7 @@ ACC_TEST(reports)
     rep.npoints = 0;
     CHECK_ERR(acc_tune_report_svg(&rep, &b), ACC_ERR_NOT_FOUND);
     acc_buf_free(&b);
-    acc_free(pts);
+    acc_mem_free(pts);
     acc_tune_search_result_destroy(r);
     acc_itersim_destroy(sim);
     acc_profile_destroy(p);

@@ -171,7 +171,7 @@ static size_t tu_count_optima(acc_db_t *db)
     acc_db_optimum_t *all = NULL;
     size_t n = 0;
     CHECK_OK(acc_db_list_optima(db, &all, &n));
-    acc_free(all);
+    acc_mem_free(all);
     return n;
 }
 
@@ -207,7 +207,7 @@ ACC_TEST(runs_and_optimum)
     CHECK_STR(runs[0].strategy, "grid");
     CHECK_STR(runs[0].params, "policy=acc fusion=32M streams=2 algo=auto");
     CHECK_STR(runs[1].method, "itersim@0.25");
-    acc_free(runs);
+    acc_mem_free(runs);
 
     /* Report points: the search's runs best first, the baselines apart in a fixed order. */
     CHECK_OK(acc_tune_report_points(db, &t->key, &pts, &npts, &base, &nbase));
@@ -221,8 +221,8 @@ ACC_TEST(runs_and_optimum)
     CHECK_INT(nbase, 2);
     CHECK_STR(base[0].label, "DDP defaults");
     CHECK_STR(base[1].label, "no fusion");
-    acc_free(pts);
-    acc_free(base);
+    acc_mem_free(pts);
+    acc_mem_free(base);
 
     memset(&opt, 0, sizeof(opt));
     opt.config = c32;
@@ -251,11 +251,11 @@ ACC_TEST(runs_and_optimum)
     CHECK_INT(nruns, 5);
     CHECK_STR(runs[4].method, ACC_TUNE_MEASURED);
     CHECK_STR(runs[4].params, "policy=acc fusion=32M streams=2 algo=auto compress=bf16");
-    acc_free(runs);
+    acc_mem_free(runs);
     CHECK_OK(acc_tune_report_points(db, &t->key, &pts, &npts, &base, &nbase));
     CHECK_INT(npts, 2);
-    acc_free(pts);
-    acc_free(base);
+    acc_mem_free(pts);
+    acc_mem_free(base);
     opt.config = c32;
     opt.iteration_ms = 131.5;
     opt.run_id = id;

@@ -611,7 +611,7 @@ acc_status_t acc_tune_warm_starts(acc_db_t *db, const acc_tune_key_t *key, acc_t
                                   size_t max, size_t *n);
 /* key's runs of the simulator as report points, best first, and the baselines (the best run of
  * each) apart in the order DDP, Horovod, no fusion.  compute_ms and buffers are unknown (0).
- * *points and *baselines taken (acc_free). */
+ * *points and *baselines taken (acc_mem_free). */
 acc_status_t acc_tune_report_points(acc_db_t *db, const acc_tune_key_t *key,
                                     acc_tune_point_t **points, size_t *npoints,
                                     acc_tune_point_t **baselines, size_t *nbaselines);

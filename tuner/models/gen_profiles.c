@@ -83,8 +83,8 @@ void net_param(net_t *n, uint64_t elems, const char *fmt, ...)
 
 static void net_free(net_t *n)
 {
-    acc_free(n->ops);
-    acc_free(n->params);
+    acc_mem_free(n->ops);
+    acc_mem_free(n->params);
 }
 
 /* x rounded to `decimals` decimal places.  Dividing by an exact power of ten gives the double

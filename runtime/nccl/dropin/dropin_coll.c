@@ -141,7 +141,7 @@ static int try_acc(const dropin_op_t *k)
 
 static void group_reset(void)
 {
-    acc_free(grp.ops);
+    acc_mem_free(grp.ops);
     grp.ops = NULL;
     grp.n = grp.cap = 0;
     grp.nccl = 0;

@@ -33,7 +33,7 @@ static void add(dropin_comm_t *s)
         ACC_WARN(RUNTIME, "acc drop-in NCCL: out of memory; acc leaves this communicator");
         acc_comm_abort(s->acc);
         pthread_mutex_destroy(&s->mu);
-        acc_free(s);
+        acc_mem_free(s);
     }
 }
 
@@ -60,7 +60,7 @@ void dropin_comm_put(dropin_comm_t *s)
     pthread_mutex_unlock(&map_lock);
     if (last) {
         pthread_mutex_destroy(&s->mu);
-        acc_free(s);
+        acc_mem_free(s);
     }
 }
 
@@ -116,7 +116,7 @@ void dropin_attach(ncclComm_t comm, const char *how)
         acc_comm_destroy(acc);
         return;
     }
-    if (!(s = acc_calloc(1, sizeof(*s)))) {
+    if (!(s = acc_mem_calloc(1, sizeof(*s)))) {
         ACC_WARN(RUNTIME, "acc drop-in NCCL: out of memory; acc leaves this communicator");
         acc_comm_abort(acc);
         return;

@@ -29,7 +29,7 @@ static void say(ncclDebugLogger_t log, ncclDebugLogLevel level, const char *line
 static ncclResult_t init_context(size_t nranks, size_t nnodes, ncclDebugLogger_t log,
                                  void **context)
 {
-    tuner_ctx_t *ctx = acc_calloc(1, sizeof(*ctx));
+    tuner_ctx_t *ctx = acc_mem_calloc(1, sizeof(*ctx));
     ncclDebugLogLevel level = NCCL_LOG_WARN;
     char line[1024];
 
@@ -92,7 +92,7 @@ static ncclResult_t finalize(void *context)
     tuner_ctx_t *ctx = context;
     if (ctx) {
         tuner_unload(ctx);
-        acc_free(ctx);
+        acc_mem_free(ctx);
     }
     return ncclSuccess;
 }
