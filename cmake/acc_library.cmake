@@ -78,7 +78,7 @@ target_link_options(acc_shared PRIVATE
 # Every symbol the library needs must come from a library it names.  The sanitizer and fuzzer
 # runtimes are linked into programs, never into shared libraries, so those builds leave theirs
 # undefined.
-if(NOT ACC_SANITIZE AND NOT ACC_FUZZ)
+if(NOT ACC_INSTRUMENTED)
   target_link_options(acc_shared PRIVATE "LINKER:--no-undefined")
 endif()
 

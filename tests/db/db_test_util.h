@@ -69,7 +69,8 @@ static inline acc_select_entry_t tu_entry(uint64_t lo, uint64_t hi, const char *
     e.use_nccl = plan_hash == NULL;
     snprintf(e.algo, sizeof(e.algo), "%s", algo);
     snprintf(e.params, sizeof(e.params), "%s", params);
-    snprintf(e.plan_hash, sizeof(e.plan_hash), "%s", plan_hash ? plan_hash : "");
+    snprintf(e.plan_hash, sizeof(e.plan_hash), "%.*s", (int)sizeof(e.plan_hash) - 1,
+             plan_hash ? plan_hash : "");
     e.predicted_us = 10.0 + (double)(lo % 977) / 8.0;
     e.measured_us = -1.0;
     e.source = ACC_SELECT_MODEL;
