@@ -12,6 +12,7 @@ struct acc_fusion_replay {
     double pre_ms;      /* forward, and the micro-batches before the last */
     double backward_ms; /* the last micro-batch's backward pass */
     void **grads;       /* one buffer per tensor */
+    double late_s;      /* the largest delay of a call behind the timeline (lateness_ms) */
 };
 
 acc_status_t acc_fusion_replay_create(acc_comm_t *comm, const acc_profile_t *profile,
@@ -83,23 +84,37 @@ double acc_fusion_replay_compute_ms(const acc_fusion_replay_t *r)
     return r->pre_ms + r->backward_ms;
 }
 
+/* Sleep until t and note how late the moment is once it has come. */
+static void wait_for(acc_fusion_replay_t *r, double t)
+{
+    double late;
+    acc_sleep_until(t);
+    late = acc_now_s() - t;
+    if (late > r->late_s)
+        r->late_s = late;
+}
+
 acc_status_t acc_fusion_replay_run(acc_fusion_replay_t *r, int iters, double *ms)
 {
     double last = acc_now_s();
     acc_status_t st = ACC_OK;
     int k;
 
+    r->late_s = 0;
     for (k = 0; k < iters && st == ACC_OK; k++) {
-        double bwd;
+        double bwd = acc_now_s() + r->pre_ms / 1e3;
         size_t i;
-        acc_sleep_until(acc_now_s() + r->pre_ms / 1e3);
-        bwd = acc_now_s();
+        wait_for(r, bwd);
+        st = acc_fusion_backward(r->f);
         for (i = 0; i < r->p->ntensors && st == ACC_OK; i++) {
-            acc_sleep_until(bwd + r->p->tensors[i].ready * r->backward_ms / 1e3);
+            wait_for(r, bwd + r->p->tensors[i].ready * r->backward_ms / 1e3);
             st = acc_fusion_ready(r->f, (int)i);
         }
-        if (st == ACC_OK)
+        /* The backward pass goes on after its last gradient when that one is ready before 1. */
+        if (st == ACC_OK) {
+            wait_for(r, bwd + r->backward_ms / 1e3);
             st = acc_fusion_wait(r->f);
+        }
         if (ms) {
             double now = acc_now_s();
             ms[k] = (now - last) * 1e3;
@@ -107,4 +122,9 @@ acc_status_t acc_fusion_replay_run(acc_fusion_replay_t *r, int iters, double *ms
         }
     }
     return st;
+}
+
+double acc_fusion_replay_lateness_ms(const acc_fusion_replay_t *r)
+{
+    return r->late_s * 1e3;
 }

@@ -37,16 +37,7 @@ static int run(const char *cmd)
 /* 64 gradients of 64 KiB over a 10 ms backward pass, 30 ms of compute in all, as a file. */
 static const char *toy_profile(void)
 {
-    const char *path = acc_test_tmp("replay-toy.yaml");
-    acc_profile_t *p = toy_model("replay-toy", 64, 16384, 30, 20);
-    acc_buf_t b;
-
-    acc_buf_init(&b);
-    CHECK_OK(acc_profile_dump_yaml(p, &b));
-    CHECK_OK(acc_write_file(path, b.data, b.len));
-    acc_buf_free(&b);
-    acc_profile_destroy(p);
-    return path;
+    return toy_model_file(acc_test_tmp("replay-toy.yaml"), "replay-toy", 64, 16384, 30, 20);
 }
 
 ACC_TEST(every_policy_then_a_measured_optimum)

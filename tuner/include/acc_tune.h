@@ -107,6 +107,8 @@ acc_status_t acc_profile_dump_yaml(const acc_profile_t *p, acc_buf_t *out);
  * precision; NULL when there is none.  Entries are listed mixed precision first. */
 const acc_profile_compute_t *acc_profile_find_compute(const acc_profile_t *p, int sm,
                                                       const char *precision);
+/* 1 when s is a precision a compute entry may name (fp32, tf32, fp16, bf16), else 0. */
+int acc_profile_precision_valid(const char *s);
 /* Backward time of one micro-batch: iteration_ms - forward_ms when forward_ms is known, else
  * two thirds of iteration_ms (backward costs about twice the forward pass). */
 double acc_profile_backward_ms(const acc_profile_compute_t *c);
