@@ -5,11 +5,11 @@
  * seconds; the shipped ones replay the same way, only longer.
  */
 #include "acc_test.h"
+#include "cli_util.h"
 #include "toy_model.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static char out[1 << 20];
@@ -17,21 +17,7 @@ static char out[1 << 20];
 /* Run a command line; its standard output in out, its exit status. */
 static int run(const char *cmd)
 {
-    char full[8192];
-    const char *o = acc_test_tmp("replay.out");
-    FILE *f;
-    size_t n;
-    int rc;
-
-    snprintf(full, sizeof(full), "%s > '%s' 2>&1", cmd, o);
-    rc = system(full);
-    f = fopen(o, "rb");
-    n = f ? fread(out, 1, sizeof(out) - 1, f) : 0;
-    out[n] = '\0';
-    if (f)
-        fclose(f);
-    CHECK_MSG(rc != -1 && WIFEXITED(rc), "could not run %s", full);
-    return WEXITSTATUS(rc);
+    return cli_run(cmd, out, sizeof(out));
 }
 
 /* 64 gradients of 64 KiB over a 10 ms backward pass, 30 ms of compute in all, as a file. */
@@ -75,5 +61,5 @@ ACC_TEST(every_policy_then_a_measured_optimum)
     snprintf(cmd, sizeof(cmd), "%s --model '%s' --runtime host --nranks 4 --policy fastest",
              ACC_BENCH_EXE, model);
     CHECK_INT(run(cmd), 2);
-    CHECK(strstr(out, "--policy takes a list of ddp, horovod, acc and online"));
+    CHECK(strstr(out, "--policy takes a list of ddp, horovod, acc, online and record"));
 }
