@@ -310,9 +310,11 @@ void fu_record_stop(acc_fusion_t *f)
 
 /* ---- the profile (the storing thread) ---------------------------------------------------- */
 
-static double round_to(double v, double unit)
+/* v rounded to 1/per: k / per is the double nearest the decimal, which the profile's text then
+ * prints as such (0.439815, not 0.43981499999999996). */
+static double round_to(double v, double per)
 {
-    return floor(v / unit + 0.5) * unit;
+    return floor(v * per + 0.5) / per;
 }
 
 typedef struct {
@@ -359,8 +361,8 @@ static acc_status_t add_compute(const acc_fusion_t *f, fu_record_t *r, acc_profi
     c.batch = f->opts.batch ? f->opts.batch : 1;
     c.accumulation = 1;
     /* Microseconds, as the clock means them; both parts at least one. */
-    c.forward_ms = fmax(round_to(fwd, 1e-3), 1e-3);
-    c.iteration_ms = c.forward_ms + fmax(round_to(bwd, 1e-3), 1e-3);
+    c.forward_ms = fmax(round_to(fwd, 1e3), 1e-3);
+    c.iteration_ms = round_to(c.forward_ms + fmax(round_to(bwd, 1e3), 1e-3), 1e3);
     if (gmtime_r(&now, &tm))
         strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC", &tm);
     if (f->opts.batch)
@@ -414,7 +416,7 @@ static acc_status_t build(const acc_fusion_t *f, fu_record_t *r, const char *nam
         snprintf(tname, sizeof(tname), "%s%zu", f->external ? "buffer" : "grad", g);
         st = acc_profile_add_tensor(p, tname, r->counts ? r->counts[g] : f->grads[g].count,
                                     r->counts ? r->dts[g] : f->grads[g].dt,
-                                    round_to(order[i].ready, 1e-6));
+                                    round_to(order[i].ready, 1e6));
     }
     if (st == ACC_OK)
         st = add_compute(f, r, p);
