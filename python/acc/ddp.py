@@ -43,8 +43,9 @@ class HookState:
         self.forward_hook = None
 
     def backward_begins(self, grad):
-        """A tensor hook on the model's outputs: the first to fire in an iteration is the start
-        of its backward pass."""
+        """A tensor hook on the model's outputs: the first to fire after a forward pass is the
+        start of a backward pass.  Each one is marked, so that under gradient accumulation
+        (no_sync) the last micro-batch's, during which DDP reduces, is the one recorded."""
         if not self.marked:
             self.marked = True
             self.engine.backward()
@@ -82,6 +83,7 @@ def _tensors(value):
 
 def _watch_outputs(state):
     def forward_hook(module, inputs, output):
+        state.marked = False
         for t in _tensors(output):
             if t.requires_grad:
                 t.register_hook(state.backward_begins)
@@ -100,7 +102,6 @@ def hook(state, bucket):
     state.pending.append((fut, buf))
     if bucket.is_last():
         state.engine.wait()
-        state.marked = False
         done, state.pending = state.pending, []
         for f, b in done:
             f.set_result(b)
