@@ -249,10 +249,10 @@ static void record_policy(replay_t *w)
         return;
     }
     snprintf(text, sizeof(text),
-             "recording: %+.2f %% against %.3f ms without (same run, %d rounds; runs without "
+             "recording: %+.2f %% against %.3f ms without (same run, %d round%s; runs without "
              "differ by %.2f %%); the engine's calls %.4f ms per iteration (%.4f %%)",
-             (med_with / med_without - 1) * 100, med_without, rounds, spread, record_ms / recorded,
-             record_ms / recorded / med_without * 100);
+             (med_with / med_without - 1) * 100, med_without, rounds, rounds == 1 ? "" : "s",
+             spread, record_ms / recorded, record_ms / recorded / med_without * 100);
     fprintf(w->out, "  %-8s %5d  %12.3f  %10.3f  %12.3f  %10.3f  %s (DDP defaults; %s)\n", "record",
             nwith, med_with, med_with - w->t->compute->accumulation * w->t->compute->iteration_ms,
             pred.iteration_ms,

@@ -171,7 +171,7 @@ ACC_TEST(what_recording_costs_a_replay)
              ACC_BENCH_EXE, model, db);
     CHECK_INT(run(cmd), 0);
     CHECK(strstr(out, "\n  record ") && strstr(out, " against ") &&
-          strstr(out, "without (same run, 1 rounds; runs without differ by ") &&
+          strstr(out, "without (same run, 1 round; runs without differ by ") &&
           strstr(out, "; the engine's calls "));
     CHECK(strstr(out, "# the recording is stored as cost-net's for sm_90"));
     /* ... and it is there. */
