@@ -4,7 +4,8 @@
  * within the replay's own timing noise, which it measures); a model nobody shipped is recorded,
  * tuned, and the next job starts from its optimum, measured before simulated; DDP-style buffers
  * are recorded as buffers once they settle; recording is off unless asked and a bad setting is
- * refused on every rank.
+ * refused on every rank.  On a GPU (label gpu; skipped without one), a cuda-backend job records
+ * its device's name and compute capability.
  */
 #include "acc_fusion.h"
 #include "fusion_util.h"
@@ -434,5 +435,73 @@ ACC_TEST(off_unless_asked_and_bad_settings_refused)
     ranks_run(NRANKS, plain_job, &error, 60);
     setenv("ACC_RECORD", "2", 1);
     ranks_run(NRANKS, plain_job, &error, 60);
+    quiet_env();
+}
+
+/* ---- on a GPU ------------------------------------------------------------------------------ */
+
+/* Two ranks on device 0 record their gradients in device memory; rank 0 checks that the
+ * recording names the device it ran on. */
+static int gpu_recording(int rank, int nranks, const acc_unique_id_t *id, void *arg)
+{
+    const char *path = arg;
+    acc_comm_opts_t co;
+    acc_comm_t *c = NULL;
+    acc_fusion_t *f = NULL;
+    acc_fusion_opts_t o;
+    acc_cuda_info_t dev;
+    void *g[3] = {NULL, NULL, NULL};
+
+    acc_comm_opts_init(&co);
+    co.device = 0;
+    CHECK_OK(acc_comm_init_rank(&c, nranks, id, rank, &co));
+    CHECK_INT(acc_comm_backend(c), ACC_BACKEND_CUDA);
+    acc_fusion_opts_init(&o);
+    o.model = "gpu-toy";
+    o.record = 1;
+    o.record_warmup = 1;
+    o.record_iters = 2;
+    CHECK_OK(acc_fusion_create(c, &o, &f));
+    for (int i = 0; i < 3; i++) {
+        CHECK_OK(acc_cuda_malloc((size_t)(i + 1) << 16, &g[i]));
+        CHECK_OK(acc_cuda_memset(g[i], 0, (size_t)(i + 1) << 16));
+        CHECK_OK(acc_fusion_register(f, g[i], (size_t)(i + 1) << 14, ACC_DT_F32, NULL));
+    }
+    for (int k = 0; k < 4; k++) {
+        CHECK_OK(acc_fusion_backward(f));
+        for (int i = 0; i < 3; i++)
+            CHECK_OK(acc_fusion_ready(f, i));
+        CHECK_OK(acc_fusion_wait(f));
+    }
+    CHECK_OK(acc_fusion_destroy(f));
+    for (int i = 0; i < 3; i++)
+        acc_cuda_free(g[i]);
+    if (rank == 0) {
+        acc_db_recorded_t rec;
+        acc_profile_t *p;
+        CHECK_OK(acc_cuda_info(0, &dev));
+        p = recorded(path, "gpu-toy", dev.sm, &rec);
+        CHECK_STR(rec.backend, "cuda");
+        CHECK_STR(rec.device, dev.name);
+        CHECK_INT(p->ntensors, 3);
+        CHECK_INT(p->ncompute, 1);
+        CHECK_INT(p->compute[0].sm, dev.sm);
+        CHECK(!strstr(p->compute[0].source, "standing in for"));
+        acc_profile_destroy(p);
+    }
+    CHECK_OK(acc_comm_destroy(c));
+    return 0;
+}
+
+ACC_TEST_GPU(cuda_job_records_its_device)
+{
+    const char *db = fusion_fresh_db("record_gpu.db");
+    ranks_skip_without_gpu();
+    quiet_env();
+    setenv("ACC_TOPO", "gpus=2 nvlink=18", 1);
+    setenv("ACC_BACKEND", "cuda", 1);
+    setenv("ACC_DB", db, 1);
+    ranks_run(2, gpu_recording, (void *)db, 580);
+    unsetenv("ACC_BACKEND");
     quiet_env();
 }
