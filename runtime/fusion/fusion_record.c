@@ -413,7 +413,8 @@ static acc_status_t build(const acc_fusion_t *f, fu_record_t *r, const char *nam
     for (i = 0; i < r->n && st == ACC_OK; i++) {
         size_t g = order[i].index;
         char tname[32];
-        snprintf(tname, sizeof(tname), "%s%zu", f->external ? "buffer" : "grad", g);
+        /* counts: the caller's buffers (f->external, which the job's calls keep writing). */
+        snprintf(tname, sizeof(tname), "%s%zu", r->counts ? "buffer" : "grad", g);
         st = acc_profile_add_tensor(p, tname, r->counts ? r->counts[g] : f->grads[g].count,
                                     r->counts ? r->dts[g] : f->grads[g].dt,
                                     round_to(order[i].ready, 1e6));

@@ -107,6 +107,15 @@ static acc_profile_t *recorded(const char *path, const char *name, int sm, acc_d
     return p;
 }
 
+/* Under ThreadSanitizer every memory access is checked, and the replay's times measure that (a
+ * second and more behind its timeline on two cores), not the recording: the times are not
+ * compared there, the rest is. */
+#ifdef __SANITIZE_THREAD__
+#define TIMES_COMPARED 0
+#else
+#define TIMES_COMPARED 1
+#endif
+
 /* Every clock reading the tolerance rests on is the replay's own; between one and the engine's
  * reading at the start of the call it makes lies only the call itself, which takes microseconds
  * unless the thread is preempted there, and the median of five iterations leaves a rare
@@ -136,7 +145,7 @@ ACC_TEST(replay_records_a_shipped_profile_back)
     /* Whatever the load, the replay must have kept to its timeline for the comparison to say
      * anything: within a quarter of the backward pass (326 ms; it keeps to a few ms when the
      * machine is loaded, to tens under the sanitizers). */
-    CHECK_MSG(late < b / 4, "the replay ran %.1f ms behind its timeline", late);
+    CHECK_MSG(late < b / 4 || !TIMES_COMPARED, "the replay ran %.1f ms behind its timeline", late);
 
     got = recorded(job.db, "resnet50", 90, &rec);
     /* Where and how it was recorded. */
@@ -167,7 +176,7 @@ ACC_TEST(replay_records_a_shipped_profile_back)
         double d = fabs(got->tensors[i].ready - ship->tensors[i].ready);
         if (d > worst)
             worst = d;
-        CHECK_MSG(d <= tol, "%s: ready at %.6f, recorded at %.6f (tolerance %.6f)",
+        CHECK_MSG(d <= tol || !TIMES_COMPARED, "%s: ready at %.6f, recorded at %.6f (tolerance %.6f)",
                   ship->tensors[i].name, ship->tensors[i].ready, got->tensors[i].ready, tol);
     }
     printf("ready times: largest difference %.6f of the backward pass, tolerance %.6f\n", worst,
@@ -187,8 +196,8 @@ ACC_TEST(replay_records_a_shipped_profile_back)
     tol = late + CALL_MS + 1e-3;
     printf("compute: %.3f ms (forward %.3f) recorded, %.3f (%.3f) shipped, tolerance %.3f ms\n",
            gc->iteration_ms, gc->forward_ms, sc->iteration_ms, fwd, tol);
-    CHECK(fabs(gc->iteration_ms - sc->iteration_ms) <= tol);
-    CHECK(fabs(gc->forward_ms - fwd) <= tol);
+    CHECK(fabs(gc->iteration_ms - sc->iteration_ms) <= tol || !TIMES_COMPARED);
+    CHECK(fabs(gc->forward_ms - fwd) <= tol || !TIMES_COMPARED);
     acc_profile_destroy(got);
     acc_profile_destroy(ship);
     quiet_env();
