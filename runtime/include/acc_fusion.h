@@ -3,7 +3,8 @@
  * backward pass produces them, fused into buckets of the fusion size, on several streams, with
  * optional 16-bit compression; its configuration found in the database (the optimum acc-tune
  * stored, or one an earlier job measured) or in the settings table, and optionally tuned online
- * while the job runs, leaving its measurements in the database for the next job.
+ * while the job runs, leaving its measurements in the database for the next job; it can also
+ * record the job's own model profile there, for acc-tune.
  *
  * Conventions (errors, ownership, threads) as in acc_common.h and acc_runtime.h, and:
  *
