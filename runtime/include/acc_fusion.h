@@ -215,11 +215,13 @@ double acc_fusion_replay_compute_ms(const acc_fusion_replay_t *r);
  * of the previous iteration (or the start of this call) to its end.  The backward pass of each
  * begins with acc_fusion_backward. */
 acc_status_t acc_fusion_replay_run(acc_fusion_replay_t *r, int iters, double *ms);
-/* The replay's timing noise: the largest delay, in ms, over the iterations of the last
- * acc_fusion_replay_run, between a moment of the profile's timeline (the backward pass's start,
- * a gradient's ready time, the backward pass's end) and the engine's call for it.  Each moment
- * is measured from the replay's own clock readings, so a recording of those iterations differs
- * from the profile by no more than this (and the time a call takes to begin). */
+/* The replay's timing noise, in ms: each iteration's largest delay between a moment of the
+ * profile's timeline (the backward pass's start, a gradient's ready time, the backward pass's
+ * end) and the engine's call for it, as the replay's own clock reads it; of the iterations of
+ * the last acc_fusion_replay_run, the middle one's (for an even count the later of the two).
+ * A recording takes the median of what it notes per iteration, and a median is off by no more
+ * than the middle iteration's error, so a recording of those iterations differs from the
+ * profile by no more than this (plus the time a call takes to begin), in each moment. */
 double acc_fusion_replay_lateness_ms(const acc_fusion_replay_t *r);
 
 #ifdef __cplusplus
