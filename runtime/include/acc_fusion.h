@@ -190,14 +190,15 @@ acc_status_t acc_fusion_stored(const char *model, const char *topo, const char *
  *
  * A model profile's data-parallel training iteration replayed on the runtime, for benchmarks
  * and tests: per iteration the forward pass (and the micro-batches accumulated before the last
- * one) as time that passes, then the backward pass, each gradient (one buffer per tensor of
- * the profile, zeros in the communicator's memory, registered in the profile's order) marked
- * ready at its moment of the profile's
- * timeline (ready x backward time after the backward pass began, or at once when the engine
- * made it late), then the end of the iteration.  Compute waits on the clock without holding
- * a core: on a GPU it would not hold the CPU either, and on the host backend the ranks'
- * communication needs the cores.  The compute time of an iteration is therefore that of the
- * profile's entry, as the iteration simulator counts it (acc_itersim_result_t.compute_ms).
+ * one) as time that passes, then the backward pass (begun with acc_fusion_backward), each
+ * gradient (one buffer per tensor of the profile, zeros in the communicator's memory,
+ * registered in the profile's order) marked ready at its moment of the profile's timeline
+ * (ready x backward time after the backward pass began, or at once when the engine made it
+ * late), then, once the backward time has passed, the end of the iteration.  Compute waits on
+ * the clock without holding a core: on a GPU it would not hold the CPU either, and on the host
+ * backend the ranks' communication needs the cores.  The compute time of an iteration is
+ * therefore that of the profile's entry, as the iteration simulator counts it
+ * (acc_itersim_result_t.compute_ms).
  */
 typedef struct acc_fusion_replay acc_fusion_replay_t;
 
