@@ -18,7 +18,7 @@ static const char usage_text[] =
     "       acc-bench --runtime host|cuda --nranks N [--topo T] [--db F] [--coll C] [SWEEP]\n"
     "                 [--rank R --bootstrap HOST:PORT]\n"
     "       acc-bench --model M --runtime host|cuda --nranks N [--topo T] [--db F]\n"
-    "                 [--network NET] [--policy ddp,horovod,acc,online] [--iters K]\n"
+    "                 [--network NET] [--policy ddp,horovod,acc,online,record] [--iters K]\n"
     "       acc-bench --help\n"
     "where SWEEP is [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-d TYPE] [-o OP] [-n ITERS]\n"
     "[-w WARMUP] [-c 0|1].\n"
@@ -35,7 +35,10 @@ static const char usage_text[] =
     "handed to the fusion engine as the backward pass produces them, K iterations (default\n"
     "20) per policy: ddp (DDP's defaults), horovod (Horovod's), acc (the optimum stored for\n"
     "M on T with NET: measured, else acc-tune's), online (online tuning from where a job\n"
-    "would start; it stores what it measures in F).  Each row gives the measured iteration\n"
+    "would start; it stores what it measures in F), record (what recording the job's profile\n"
+    "costs: DDP's defaults with and without ACC_RECORD, alternately, K / 9 rounds; the\n"
+    "recording is stored in F).  M is found as acc-tune finds it (a job's recording in F\n"
+    "for T's GPU first).  Each row gives the measured iteration\n"
     "time and exposed communication (the median; online: after tuning) beside the iteration\n"
     "simulator's prediction for the same setting, priced with allreduce times measured on\n"
     "the runtime first.  T must name GPUs the profile has a compute time for.\n"
@@ -147,8 +150,9 @@ static int check_replay(options_t *o)
     while (*p) {
         size_t n = strcspn(p, ",");
         if (!((n == 3 && !strncmp(p, "ddp", 3)) || (n == 7 && !strncmp(p, "horovod", 7)) ||
-              (n == 3 && !strncmp(p, "acc", 3)) || (n == 6 && !strncmp(p, "online", 6))))
-            return usage_error("--policy takes a list of ddp, horovod, acc and online, not",
+              (n == 3 && !strncmp(p, "acc", 3)) || (n == 6 && !strncmp(p, "online", 6)) ||
+              (n == 6 && !strncmp(p, "record", 6))))
+            return usage_error("--policy takes a list of ddp, horovod, acc, online and record, not",
                                r->policies);
         p += n + (p[n] == ',');
     }

@@ -5,11 +5,11 @@
  * seconds; the shipped ones replay the same way, only longer.
  */
 #include "acc_test.h"
+#include "cli_util.h"
 #include "toy_model.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static char out[1 << 20];
@@ -17,36 +17,13 @@ static char out[1 << 20];
 /* Run a command line; its standard output in out, its exit status. */
 static int run(const char *cmd)
 {
-    char full[8192];
-    const char *o = acc_test_tmp("replay.out");
-    FILE *f;
-    size_t n;
-    int rc;
-
-    snprintf(full, sizeof(full), "%s > '%s' 2>&1", cmd, o);
-    rc = system(full);
-    f = fopen(o, "rb");
-    n = f ? fread(out, 1, sizeof(out) - 1, f) : 0;
-    out[n] = '\0';
-    if (f)
-        fclose(f);
-    CHECK_MSG(rc != -1 && WIFEXITED(rc), "could not run %s", full);
-    return WEXITSTATUS(rc);
+    return cli_run(cmd, out, sizeof(out));
 }
 
 /* 64 gradients of 64 KiB over a 10 ms backward pass, 30 ms of compute in all, as a file. */
 static const char *toy_profile(void)
 {
-    const char *path = acc_test_tmp("replay-toy.yaml");
-    acc_profile_t *p = toy_model("replay-toy", 64, 16384, 30, 20);
-    acc_buf_t b;
-
-    acc_buf_init(&b);
-    CHECK_OK(acc_profile_dump_yaml(p, &b));
-    CHECK_OK(acc_write_file(path, b.data, b.len));
-    acc_buf_free(&b);
-    acc_profile_destroy(p);
-    return path;
+    return toy_model_file(acc_test_tmp("replay-toy.yaml"), "replay-toy", 64, 16384, 30, 20);
 }
 
 ACC_TEST(every_policy_then_a_measured_optimum)
@@ -84,5 +61,5 @@ ACC_TEST(every_policy_then_a_measured_optimum)
     snprintf(cmd, sizeof(cmd), "%s --model '%s' --runtime host --nranks 4 --policy fastest",
              ACC_BENCH_EXE, model);
     CHECK_INT(run(cmd), 2);
-    CHECK(strstr(out, "--policy takes a list of ddp, horovod, acc and online"));
+    CHECK(strstr(out, "--policy takes a list of ddp, horovod, acc, online and record"));
 }
