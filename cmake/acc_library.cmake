@@ -67,14 +67,19 @@ endforeach()
 set_target_properties(acc_shared PROPERTIES EXPORT_NAME acc)
 
 # Before 1.0 any minor release may change the ABI, so the SONAME carries major.minor
-# (libacc.so.0.1).  The version script exports the acc_* names only: every public name starts
-# with acc_ and no internal one does, so topo_, sim_, cg_, ... stay inside the library.
+# (libacc.so.0.1).  The version script lists the exported functions one by one: exactly those
+# the installed headers declare (tests/install/check.sh compares them), none of another
+# library's namespace such as OpenACC's acc_* in libgomp.
+# -Bsymbolic-functions binds the library's calls to its own functions inside it: a process that
+# loaded a library exporting one of the same names first (libgomp before libacc, as PyTorch
+# does) keeps its own, and libacc keeps its own.  Every exported symbol is a function.
 set_target_properties(acc_shared PROPERTIES
   VERSION ${PROJECT_VERSION}
   SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
   LINK_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/libacc.map)
 target_link_options(acc_shared PRIVATE
-  "LINKER:--version-script=${CMAKE_CURRENT_LIST_DIR}/libacc.map")
+  "LINKER:--version-script=${CMAKE_CURRENT_LIST_DIR}/libacc.map"
+  "LINKER:-Bsymbolic-functions")
 # Every symbol the library needs must come from a library it names.  The sanitizer and fuzzer
 # runtimes are linked into programs, never into shared libraries, so those builds leave theirs
 # undefined.

@@ -3,8 +3,9 @@
 # use what it finds there:
 #   - the prefix holds the public headers and acc.h, which include nothing but each other and
 #     the C library's headers;
-#   - libacc.so exports acc_* names only, each declared in an installed header, and defines
-#     every function the installed headers declare;
+#   - libacc.so exports exactly the functions the installed headers declare, which are the
+#     list of cmake/libacc.map, and neither it nor the NCCL-side libraries export a name of
+#     the OpenACC API (libgomp's);
 #   - the NCCL tuner plugin exports ncclTunerPlugin_v4 and _v5 only, the drop-in NCCL NCCL's
 #     names only, and both load from the prefix;
 #   - tests/install/consumer.c builds with pkg-config and with find_package(acc), against
@@ -64,9 +65,7 @@ for h in "$includedir"/acc/*.h; do
 done
 
 step "libacc.so: exported names"
-nm -D --defined-only "$libdir/libacc.so" | awk '{print $3}' | sort -u >"$tmp/exported"
-grep -v '^acc_' "$tmp/exported" &&
-    fail "libacc.so exports the names above; only acc_* names are public (cmake/libacc.map)"
+nm -D --defined-only "$libdir/libacc.so" | awk '{print $3}' | sed 's/@.*//' | sort -u >"$tmp/exported"
 # The functions the installed headers declare, from the preprocessed umbrella header (no
 # comments, no macros): every name followed by '(' minus the static inline ones, which are
 # defined in the header itself.
@@ -77,11 +76,56 @@ grep -oE '\bacc_[a-z0-9_]+\(' "$tmp/umbrella.i" | tr -d '(' | sort -u >"$tmp/cal
 grep -oE 'static inline [^(;]*\bacc_[a-z0-9_]+\(' "$tmp/umbrella.i" |
     grep -oE 'acc_[a-z0-9_]+\($' | tr -d '(' | sort -u >"$tmp/inline"
 comm -23 "$tmp/called" "$tmp/inline" >"$tmp/declared"
-grep -oE '\bacc_[a-z0-9_]+\b' "$tmp/umbrella.i" | sort -u >"$tmp/named"
-comm -23 "$tmp/exported" "$tmp/named" | grep . &&
-    fail "libacc.so exports the names above, which no installed header declares; give them a part prefix or hide them"
+[ -s "$tmp/declared" ] || fail "found no function declared in the installed headers"
+comm -23 "$tmp/exported" "$tmp/declared" | grep . &&
+    fail "libacc.so exports the names above, which no installed header declares; give them a part prefix, or declare them and list them in cmake/libacc.map"
 comm -13 "$tmp/exported" "$tmp/declared" | grep . &&
-    fail "the installed headers declare the functions above, which libacc.so does not define"
+    fail "the installed headers declare the functions above, which libacc.so does not export; define them and list them in cmake/libacc.map"
+# The version script is the ABI's record: its list is the headers' list.
+sed -nE 's/^[[:space:]]+(acc_[a-z0-9_]+);$/\1/p' "$here/../../cmake/libacc.map" | sort >"$tmp/map"
+diff -u "$tmp/declared" "$tmp/map" ||
+    fail "cmake/libacc.map does not list exactly the functions the installed headers declare (-: declared, not listed; +: listed, not declared)"
+
+step "no library exports a name of the OpenACC API"
+# The OpenACC 3.3 specification's runtime library routines (its chapter 3), the profiling
+# interface's entry points (chapter 5) and names of earlier versions that implementations still
+# export: libgomp (GCC) and NVIDIA's OpenACC runtime put these into every process that loads
+# them, so a library exporting one takes their callers' calls or gives its own away.
+cat >"$tmp/openacc" <<'EOF'
+acc_async_test acc_async_test_all acc_async_test_all_device acc_async_test_device
+acc_async_wait acc_async_wait_all acc_attach acc_attach_async acc_copyin acc_copyin_async
+acc_copyout acc_copyout_async acc_copyout_finalize acc_copyout_finalize_async acc_create
+acc_create_async acc_delete acc_delete_async acc_delete_finalize acc_delete_finalize_async
+acc_detach acc_detach_async acc_detach_finalize acc_detach_finalize_async acc_deviceptr
+acc_free acc_get_cuda_stream acc_get_current_cuda_context acc_get_current_cuda_device
+acc_get_default_async acc_get_device_num acc_get_device_type acc_get_num_devices
+acc_get_property acc_get_property_string acc_hostptr acc_init acc_init_device acc_is_present
+acc_malloc acc_map_data acc_memcpy_d2d acc_memcpy_d2d_async acc_memcpy_device
+acc_memcpy_device_async acc_memcpy_from_device acc_memcpy_from_device_async
+acc_memcpy_to_device acc_memcpy_to_device_async acc_on_device acc_pcopyin acc_pcreate
+acc_present_or_copyin acc_present_or_create acc_prof_lookup acc_prof_register
+acc_prof_unregister acc_register_library acc_set_cuda_stream acc_set_default_async
+acc_set_device_num acc_set_device_type acc_shutdown acc_shutdown_device acc_unmap_data
+acc_update_device acc_update_device_async acc_update_self acc_update_self_async acc_wait
+acc_wait_all acc_wait_all_async acc_wait_all_device acc_wait_all_device_async acc_wait_any
+acc_wait_any_device acc_wait_async acc_wait_device acc_wait_device_async
+EOF
+tr -s ' ' '\n' <"$tmp/openacc" | grep . >"$tmp/openacc.list"
+against="the OpenACC 3.3 API's routines"
+gomp=$("$cc" -print-file-name=libgomp.so.1)
+if [ -f "$gomp" ]; then
+    # And whatever this machine's libgomp exports under acc_ (its Fortran entry points too).
+    nm -D --defined-only "$gomp" | awk '$3 ~ /^acc_/ {sub(/@.*/, "", $3); print $3}' >>"$tmp/openacc.list"
+    against="$against or exported by $gomp"
+else
+    echo "   no libgomp.so.1 beside $cc: checked against the OpenACC 3.3 names only"
+fi
+sort -u -o "$tmp/openacc.list" "$tmp/openacc.list"
+for so in libacc.so libnccl-tuner-acc.so libacc-nccl.so; do
+    nm -D --defined-only "$libdir/$so" | awk '{print $3}' | sed 's/@.*//' | sort -u |
+        comm -12 - "$tmp/openacc.list" | grep . &&
+        fail "$so exports the names above, which are $against"
+done
 
 step "the NCCL-side libraries: exported names, loadable"
 nm -D --defined-only "$libdir/libnccl-tuner-acc.so" | awk '{print $3}' | sort >"$tmp/tuner"
