@@ -65,7 +65,8 @@ static const char usage_text[] =
     "for allgather, reduce_scatter and alltoall); #wrong counts elements farther from the\n"
     "reference than the documented floating-point bound; in-place columns read N/A for plans\n"
     "that do not support in place.\n"
-    "Exit status: 0 success, 1 unusable input or wrong results, 2 bad command line.\n";
+    "Exit status: 0 success, 1 unusable input or wrong results, 2 bad command line, 3 output\n"
+    "not written (standard output included).\n";
 
 /* --policy's default: every policy, in the order of the table. */
 static const char all_policies[] = "ddp,horovod,acc,online";
@@ -425,7 +426,7 @@ static acc_status_t get_plan(const options_t *o, acc_plan_t **out)
     return st;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     options_t o;
     acc_plan_t *plan = NULL;
@@ -453,4 +454,9 @@ int main(int argc, char **argv)
     rc = bench_sweep(plan, &o.sweep, stdout);
     acc_plan_destroy(plan);
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    return cli_exit("acc-bench", run(argc, argv));
 }

@@ -31,7 +31,7 @@ static int show_db(const char *path)
     return rc;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     char **names;
     size_t n, i;
@@ -41,7 +41,9 @@ int main(int argc, char **argv)
              "Prints the version, every ACC_* setting with its type, default, value in effect\n"
              "and meaning, and the shipped platform descriptions; with --db, what a database\n"
              "holds (schema version, topologies, collectives and size ranges, kernels per\n"
-             "architecture, optima).");
+             "architecture, optima).\n"
+             "Exit status: 0 success, 1 unusable input (database, settings), 2 bad command\n"
+             "line, 3 output not written.");
         return EXIT_OK;
     }
     if (argc > 1 && strcmp(argv[1], "--db") == 0) {
@@ -72,4 +74,9 @@ int main(int argc, char **argv)
         acc_strv_free(names, n);
     }
     return acc_settings_validate() == ACC_OK ? EXIT_OK : EXIT_INPUT;
+}
+
+int main(int argc, char **argv)
+{
+    return cli_exit("acc-info", run(argc, argv));
 }

@@ -324,7 +324,7 @@ static int parse_args(int argc, char **argv, tune_opts_t *o)
     return check_args(o);
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     tune_opts_t o;
     int rc = parse_args(argc, argv, &o);
@@ -345,4 +345,9 @@ int main(int argc, char **argv)
     default:
         return tune_run(&o);
     }
+}
+
+int main(int argc, char **argv)
+{
+    return cli_exit("acc-tune", run(argc, argv));
 }
