@@ -1,27 +1,66 @@
 /* Allocation wrappers, the growable text buffer, and whole-file reads and atomic writes. */
 #include "acc_common.h"
+#include "common_internal.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Without a memory budget the wrappers are the C library's calls; with one (common_memory.c)
+ * every allocation is counted, and one that would pass it fails as if memory had run out. */
 void *acc_mem_alloc(size_t size)
 {
-    return malloc(size ? size : 1);
+    size_t n = size ? size : 1;
+    void *p;
+
+    if (!acc_mem_budget())
+        return malloc(n);
+    if (!common_mem_reserve(n))
+        return NULL;
+    p = malloc(n);
+    common_mem_account(p, n);
+    return p;
 }
 
 void *acc_mem_calloc(size_t count, size_t size)
 {
-    return calloc(count ? count : 1, size ? size : 1);
+    size_t n;
+    void *p;
+
+    if (!acc_mem_budget())
+        return calloc(count ? count : 1, size ? size : 1);
+    if (size && count > SIZE_MAX / size)
+        return NULL;
+    n = (count && size) ? count * size : 1;
+    if (!common_mem_reserve(n))
+        return NULL;
+    p = calloc(1, n);
+    common_mem_account(p, n);
+    return p;
 }
 
 void *acc_mem_realloc_array(void *ptr, size_t count, size_t size)
 {
+    size_t n, old;
+    void *p;
+
     if (size && count > SIZE_MAX / size)
         return NULL;
-    return realloc(ptr, (count && size) ? count * size : 1);
+    n = (count && size) ? count * size : 1;
+    if (!acc_mem_budget())
+        return realloc(ptr, n);
+    old = ptr ? malloc_usable_size(ptr) : 0;
+    /* The new block is counted whole while the old one still is: realloc may need both. */
+    if (!common_mem_reserve(n))
+        return NULL;
+    p = realloc(ptr, n);
+    common_mem_account(p, n);
+    if (p)
+        common_mem_release(old);
+    return p;
 }
 
 char *acc_mem_strdup(const char *s)
@@ -34,7 +73,7 @@ char *acc_mem_strndup(const char *s, size_t n)
     char *d;
     if (!s)
         return NULL;
-    d = malloc(n + 1);
+    d = acc_mem_alloc(n + 1);
     if (!d)
         return NULL;
     memcpy(d, s, n);
@@ -44,6 +83,8 @@ char *acc_mem_strndup(const char *s, size_t n)
 
 void acc_mem_free(void *ptr)
 {
+    if (ptr && acc_mem_budget())
+        common_mem_release(malloc_usable_size(ptr));
     free(ptr);
 }
 

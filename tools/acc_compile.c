@@ -423,5 +423,6 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    return cli_exit("acc-compile", run(argc, argv));
+    int rc = cli_budget("acc-compile");
+    return cli_exit("acc-compile", rc == EXIT_OK ? run(argc, argv) : rc);
 }

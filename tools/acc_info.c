@@ -78,5 +78,6 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    return cli_exit("acc-info", run(argc, argv));
+    int rc = cli_budget("acc-info");
+    return cli_exit("acc-info", rc == EXIT_OK ? run(argc, argv) : rc);
 }

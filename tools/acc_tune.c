@@ -349,5 +349,6 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    return cli_exit("acc-tune", run(argc, argv));
+    int rc = cli_budget("acc-tune");
+    return cli_exit("acc-tune", rc == EXIT_OK ? run(argc, argv) : rc);
 }

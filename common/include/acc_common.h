@@ -202,6 +202,10 @@ typedef enum {
     X(TUNE_COMPRESSION, ACC_SETTING_STRING, "none",                                                \
       "Comma-separated compressions online tuning may try (none, fp16, bf16); compression "        \
       "changes the numerics, so it is tried only where allowed.")                                  \
+    X(MEMORY_BUDGET, ACC_SETTING_SIZE, "0",                                                        \
+      "Memory acc's programs may use (e.g. 64G); a request estimated to need more is refused "     \
+      "with a message before it allocates.  0 means what the machine and the process's cgroup "    \
+      "and limits leave available.")                                                               \
     X(LIBRARY, ACC_SETTING_PATH, "",                                                               \
       "The libacc.so the Python package (python/acc) loads; empty means the one the dynamic "      \
       "loader finds.  Read by the package before the library is loaded.")
@@ -262,6 +266,33 @@ void acc_mem_free(void *ptr);
 /* Make room for at least `need` elements of `elem` bytes in *array of capacity *cap, growing
  * geometrically.  On failure *array is unchanged. */
 acc_status_t acc_array_reserve(void **array, size_t *cap, size_t need, size_t elem);
+
+/* Memory.  What a process may use: the smallest of the machine's available memory
+ * (MemAvailable), what its cgroup still allows (a container's limit less its usage) and its
+ * address-space and data limits; ACC_MEMORY_BUDGET replaces it. */
+typedef struct {
+    uint64_t bytes;
+    char source[96]; /* where the figure comes from, for messages */
+} acc_mem_limit_t;
+
+acc_status_t acc_mem_available(acc_mem_limit_t *out); /* the machine's, without the setting */
+acc_status_t acc_mem_limit(acc_mem_limit_t *out);     /* ACC_MEMORY_BUDGET, else the above */
+/* A request estimated to need `need` bytes, checked before anything is allocated for it:
+ * ACC_OK when it fits what is left (of the budget when one is set, else acc_mem_limit), else
+ * ACC_ERR_NOMEM with the message "WHAT needs about N GiB, more than the M GiB it may use
+ * (SOURCE); ADVICE, or set ACC_MEMORY_BUDGET ...". */
+acc_status_t acc_mem_check(uint64_t need, const char *what, const char *advice);
+/* A budget for every allocation through acc_mem_* of the process: once set (bytes > 0) they
+ * are counted, and one that would pass it fails (NULL, and the caller's ACC_ERR_NOMEM) instead
+ * of growing until the kernel kills the process.  The command-line programs set it to
+ * acc_mem_limit(); 0 turns it off (the default: nothing is counted).  Not for use while other
+ * threads allocate. */
+void acc_mem_budget_set(uint64_t bytes);
+uint64_t acc_mem_budget(void);
+/* Whether an allocation failed for the budget since it was set. */
+int acc_mem_budget_refused(void);
+/* "1.5 GiB", "512 bytes": sizes in powers of 1024 for messages. */
+void acc_mem_size_text(uint64_t bytes, char *out, size_t cap);
 
 /* ---------------------------------------------------------------------------------------------
  * Text buffer: a growable NUL-terminated string for building output.
