@@ -152,18 +152,18 @@ read -ra pc_libs <<<"$(pkg-config --libs acc)"
 "$cc" "${flags[@]}" "${pc_cflags[@]}" "$here/consumer.c" -o "$tmp/consumer-pc-shared" \
     "${pc_libs[@]}" -Wl,-rpath,"$libdir"
 
-step "consumer: libacc.a with acc.pc's Requires.private and Libs.private"
-# What libacc.a needs beyond itself is exactly acc.pc's private fields: its Requires.private
-# modules (linked as shared libraries) and its Libs.private flags.  `pkg-config --static` would
-# also add each module's own private libraries for a fully static link (hwloc's -ludev, ...),
-# which are no business of acc's and need not be installed here.
-read -ra requires <<<"$(pkg-config --print-requires-private acc | awk '{print $1}' | tr '\n' ' ')"
-[ ${#requires[@]} -gt 0 ] || fail "acc.pc has no Requires.private"
-read -ra private_libs <<<"$(sed -n 's/^Libs\.private: *//p' "$pc")"
-[ ${#private_libs[@]} -gt 0 ] || fail "acc.pc has no Libs.private"
-read -ra requires_libs <<<"$(pkg-config --libs "${requires[@]}")"
+step "consumer: libacc.a with pkg-config --static"
+# What libacc.a needs beyond itself is acc.pc's Libs.private: the system's libraries by name,
+# no directory of the build machine (NVRTC and nvJitLink are opened at run time).
+grep -q '^Requires' "$pc" && fail "acc.pc has Requires fields, which pkg-config --static expands into the dependencies' own static dependencies (hwloc's -ludev)"
+grep -E '^(Libs|Libs.private|Cflags):' "$pc" | grep -E -- '-[LI]/' &&
+    fail "acc.pc names directories of the build machine (above)"
+static_flags=$(pkg-config --static --libs acc) || fail "pkg-config --static --libs acc failed"
+# The prefix holds libacc.so too, which -lacc would take: name the archive instead.
+read -ra static_libs <<<"${static_flags/-lacc/$libdir/libacc.a}"
 "$cc" "${flags[@]}" "${pc_cflags[@]}" "$here/consumer.c" -o "$tmp/consumer-pc-static" \
-    "$libdir/libacc.a" "${requires_libs[@]}" "${private_libs[@]}"
+    "${static_libs[@]}" ||
+    fail "the consumer does not link with libacc.a and pkg-config --static --libs acc ($static_flags)"
 
 for kind in shared static; do
     step "consumer: find_package(acc), $kind library"
