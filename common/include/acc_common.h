@@ -162,7 +162,7 @@ typedef enum {
       "$XDG_CACHE_HOME/acc, else ~/.cache/acc.")                                                   \
     X(DB, ACC_SETTING_PATH, "",                                                                    \
       "The database a training job reads its tuned schedules from; empty means the first of "      \
-      "/etc/acc/acc.db and the install prefix's share/acc/acc.db that exists.")                    \
+      "/etc/acc/acc.db and share/acc/acc.db of the prefix acc runs from that exists.")             \
     X(TOPO, ACC_SETTING_STRING, "auto",                                                            \
       "The machine a communicator runs on, as acc-compile --topo takes it (a file, a shipped "     \
       "platform, a synthetic description); 'auto' discovers it.")                                  \
@@ -241,9 +241,16 @@ void acc_settings_print(FILE *out);
  * directory of the user database.  *out is taken by the caller (acc_mem_free).  The directory is
  * not created here. */
 acc_status_t acc_cache_dir(char **out);
-/* A shipped data directory: the setting when set, else the installed copy when it exists, else
- * the source tree this build came from (so that a build directory works without installing). */
-const char *acc_data_dir(acc_setting_id_t setting, const char *installed, const char *source);
+/* The data directories of the installation acc runs from, most specific first:
+ * <prefix>/share/acc of the prefix whose library or program holds this code (found from the
+ * file it was loaded from, so that a moved installation finds its own), then the one the build
+ * was configured with when that is another.  Borrowed; *n is 1 or 2.  Listed whether or not
+ * they exist. */
+const char *const *acc_install_data_dirs(size_t *n);
+/* A shipped data directory: the setting when set, else subdir ("platforms", "models") of the
+ * first installation data directory that has it, else the source tree this build came from (so
+ * that a build directory works without installing).  Borrowed. */
+const char *acc_data_dir(acc_setting_id_t setting, const char *subdir, const char *source);
 /* The stems of dir's *.yaml files, sorted (free with acc_strv_free).  Errors name what the
  * directory holds ("platform") and the setting that chooses it. */
 acc_status_t acc_yaml_names(const char *dir, const char *what, acc_setting_id_t setting,

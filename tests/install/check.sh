@@ -10,7 +10,10 @@
 #     names only, and both load from the prefix;
 #   - tests/install/consumer.c builds with pkg-config and with find_package(acc), against
 #     libacc.so and libacc.a, and all four programs print what the installed acc-compile says
-#     of the same topology and plan.
+#     of the same topology and plan;
+#   - moved to another prefix, the installation still works from there: the consumer builds
+#     with its acc.pc and reads the platforms beside its libacc.so, the tools read their
+#     platforms and model profiles, and a job finds share/acc/acc.db of the new prefix.
 # Usage: tests/install/check.sh BUILD_DIR   (a built tree, configured without ACC_SANITIZE and
 # ACC_FUZZ: a sanitized libacc.so cannot be loaded by an unsanitized program).
 set -euo pipefail
@@ -202,4 +205,47 @@ for kind in pc-shared pc-static cmake-shared cmake-static; do
     esac
 done
 cat "$tmp/out-pc-shared"
+
+# ---- a moved installation ----------------------------------------------------------------------
+# An image build installs to one prefix and copies the tree elsewhere; nothing may still point
+# at the first place (which is gone) or at the source tree.
+step "the prefix moved: the consumer built and run from there"
+moved=$tmp/moved/opt-acc
+mkdir -p "$tmp/moved"
+mv "$prefix" "$moved"
+PKG_CONFIG_PATH=$moved/${pc#"$prefix"/}
+PKG_CONFIG_PATH=$(dirname "$PKG_CONFIG_PATH")
+libdir=$(pkg-config --variable=libdir acc)
+case $(cd "$libdir" && pwd) in "$moved"/*) ;; *) fail "acc.pc in the moved prefix names $libdir" ;; esac
+read -ra pc_cflags <<<"$(pkg-config --cflags acc)"
+read -ra pc_libs <<<"$(pkg-config --libs acc)"
+"$cc" "${flags[@]}" "${pc_cflags[@]}" "$here/consumer.c" -o "$tmp/consumer-moved" \
+    "${pc_libs[@]}" -Wl,-rpath,"$libdir"
+"$tmp/consumer-moved" dgx-h100 >"$tmp/out-moved" || fail "the consumer failed in the moved prefix"
+grep -qx "platform dgx-h100: 8 ranks, from $moved/share/acc/platforms" "$tmp/out-moved" ||
+    { cat "$tmp/out-moved"; fail "libacc.so in the moved prefix does not read its own platforms (above)"; }
+
+step "the prefix moved: its tools read their own data"
+"$moved/bin/acc-info" --platforms | grep -qx "Platforms in $moved/share/acc/platforms:" ||
+    fail "acc-info in the moved prefix reads platforms from elsewhere: $("$moved/bin/acc-info" --platforms | head -1)"
+"$moved/bin/acc-info" --models | grep -qx "Model profiles in $moved/share/acc/models:" ||
+    fail "acc-info in the moved prefix reads model profiles from elsewhere: $("$moved/bin/acc-info" --models | head -1)"
+"$moved/bin/acc-compile" --topo dgx-h100 --coll allreduce --algo ring --emit-plan "$tmp/moved.yaml" |
+    grep -q "on $moved/share/acc/platforms/dgx-h100.yaml" ||
+    fail "acc-compile in the moved prefix does not take dgx-h100 from it"
+
+step "the prefix moved: a job finds the database in it"
+unset ACC_DB ACC_PLATFORM_DIR ACC_MODEL_DIR
+bench=("$moved/bin/acc-bench" --runtime host --nranks 2 --topo "gpus=2 nvlink=18" -b 1K -e 1K -n 1)
+if [ ! -e /etc/acc/acc.db ]; then
+    ACC_LOG_LEVEL=error "${bench[@]}" >"$tmp/bench-none" 2>&1 || fail "acc-bench failed without a database"
+    grep -q "neither /etc/acc/acc.db, $moved/share/acc/acc.db nor " "$tmp/bench-none" ||
+        { cat "$tmp/bench-none"; fail "the database search does not name the moved prefix's share/acc/acc.db (above)"; }
+fi
+"$moved/bin/acc-compile" --topo "gpus=2 nvlink=18" --db "$moved/share/acc/acc.db" >/dev/null
+ACC_LOG_LEVEL=error "${bench[@]}" >"$tmp/bench-db" 2>&1 || fail "acc-bench failed with the moved prefix's database"
+if [ ! -e /etc/acc/acc.db ] && grep -q "every call takes the fallback" "$tmp/bench-db"; then
+    cat "$tmp/bench-db"
+    fail "a job does not read share/acc/acc.db of the moved prefix (above)"
+fi
 echo "install check: passed"
