@@ -219,6 +219,8 @@ static void header(replay_t *w)
             w->t->profile->name, acc_backend_name(acc_comm_backend(w->comm)),
             acc_comm_size(w->comm), c->gpu, c->precision, c->batch,
             c->accumulation > 1 ? " accumulated" : "", c->accumulation * c->iteration_ms);
+    if (c->assumed)
+        fprintf(w->out, "# assumed: that compute time is %s\n", c->source);
 }
 
 static void table_head(replay_t *w)
