@@ -32,6 +32,13 @@ ACC_TEST(report_of_65536_gpus_is_refused_up_front)
             acc_test_tmp("big.db"));
     CHECK_INT(tr_run(cmd, NULL, 0), 1);
     TR_HAS(tr_err, "the selection sweep of allreduce on 65536 ranks", cmd);
+    /* And acc-tune, which prices acc's plans with the same sweep. */
+    tr_fill(cmd, sizeof(cmd),
+            "acc-tune --model resnet50 --topo 'nodes=1024 gpus=64 nic=8x400' --strategy bayes "
+            "--budget 3 --quiet --db '{db}'",
+            "db", acc_test_tmp("tune.db"));
+    CHECK_INT(tr_run(cmd, NULL, 0), 1);
+    TR_HAS(tr_err, "the selection sweep of allreduce on 65536 ranks", cmd);
 }
 
 ACC_TEST(a_run_that_outgrows_its_budget_stops_within_it)
