@@ -24,8 +24,9 @@ static const char usage_text[] =
     "[-w WARMUP] [-c 0|1].\n"
     "\n"
     "--runtime measures a communicator as a training job gets it: acc-bench starts N rank\n"
-    "processes (or, with --rank and --bootstrap, is one rank of a job a launcher started; rank\n"
-    "0 serves the rendezvous at HOST:PORT), each loads the tables of T (else ACC_TOPO) from F\n"
+    "processes, at most 1024, which stop with it on SIGTERM and SIGINT (or, with --rank and\n"
+    "--bootstrap, is one rank of a job a launcher started; rank 0 serves the rendezvous at\n"
+    "HOST:PORT), each loads the tables of T (else ACC_TOPO) from F\n"
     "(else ACC_DB and the search path), and the last column names what ran per size: acc's\n"
     "plan or the fallback.  C is allreduce (default), allgather, reduce_scatter, broadcast or\n"
     "reduce; -r picks the root.\n"
@@ -68,7 +69,10 @@ static const char usage_text[] =
     "for allgather, reduce_scatter and alltoall); #wrong counts elements farther from the\n"
     "reference than the documented floating-point bound; in-place columns read N/A for plans\n"
     "that do not support in place.\n"
-    "Exit status: 0 success, 1 unusable input or wrong results, 2 bad command line.\n";
+    "A run whose buffers (or model gradients) would not fit the memory the machine leaves it\n"
+    "(or ACC_MEMORY_BUDGET) is refused before it starts.\n"
+    "Exit status: 0 success, 1 unusable input or wrong results, 2 bad command line, 3 output\n"
+    "not written (standard output included).\n";
 
 /* --policy's default: every policy, in the order of the table. */
 static const char all_policies[] = "ddp,horovod,acc,online";
@@ -175,6 +179,8 @@ static int check_runtime(options_t *o)
         return usage_error("--rank and --bootstrap go together", NULL);
     if (b->rank >= b->nranks)
         return usage_error("--rank is not below --nranks", NULL);
+    if (bench_check_nranks(b) != 0)
+        return EXIT_USAGE;
     b->topo = o->topo;
     b->coll = ACC_COLL_ALLREDUCE;
     if (o->coll && acc_coll_parse(o->coll, &b->coll) != ACC_OK)
@@ -429,7 +435,7 @@ static acc_status_t get_plan(const options_t *o, acc_plan_t **out)
     return st;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     options_t o;
     acc_plan_t *plan = NULL;
@@ -443,6 +449,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "acc-bench: %s\n", acc_error_message());
         return EXIT_USAGE;
     }
+    if (o.comm.runtime && (rc = bench_check_runtime_memory(&o.comm, &o.sweep, &o.replay)) != 0)
+        return rc;
     if (o.replay.model)
         return bench_replay(&o.comm, &o.replay, stdout);
     if (o.comm.runtime)
@@ -451,10 +459,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "acc-bench: %s\n", acc_error_message());
         return EXIT_INPUT;
     }
+    if ((rc = bench_check_plan_memory(plan, &o.sweep)) != 0) {
+        acc_plan_destroy(plan);
+        return rc;
+    }
     printf("# acc-bench --backend host: %s '%s' on %d ranks x %d lanes, %s, %d slots%s%s\n",
            acc_coll_name(plan->coll), plan->algo, plan->nranks, plan->nlanes,
            acc_proto_name(plan->proto), plan->slots, plan->params[0] ? ": " : "", plan->params);
     rc = bench_sweep(plan, &o.sweep, stdout);
     acc_plan_destroy(plan);
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    int rc = cli_budget("acc-bench");
+    return cli_exit("acc-bench", rc == EXIT_OK ? run(argc, argv) : rc);
 }

@@ -62,6 +62,14 @@ typedef struct {
 
 int bench_replay(const bench_comm_t *b, const bench_replay_t *r, FILE *out);
 
+/* The bounds of a run (acc_bench_limits.c), checked before anything is allocated or forked;
+ * each returns 0, or the exit status with the message printed. */
+#define BENCH_NRANKS_MAX 1024
+int bench_check_nranks(const bench_comm_t *b);
+int bench_check_plan_memory(const acc_plan_t *plan, const bench_sweep_t *s);
+int bench_check_runtime_memory(const bench_comm_t *b, const bench_sweep_t *s,
+                               const bench_replay_t *r);
+
 /* Elements per byte of the size column, and nccl-tests' bus bandwidth factor. */
 uint64_t bench_size_mult(acc_coll_t coll, int nranks);
 double bench_bus_factor(acc_coll_t coll, int nranks);

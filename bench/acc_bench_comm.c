@@ -13,8 +13,11 @@
 #include "acc_bench.h"
 #include "acc_runtime.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -329,10 +332,35 @@ int bench_comm_opts(const bench_comm_t *b, acc_comm_opts_t *opts)
     return EXIT_OK;
 }
 
+/* The rank processes, for the signal handler: SIGTERM or SIGINT to acc-bench (a launcher's
+ * stop, ^C) is passed on to every rank, which would otherwise run on without it. */
+static pid_t *launched;
+static volatile sig_atomic_t nlaunched, stop_signal;
+
+static void forward(int sig)
+{
+    int saved = errno;
+    stop_signal = sig;
+    for (sig_atomic_t r = 0; r < nlaunched; r++)
+        if (launched[r] > 0)
+            kill(launched[r], sig);
+    errno = saved;
+}
+
+static void on_stop(void (*handler)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+}
+
 int bench_launch(const bench_comm_t *b, bench_rank_fn fn, void *ctx, FILE *out)
 {
     acc_unique_id_t id;
-    pid_t *pids;
+    pid_t *pids, parent = getpid();
     int rc = EXIT_OK;
 
     if (b->rank >= 0) {
@@ -350,27 +378,52 @@ int bench_launch(const bench_comm_t *b, bench_rank_fn fn, void *ctx, FILE *out)
     if (!(pids = calloc((size_t)b->nranks, sizeof(pid_t))))
         return EXIT_INPUT;
     fflush(out);
-    for (int r = 0; r < b->nranks; r++) {
+    launched = pids;
+    nlaunched = 0;
+    on_stop(forward);
+    for (int r = 0; r < b->nranks && !stop_signal; r++) {
         pids[r] = fork();
         if (pids[r] == 0) {
-            int code = fn(b, &id, r, out, ctx);
+            int code;
+            /* A rank ends with acc-bench: on its signals (the defaults again), and when it
+             * dies without sending any (killed outright). */
+            on_stop(SIG_DFL);
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
+            if (getppid() != parent)
+                _exit(EXIT_INPUT);
+            code = fn(b, &id, r, out, ctx);
             fflush(NULL);
             _exit(code);
         }
         if (pids[r] < 0) {
-            fprintf(stderr, "acc-bench: cannot start rank %d\n", r);
+            fprintf(stderr, "acc-bench: cannot start rank %d: %s\n", r, strerror(errno));
             rc = EXIT_INPUT;
+            /* The ranks started cannot finish without it: stop them. */
+            for (int k = 0; k < r; k++)
+                kill(pids[k], SIGTERM);
             break;
         }
+        nlaunched = r + 1;
     }
-    for (int r = 0; r < b->nranks; r++) {
+    for (int r = 0; r < nlaunched; r++) {
         int st;
-        if (pids[r] <= 0 || waitpid(pids[r], &st, 0) < 0)
+        pid_t got;
+        while ((got = waitpid(pids[r], &st, 0)) < 0 && errno == EINTR)
+            ;
+        if (got < 0)
             continue;
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
             rc = rc ? rc : (WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_INPUT);
     }
+    on_stop(SIG_DFL);
+    nlaunched = 0;
+    launched = NULL;
     free(pids);
+    if (stop_signal) {
+        /* Every rank has ended; end as the signal asked. */
+        fflush(NULL);
+        raise(stop_signal);
+    }
     return rc;
 }
 

@@ -171,8 +171,9 @@ static void row(replay_t *w, const char *policy, const double *ms, int tuned,
         return;
     }
     if (!strcmp(policy, "online"))
-        snprintf(tuning, sizeof(tuning), " from the %s, tuned in %d iterations",
-                 acc_fusion_source_name(info->started_from), tuned);
+        snprintf(tuning, sizeof(tuning), " from the %s, %s %d iterations",
+                 acc_fusion_source_name(info->started_from),
+                 info->tuning ? "still tuning after" : "tuned in", tuned);
     if (!w->out)
         return;
     if (!n)
@@ -181,6 +182,14 @@ static void row(replay_t *w, const char *policy, const double *ms, int tuned,
         fprintf(w->out, "  %-8s %5d  %12.3f  %10.3f", policy, n, meas, meas - compute);
     fprintf(w->out, "  %12.3f  %10.3f  %s (%s%s)\n", pred.iteration_ms, pred.iteration_ms - compute,
             cfg, from, tuning);
+    /* Every iteration went to the search: nothing is left to measure the result with. */
+    if (!n && info->tuning)
+        fprintf(w->out,
+                "  %-8s nothing measured: online tuning was still measuring configurations "
+                "after all %d iterations (each for a few iterations, until its budget is spent: "
+                "ACC_TUNE_BUDGET iterations, by default a quarter of what a full grid would "
+                "take); give more --iters, or a smaller ACC_TUNE_BUDGET\n",
+                "", w->r->iters);
     fflush(w->out);
 }
 
@@ -322,6 +331,8 @@ static void header(replay_t *w)
             w->t->profile->name, acc_backend_name(acc_comm_backend(w->comm)),
             acc_comm_size(w->comm), c->gpu, c->precision, c->batch,
             c->accumulation > 1 ? " accumulated" : "", c->accumulation * c->iteration_ms);
+    if (c->assumed)
+        fprintf(w->out, "# assumed: that compute time is %s\n", c->source);
 }
 
 static void table_head(replay_t *w)

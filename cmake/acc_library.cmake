@@ -22,35 +22,57 @@ foreach(part ${ACC_PARTS})
 endforeach()
 list(REMOVE_DUPLICATES acc_external_libs)
 
-# How a program linking libacc.a statically gets each external library through pkg-config: a
-# module for acc.pc's Requires.private, or flags for its Libs.private (plain names such as m
-# and dl become -l<name>, absolute paths such as the CUDA libraries -L<dir> -l<name>).  A part
-# that starts linking a library this table does not know stops the configuration here, so that
-# acc.pc cannot fall behind the build.
-set(acc_pc_modules
-  PkgConfig::HWLOC=hwloc PkgConfig::YAML=yaml-0.1 PkgConfig::XML2=libxml-2.0
-  SQLite::SQLite3=sqlite3 OpenSSL::Crypto=libcrypto)
-set(acc_pc_requires)
+# What a program linking libacc.a statically needs beyond it, for acc.pc's Libs.private: each
+# external library as -l<name> of the file the build linked (the imported targets' own files),
+# -pthread for the threads, and -L<dir> only for a directory outside the linker's own search
+# path, so that the file names no directory of the build machine on a standard system.  Not
+# Requires.private: `pkg-config --static` would pull in each module's private libraries for a
+# fully static link (hwloc's -ludev, libxml2's ICU), which need not be installed where libacc.a
+# is linked against the system's shared libraries, and which acc does not use.  A part that
+# starts linking something this cannot express stops the configuration here, so that acc.pc
+# cannot fall behind the build.
 set(acc_pc_libs)
+function(acc_pc_file file)
+  get_filename_component(name ${file} NAME)
+  if(NOT name MATCHES "^lib(.+)\\.(so|a)[.0-9]*$")
+    message(FATAL_ERROR "cmake/acc_library.cmake cannot express '${file}' in acc.pc")
+  endif()
+  set(flags -l${CMAKE_MATCH_1})
+  get_filename_component(dir ${file} DIRECTORY)
+  if(NOT dir IN_LIST CMAKE_C_IMPLICIT_LINK_DIRECTORIES)
+    list(PREPEND flags -L${dir})
+  endif()
+  set(acc_pc_libs ${acc_pc_libs} ${flags} PARENT_SCOPE)
+endfunction()
 foreach(item ${acc_external_libs})
-  set(module)
-  foreach(entry ${acc_pc_modules})
-    if(entry MATCHES "^(.+)=(.+)$" AND CMAKE_MATCH_1 STREQUAL item)
-      set(module ${CMAKE_MATCH_2})
-    endif()
-  endforeach()
-  if(module)
-    list(APPEND acc_pc_requires ${module})
-  elseif(item STREQUAL "Threads::Threads")
+  if(item STREQUAL "Threads::Threads")
     list(APPEND acc_pc_libs -pthread)
+  elseif(item MATCHES "^PkgConfig::")
+    get_target_property(links ${item} INTERFACE_LINK_LIBRARIES)
+    foreach(link ${links})
+      if(IS_ABSOLUTE "${link}")
+        acc_pc_file(${link})
+      elseif(link MATCHES "^-l")
+        list(APPEND acc_pc_libs ${link})
+      endif()
+    endforeach()
+  elseif(TARGET ${item})
+    get_target_property(file ${item} IMPORTED_LOCATION)
+    if(NOT file)
+      get_target_property(file ${item} IMPORTED_LOCATION_RELEASE)
+    endif()
+    if(NOT file)
+      message(FATAL_ERROR "a part links '${item}', whose file cmake/acc_library.cmake cannot "
+                          "find for acc.pc")
+    endif()
+    acc_pc_file(${file})
   elseif(item MATCHES "^[A-Za-z0-9_.+-]+$")
     list(APPEND acc_pc_libs -l${item})
-  elseif(IS_ABSOLUTE "${item}" AND item MATCHES "/lib([^/]+)\\.(so|a)[.0-9]*$")
-    get_filename_component(dir ${item} DIRECTORY)
-    list(APPEND acc_pc_libs -L${dir} -l${CMAKE_MATCH_1})
+  elseif(IS_ABSOLUTE "${item}")
+    acc_pc_file(${item})
   else()
     message(FATAL_ERROR "a part links '${item}', which cmake/acc_library.cmake cannot express "
-                        "in acc.pc; add it to acc_pc_modules there")
+                        "in acc.pc")
   endif()
 endforeach()
 list(REMOVE_DUPLICATES acc_pc_libs)
@@ -67,14 +89,19 @@ endforeach()
 set_target_properties(acc_shared PROPERTIES EXPORT_NAME acc)
 
 # Before 1.0 any minor release may change the ABI, so the SONAME carries major.minor
-# (libacc.so.0.1).  The version script exports the acc_* names only: every public name starts
-# with acc_ and no internal one does, so topo_, sim_, cg_, ... stay inside the library.
+# (libacc.so.0.1).  The version script lists the exported functions one by one: exactly those
+# the installed headers declare (tests/install/check.sh compares them), none of another
+# library's namespace such as OpenACC's acc_* in libgomp.
+# -Bsymbolic-functions binds the library's calls to its own functions inside it: a process that
+# loaded a library exporting one of the same names first (libgomp before libacc, as PyTorch
+# does) keeps its own, and libacc keeps its own.  Every exported symbol is a function.
 set_target_properties(acc_shared PROPERTIES
   VERSION ${PROJECT_VERSION}
   SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}
   LINK_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/libacc.map)
 target_link_options(acc_shared PRIVATE
-  "LINKER:--version-script=${CMAKE_CURRENT_LIST_DIR}/libacc.map")
+  "LINKER:--version-script=${CMAKE_CURRENT_LIST_DIR}/libacc.map"
+  "LINKER:-Bsymbolic-functions")
 # Every symbol the library needs must come from a library it names.  The sanitizer and fuzzer
 # runtimes are linked into programs, never into shared libraries, so those builds leave theirs
 # undefined.
@@ -166,7 +193,6 @@ foreach(dir CMAKE_INSTALL_LIBDIR CMAKE_INSTALL_INCLUDEDIR)
 endforeach()
 file(RELATIVE_PATH ACC_PC_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 string(REGEX REPLACE "/$" "" ACC_PC_PREFIX "\${pcfiledir}/${ACC_PC_PREFIX}")
-list(JOIN acc_pc_requires " " ACC_PC_REQUIRES_PRIVATE)
 list(JOIN acc_pc_libs " " ACC_PC_LIBS_PRIVATE)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/acc.pc.in ${CMAKE_CURRENT_BINARY_DIR}/acc.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/acc.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,26 +1,66 @@
 /* Allocation wrappers, the growable text buffer, and whole-file reads and atomic writes. */
 #include "acc_common.h"
+#include "common_internal.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+/* Without a memory budget the wrappers are the C library's calls; with one (common_memory.c)
+ * every allocation is counted, and one that would pass it fails as if memory had run out. */
 void *acc_mem_alloc(size_t size)
 {
-    return malloc(size ? size : 1);
+    size_t n = size ? size : 1;
+    void *p;
+
+    if (!acc_mem_budget())
+        return malloc(n);
+    if (!common_mem_reserve(n))
+        return NULL;
+    p = malloc(n);
+    common_mem_account(p, n);
+    return p;
 }
 
 void *acc_mem_calloc(size_t count, size_t size)
 {
-    return calloc(count ? count : 1, size ? size : 1);
+    size_t n;
+    void *p;
+
+    if (!acc_mem_budget())
+        return calloc(count ? count : 1, size ? size : 1);
+    if (size && count > SIZE_MAX / size)
+        return NULL;
+    n = (count && size) ? count * size : 1;
+    if (!common_mem_reserve(n))
+        return NULL;
+    p = calloc(1, n);
+    common_mem_account(p, n);
+    return p;
 }
 
 void *acc_mem_realloc_array(void *ptr, size_t count, size_t size)
 {
+    size_t n, old;
+    void *p;
+
     if (size && count > SIZE_MAX / size)
         return NULL;
-    return realloc(ptr, (count && size) ? count * size : 1);
+    n = (count && size) ? count * size : 1;
+    if (!acc_mem_budget())
+        return realloc(ptr, n);
+    old = ptr ? malloc_usable_size(ptr) : 0;
+    /* The new block is counted whole while the old one still is: realloc may need both. */
+    if (!common_mem_reserve(n))
+        return NULL;
+    p = realloc(ptr, n);
+    common_mem_account(p, n);
+    if (p)
+        common_mem_release(old);
+    return p;
 }
 
 char *acc_mem_strdup(const char *s)
@@ -33,7 +73,7 @@ char *acc_mem_strndup(const char *s, size_t n)
     char *d;
     if (!s)
         return NULL;
-    d = malloc(n + 1);
+    d = acc_mem_alloc(n + 1);
     if (!d)
         return NULL;
     memcpy(d, s, n);
@@ -43,6 +83,8 @@ char *acc_mem_strndup(const char *s, size_t n)
 
 void acc_mem_free(void *ptr)
 {
+    if (ptr && acc_mem_budget())
+        common_mem_release(malloc_usable_size(ptr));
     free(ptr);
 }
 
@@ -193,29 +235,51 @@ acc_status_t acc_read_file(const char *path, char **out, size_t *len)
     return ACC_OK;
 }
 
+/* Write data to an open stream and close it; errors name path. */
+static acc_status_t write_and_close(FILE *f, const char *path, const void *data, size_t len)
+{
+    int failed = (len && fwrite(data, 1, len, f) != len) || fflush(f) != 0;
+    int err = errno;
+    if (fclose(f) != 0 && !failed) {
+        failed = 1;
+        err = errno;
+    }
+    if (failed)
+        return acc_error_set(ACC_ERR_IO, "cannot write '%s': %s", path, strerror(err));
+    return ACC_OK;
+}
+
 acc_status_t acc_write_file(const char *path, const void *data, size_t len)
 {
     acc_buf_t tmp;
+    struct stat sb;
+    char *real = NULL;
     FILE *f = NULL;
     acc_status_t st = ACC_OK;
 
+    /* What is not a regular file (a device such as /dev/null or /dev/full, a named pipe) is
+     * written in place: renaming over it would replace it.  A directory fails to open. */
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        if (!(f = fopen(path, "wb")))
+            return acc_error_set(ACC_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+        return write_and_close(f, path, data, len);
+    }
+    /* Through a symbolic link, the file it names is replaced, not the link. */
+    if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode) && (real = realpath(path, NULL)) != NULL)
+        path = real;
+    /* A whole new file beside the old one, renamed over it once complete: a failure or a kill
+     * half way never leaves a partial file under the name. */
     acc_buf_init(&tmp);
     acc_buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid());
-    if (tmp.failed)
-        return acc_error_set(ACC_ERR_NOMEM, "out of memory writing '%s'", path);
-    f = fopen(tmp.data, "wb");
-    if (!f) {
+    if (tmp.failed) {
+        st = acc_error_set(ACC_ERR_NOMEM, "out of memory writing '%s'", path);
+        goto out;
+    }
+    if (!(f = fopen(tmp.data, "wb"))) {
         st = acc_error_set(ACC_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
         goto out;
     }
-    if ((len && fwrite(data, 1, len, f) != len) || fflush(f) != 0) {
-        st = acc_error_set(ACC_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-        fclose(f);
-        remove(tmp.data);
-        goto out;
-    }
-    if (fclose(f) != 0) {
-        st = acc_error_set(ACC_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    if ((st = write_and_close(f, path, data, len)) != ACC_OK) {
         remove(tmp.data);
         goto out;
     }
@@ -225,5 +289,6 @@ acc_status_t acc_write_file(const char *path, const void *data, size_t len)
     }
 out:
     acc_buf_free(&tmp);
+    free(real);
     return st;
 }

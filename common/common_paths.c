@@ -1,11 +1,18 @@
 /*
  * Directories: the per-user one acc writes to, which depends on environment variables that are
  * not acc's own (XDG_CACHE_HOME, HOME) and so, like the settings table, are read here and only
- * here; and the shipped data directories acc reads (platforms, model profiles).
+ * here; and the shipped data directories acc reads (platforms, model profiles, the database),
+ * found relative to where the code runs from, so that an installation works wherever its
+ * prefix is moved (the prefix the build was configured with comes next, then the source tree
+ * the build came from, for build directories).
  */
 #include "acc_common.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,13 +65,70 @@ static int is_dir(const char *p)
     return p && p[0] && stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-const char *acc_data_dir(acc_setting_id_t setting, const char *installed, const char *source)
+/* The installation's data directories: that of the prefix this code was loaded from, then the
+ * configured one.  Filled once. */
+static char found_dir[PATH_MAX];
+static const char *install_dirs[2];
+static size_t ninstall_dirs;
+static pthread_once_t install_once = PTHREAD_ONCE_INIT;
+
+/* dir/rel, normalised, into out when it is a directory. */
+static int data_dir_beside(const char *file, const char *rel, char out[PATH_MAX])
 {
-    const char *d = acc_setting_str(setting);
+    char real[PATH_MAX], joined[2 * PATH_MAX + 2];
+
+    if (!realpath(file, real))
+        return 0;
+    snprintf(joined, sizeof(joined), "%s/%s", dirname(real), rel);
+    return realpath(joined, out) != NULL && is_dir(out);
+}
+
+static void find_install_dirs(void)
+{
+    Dl_info info;
+    int found = 0;
+
+    /* The file holding this code: libacc.so or a plugin in <prefix>/lib..., or a program in
+     * <prefix>/bin that links acc statically (dladdr names the main program as it was started,
+     * so /proc/self/exe says where it is). */
+    if (dladdr((void *)find_install_dirs, &info) && info.dli_fname && strstr(info.dli_fname, ".so"))
+        found = data_dir_beside(info.dli_fname, ACC_LIBDIR_TO_DATA, found_dir);
+    else
+        found = data_dir_beside("/proc/self/exe", ACC_BINDIR_TO_DATA, found_dir);
+    if (found)
+        install_dirs[ninstall_dirs++] = found_dir;
+    if (!found || strcmp(found_dir, ACC_INSTALL_DATA_DIR) != 0)
+        install_dirs[ninstall_dirs++] = ACC_INSTALL_DATA_DIR;
+}
+
+const char *const *acc_install_data_dirs(size_t *n)
+{
+    pthread_once(&install_once, find_install_dirs);
+    *n = ninstall_dirs;
+    return install_dirs;
+}
+
+const char *acc_data_dir(acc_setting_id_t setting, const char *subdir, const char *source)
+{
+    /* One per setting: the path is built once and then only read. */
+    static char paths[ACC_SETTING_COUNT][PATH_MAX + 64];
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    const char *d = acc_setting_str(setting), *const * dirs;
+    size_t n, i;
+
     if (d && d[0])
         return d;
-    if (is_dir(installed))
-        return installed;
+    dirs = acc_install_data_dirs(&n);
+    for (i = 0; i < n; i++) {
+        char p[PATH_MAX + 64];
+        snprintf(p, sizeof(p), "%s/%s", dirs[i], subdir);
+        if (is_dir(p)) {
+            pthread_mutex_lock(&lock);
+            snprintf(paths[setting], sizeof(paths[setting]), "%s", p);
+            pthread_mutex_unlock(&lock);
+            return paths[setting];
+        }
+    }
     return source;
 }
 

@@ -1,6 +1,7 @@
 /* Opening a database: recognising acc files and refusing everything else before anything is
- * written, WAL mode and connection settings, upgrades of older schemas, and the runtime's
- * "no usable data" open. */
+ * written, WAL mode and connection settings, upgrades of older schemas, the runtime's
+ * "no usable data" open, reading files in places nobody may write, and the journal mode a
+ * writer leaves behind. */
 #include "db_internal.h"
 
 #include <errno.h>
@@ -193,6 +194,12 @@ static int file_exists(const char *path, off_t *size)
     return 1;
 }
 
+static int is_directory(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
 static acc_status_t check_writable(const char *path)
 {
     char *copy = acc_mem_strdup(path);
@@ -241,6 +248,93 @@ static acc_status_t open_connection(acc_db_t *db, const char *name, int flags)
     return ACC_OK;
 }
 
+/* ---- reading where nobody may write ------------------------------------------------------ */
+
+/* Does the file's header say WAL (bytes 18 and 19 of an SQLite header are 2 in WAL mode)? */
+static int header_says_wal(const char *path)
+{
+    unsigned char hdr[20];
+    FILE *f = fopen(path, "rb");
+    int wal = 0;
+
+    if (f) {
+        wal = fread(hdr, 1, sizeof(hdr), f) == sizeof(hdr) && hdr[18] == 2 && hdr[19] == 2;
+        fclose(f);
+    }
+    return wal;
+}
+
+static int companion_holds_data(const char *path, const char *suffix)
+{
+    char name[4200];
+    off_t size = 0;
+    snprintf(name, sizeof(name), "%s%s", path, suffix);
+    return file_exists(name, &size) && size > 0;
+}
+
+static int dir_writable(const char *path)
+{
+    char *copy = acc_mem_strdup(path);
+    int ok = copy && access(dirname(copy), W_OK | X_OK) == 0;
+    acc_mem_free(copy);
+    return ok;
+}
+
+/* A file in WAL mode (left by an older acc, or by a writer that could not switch it back) in
+ * a directory or on a mount this process cannot write cannot be read normally: SQLite needs its
+ * -shm file, which it cannot create there.  When no -wal file holds changes and no rollback
+ * journal is hot, the file alone is the whole database and nobody can be writing it (nobody
+ * could create the -wal file), so it is read as immutable: no locks, no -shm. */
+static int may_read_immutable(const char *path)
+{
+    return header_says_wal(path) && !dir_writable(path) && !companion_holds_data(path, "-wal") &&
+           !companion_holds_data(path, "-journal");
+}
+
+/* "file:PATH?immutable=1", with the characters a URI gives meaning to escaped. */
+static char *immutable_uri(const char *path)
+{
+    acc_buf_t b;
+    const char *p;
+
+    acc_buf_init(&b);
+    acc_buf_puts(&b, path[0] == '/' ? "file://" : "file:");
+    for (p = path; *p; p++) {
+        if (*p == '%' || *p == '?' || *p == '#')
+            acc_buf_printf(&b, "%%%02X", (unsigned char)*p);
+        else
+            acc_buf_append(&b, p, 1);
+    }
+    acc_buf_puts(&b, "?immutable=1");
+    if (acc_buf_status(&b) != ACC_OK) {
+        acc_buf_free(&b);
+        return NULL;
+    }
+    return acc_buf_take(&b);
+}
+
+static acc_status_t open_reader(acc_db_t *db, header_t *h)
+{
+    acc_status_t s = open_connection(db, db->path, SQLITE_OPEN_READONLY);
+    char *uri;
+
+    if (s == ACC_OK)
+        s = db_txn(db, 0, "reading the header", read_header, h);
+    if (s == ACC_OK || !may_read_immutable(db->path))
+        return s;
+    ACC_DEBUG(DB, "%s; reading the file as immutable (WAL mode where nobody can write)",
+              acc_error_message());
+    sqlite3_close(db->sql);
+    db->sql = NULL;
+    if (!(uri = immutable_uri(db->path)))
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory opening %s", db->path);
+    s = open_connection(db, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+    acc_mem_free(uri);
+    if (s == ACC_OK)
+        s = db_txn(db, 0, "reading the header", read_header, h);
+    return s;
+}
+
 static acc_status_t open_checked(acc_db_t *db, unsigned flags)
 {
     header_t h;
@@ -249,12 +343,10 @@ static acc_status_t open_checked(acc_db_t *db, unsigned flags)
     int fresh;
 
     if (db->readonly) {
-        /* A file in a read-only place gets no -shm file; SQLite (3.22 and later) then reads it
-         * as long as no -wal file holds unmerged changes, which is how a finished database
-         * is left. */
-        if ((s = open_connection(db, db->path, SQLITE_OPEN_READONLY)) != ACC_OK)
-            return s;
-        s = db_txn(db, 0, "reading the header", read_header, &h);
+        /* A finished database is in rollback-journal mode (acc_db_close), which a reader reads
+         * without writing anything; a WAL-mode file is read without its -shm file where that
+         * cannot be made (open_reader). */
+        s = open_reader(db, &h);
     } else {
         if ((s = open_connection(db, db->path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) !=
             ACC_OK)
@@ -313,6 +405,11 @@ acc_status_t acc_db_open(const char *path, unsigned flags, acc_db_t **out)
     *out = NULL;
     if (!path || !path[0])
         return acc_error_set(ACC_ERR_INVALID, "no database path given; pass --db FILE");
+    if (is_directory(path))
+        return acc_error_set(ACC_ERR_IO,
+                             "%s is a directory, not a database file; name the file in it (for "
+                             "instance %s/acc.db)",
+                             path, path);
     if (flags & ACC_DB_READONLY) {
         if (!file_exists(path, NULL))
             return acc_error_set(ACC_ERR_NOT_FOUND,
@@ -357,12 +454,33 @@ acc_status_t acc_db_open_runtime(const char *path, acc_db_t **out)
     return ACC_DB_NO_DATA;
 }
 
+/* A writer that is the file's only connection puts it back into rollback-journal mode
+ * (journal_mode DELETE), which merges the WAL into the file and removes the -wal and -shm files:
+ * a finished database is one self-contained file that any user can read from a read-only
+ * directory or mount, where a WAL-mode file needs a -shm file beside it.  The next writer
+ * switches it to WAL again.  With other connections open the switch fails at once (no busy
+ * wait) and the file stays in WAL mode for them; the last writer to close switches it. */
+static void leave_rollback_mode(acc_db_t *db)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    sqlite3_busy_timeout(db->sql, 0);
+    if (sqlite3_prepare_v2(db->sql, "PRAGMA journal_mode = DELETE", -1, &st, NULL) != SQLITE_OK)
+        return;
+    rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW || sqlite3_stricmp((const char *)sqlite3_column_text(st, 0), "delete"))
+        ACC_DEBUG(DB, "%s: stays in WAL mode while other connections use it (%s)", db->path,
+                  sqlite3_errmsg(db->sql));
+    sqlite3_finalize(st);
+}
+
 void acc_db_close(acc_db_t *db)
 {
     if (!db)
         return;
-    /* The last connection to close merges the WAL into the file and removes the -wal and -shm
-     * files, so that a finished database is one self-contained file. */
+    if (db->sql && !db->readonly && db->version)
+        leave_rollback_mode(db);
     if (db->sql && sqlite3_close(db->sql) != SQLITE_OK)
         ACC_WARN(DB, "%s: closing: %s", db->path, sqlite3_errmsg(db->sql));
     acc_mem_free(db->path);

@@ -170,8 +170,9 @@ int rt_cuda_comm_device(const acc_comm_t *c);
 
 /* comm/comm_locate.c: where a job finds its machine and its database.  The topology source is
  * given (an option), else ACC_TOPO ("auto": live discovery).  The database is given, else
- * ACC_DB, else the first of /etc/acc/acc.db and the install prefix's share/acc/acc.db that
- * exists; ACC_ERR_NOT_FOUND saying what was looked for and how to build one when none is. */
+ * ACC_DB, else the first of /etc/acc/acc.db and share/acc/acc.db of the installation acc runs
+ * from (its real prefix, then the configured one: acc_install_data_dirs) that exists;
+ * ACC_ERR_NOT_FOUND saying what was looked for and how to build one when none is. */
 const char *rt_topo_source(const char *given);
 acc_status_t rt_db_locate(const char *given, const char **path);
 

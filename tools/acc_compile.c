@@ -4,6 +4,7 @@
  */
 #include "compile_cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,7 +97,12 @@ int compile_fail(int code)
 int compile_write(const char *path, const acc_buf_t *b)
 {
     if (!path || strcmp(path, "-") == 0) {
-        fwrite(b->data ? b->data : "", 1, b->len, stdout);
+        /* Flushed now, so that a failure stops the run with the output named (main's
+         * cli_exit would also catch it, after the remaining actions). */
+        if (fwrite(b->data ? b->data : "", 1, b->len, stdout) != b->len || fflush(stdout) != 0) {
+            acc_error_set(ACC_ERR_IO, "cannot write standard output: %s", strerror(errno));
+            return compile_fail(EXIT_OUTPUT);
+        }
         return EXIT_OK;
     }
     if (acc_write_file(path, b->data ? b->data : "", b->len) != ACC_OK)
@@ -381,7 +387,7 @@ static int list_platforms(void)
     return EXIT_OK;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     compile_opts_t o;
     acc_topo_t *topo = NULL;
@@ -413,4 +419,10 @@ int main(int argc, char **argv)
         rc = o.print_selection ? compile_db_print_selection(&o, topo) : compile_db_store(&o, topo);
     acc_topo_destroy(topo);
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    int rc = cli_budget("acc-compile");
+    return cli_exit("acc-compile", rc == EXIT_OK ? run(argc, argv) : rc);
 }

@@ -2,6 +2,7 @@
  * and, with --db, what a database holds. */
 #include "acc_db.h"
 #include "acc_topo.h"
+#include "acc_tune.h"
 #include "cli.h"
 
 #include <stdio.h>
@@ -31,17 +32,36 @@ static int show_db(const char *path)
     return rc;
 }
 
-int main(int argc, char **argv)
+/* "Platforms in DIR:" and the names of what DIR holds, one a line. */
+static int list_shipped(int blank_line, const char *what, const char *dir,
+                        acc_status_t (*list)(char ***, size_t *))
 {
     char **names;
     size_t n, i;
 
+    printf("%s%s in %s:\n", blank_line ? "\n" : "", what, dir);
+    if (list(&names, &n) != ACC_OK) {
+        fprintf(stderr, "acc-info: %s\n", acc_error_message());
+        return EXIT_INPUT;
+    }
+    for (i = 0; i < n; i++)
+        printf("  %s\n", names[i]);
+    acc_strv_free(names, n);
+    return EXIT_OK;
+}
+
+static int run(int argc, char **argv)
+{
+
     if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        puts("usage: acc-info [--settings | --platforms | --db FILE]\n"
+        puts("usage: acc-info [--settings | --platforms | --models | --db FILE]\n"
              "Prints the version, every ACC_* setting with its type, default, value in effect\n"
-             "and meaning, and the shipped platform descriptions; with --db, what a database\n"
+             "and meaning, the shipped platform descriptions and model profiles (and the\n"
+             "directories they are read from); with --db, what a database\n"
              "holds (schema version, topologies, collectives and size ranges, kernels per\n"
-             "architecture, optima).");
+             "architecture, optima).\n"
+             "Exit status: 0 success, 1 unusable input (database, settings), 2 bad command\n"
+             "line, 3 output not written.");
         return EXIT_OK;
     }
     if (argc > 1 && strcmp(argv[1], "--db") == 0) {
@@ -51,7 +71,8 @@ int main(int argc, char **argv)
         }
         return show_db(argv[2]);
     }
-    if (argc > 1 && strcmp(argv[1], "--settings") != 0 && strcmp(argv[1], "--platforms") != 0) {
+    if (argc > 1 && strcmp(argv[1], "--settings") != 0 && strcmp(argv[1], "--platforms") != 0 &&
+        strcmp(argv[1], "--models") != 0) {
         fprintf(stderr, "acc-info: unknown option '%s'\nTry 'acc-info --help'.\n", argv[1]);
         return EXIT_USAGE;
     }
@@ -61,15 +82,19 @@ int main(int argc, char **argv)
         puts("Settings (environment variables):");
         acc_settings_print(stdout);
     }
-    if (argc == 1 || strcmp(argv[1], "--platforms") == 0) {
-        printf("%sPlatforms in %s:\n", argc == 1 ? "\n" : "", acc_topo_platform_dir());
-        if (acc_topo_platform_list(&names, &n) != ACC_OK) {
-            fprintf(stderr, "acc-info: %s\n", acc_error_message());
-            return EXIT_INPUT;
-        }
-        for (i = 0; i < n; i++)
-            printf("  %s\n", names[i]);
-        acc_strv_free(names, n);
-    }
+    if ((argc == 1 || strcmp(argv[1], "--platforms") == 0) &&
+        list_shipped(argc == 1, "Platforms", acc_topo_platform_dir(), acc_topo_platform_list) !=
+            EXIT_OK)
+        return EXIT_INPUT;
+    if ((argc == 1 || strcmp(argv[1], "--models") == 0) &&
+        list_shipped(argc == 1, "Model profiles", acc_profile_builtin_dir(),
+                     acc_profile_builtin_list) != EXIT_OK)
+        return EXIT_INPUT;
     return acc_settings_validate() == ACC_OK ? EXIT_OK : EXIT_INPUT;
+}
+
+int main(int argc, char **argv)
+{
+    int rc = cli_budget("acc-info");
+    return cli_exit("acc-info", rc == EXIT_OK ? run(argc, argv) : rc);
 }

@@ -355,7 +355,7 @@ static int parse_args(int argc, char **argv, tune_opts_t *o)
     return check_args(o);
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     tune_opts_t o;
     int rc = parse_args(argc, argv, &o);
@@ -378,4 +378,10 @@ int main(int argc, char **argv)
     default:
         return tune_run(&o);
     }
+}
+
+int main(int argc, char **argv)
+{
+    int rc = cli_budget("acc-tune");
+    return cli_exit("acc-tune", rc == EXIT_OK ? run(argc, argv) : rc);
 }

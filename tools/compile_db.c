@@ -72,8 +72,10 @@ int compile_db_store(const compile_opts_t *o, const acc_topo_t *topo)
         rc = compile_fail(EXIT_USAGE);
         goto out;
     }
-    if (acc_db_open(o->db, 0, &db) != ACC_OK) {
-        rc = compile_fail(EXIT_INPUT);
+    /* A file that cannot be written there (a missing or read-only directory, a directory
+     * named as the file) is output not written; a file that is no acc database is input. */
+    if ((st = acc_db_open(o->db, 0, &db)) != ACC_OK) {
+        rc = compile_fail(compile_exit_for(st));
         goto out;
     }
     if ((st = acc_db_build(db, topo, &bo, &report)) != ACC_OK) {

@@ -5,21 +5,8 @@
 
 int compile_topo_load(const compile_opts_t *o, acc_topo_t **out)
 {
-    acc_topo_t *topo = NULL, *platform = NULL;
-    acc_status_t st = acc_topo_load(o->topo, &topo);
-
-    *out = NULL;
-    if (st == ACC_OK && o->nvlink_from) {
-        if ((st = acc_topo_load_platform(o->nvlink_from, &platform)) == ACC_OK)
-            st = acc_topo_nvlink_from(topo, platform, out);
-        acc_topo_destroy(topo);
-        acc_topo_destroy(platform);
-        topo = NULL;
-    }
-    if (st != ACC_OK)
+    if (acc_topo_load_with_nvlinks(o->topo, o->nvlink_from, out) != ACC_OK)
         return compile_fail(EXIT_INPUT);
-    if (topo)
-        *out = topo;
     return EXIT_OK;
 }
 

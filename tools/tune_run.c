@@ -166,6 +166,12 @@ static int report(const tune_opts_t *o, const acc_tune_target_t *t,
         acc_tune_report_csv(&rep, &b);
     } else {
         acc_tune_report_text(&rep, 5, &b);
+        if (t->compute->assumed)
+            acc_buf_printf(&b,
+                           "\nAssumed: %s's compute time on %s (%.3f ms per micro-batch) is "
+                           "%s\n",
+                           t->profile->name, t->compute->gpu, t->compute->iteration_ms,
+                           t->compute->source);
         acc_buf_printf(&b,
                        "\n%s search: %zu evaluations of %zu configurations (%.1f "
                        "full-evaluation equivalents), %.2f s; optimum stored for (%s, %.12s, "

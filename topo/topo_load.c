@@ -12,6 +12,10 @@
     "`acc-compile --list-platforms`), 'auto', or a synthetic description such as "                 \
     "\"nodes=2 gpus=8 nvlink=18 nic=8x400\""
 
+/* Set while acc_topo_load_with_nvlinks loads the input it adds NVLinks to: the warning that it
+ * lists none would be wrong by the time anyone reads it. */
+static _Thread_local int nvlinks_coming;
+
 /* Finalize an import; an input whose GPUs lack the NVLinks their part has is worth a warning,
  * since every plan for it will be a PCIe plan. */
 static acc_status_t finish(acc_topo_t *t, const char *source, acc_topo_format_t fmt)
@@ -28,7 +32,7 @@ static acc_status_t finish(acc_topo_t *t, const char *source, acc_topo_format_t 
     if ((st = acc_topo_finalize(t)) != ACC_OK)
         return acc_error_prefix(st, "%s: ", source);
     acc_buf_init(&warning);
-    if (topo_missing_nvlinks(t, &warning) && warning.data)
+    if (!nvlinks_coming && topo_missing_nvlinks(t, &warning) && warning.data)
         ACC_WARN(TOPO, "%s", warning.data);
     acc_buf_free(&warning);
     return ACC_OK;
@@ -193,4 +197,22 @@ acc_status_t acc_topo_load(const char *src, acc_topo_t **out)
     return acc_error_set(
         ACC_ERR_NOT_FOUND,
         "'%s' is no file, shipped platform or synthetic description; pass " ALTERNATIVES, src);
+}
+
+acc_status_t acc_topo_load_with_nvlinks(const char *src, const char *platform, acc_topo_t **out)
+{
+    acc_topo_t *t = NULL, *p = NULL;
+    acc_status_t st;
+
+    *out = NULL;
+    if (!platform)
+        return acc_topo_load(src, out);
+    nvlinks_coming = 1;
+    st = acc_topo_load(src, &t);
+    nvlinks_coming = 0;
+    if (st == ACC_OK && (st = acc_topo_load_platform(platform, &p)) == ACC_OK)
+        st = acc_topo_nvlink_from(t, p, out);
+    acc_topo_destroy(t);
+    acc_topo_destroy(p);
+    return st;
 }

@@ -4,8 +4,7 @@
 /* ACC_PLATFORM_DIR wins; then the installed copy; then the source tree this build came from. */
 const char *acc_topo_platform_dir(void)
 {
-    return acc_data_dir(ACC_SETTING_PLATFORM_DIR, ACC_INSTALL_PLATFORM_DIR,
-                        ACC_SOURCE_PLATFORM_DIR);
+    return acc_data_dir(ACC_SETTING_PLATFORM_DIR, "platforms", ACC_SOURCE_PLATFORM_DIR);
 }
 
 acc_status_t acc_topo_platform_list(char ***names, size_t *count)

@@ -339,7 +339,7 @@ uint64_t acc_profile_grad_bytes(const acc_profile_t *p)
 /* ACC_MODEL_DIR wins; then the installed copy; then the source tree of this build. */
 const char *acc_profile_builtin_dir(void)
 {
-    return acc_data_dir(ACC_SETTING_MODEL_DIR, ACC_INSTALL_MODEL_DIR, ACC_SOURCE_MODEL_DIR);
+    return acc_data_dir(ACC_SETTING_MODEL_DIR, "models", ACC_SOURCE_MODEL_DIR);
 }
 
 acc_status_t acc_profile_builtin_list(char ***names, size_t *count)

@@ -33,6 +33,8 @@ static void dump_compute(const acc_profile_compute_t *c, acc_buf_t *b)
         acc_yaml_put_double(b, c->forward_ms);
         acc_buf_puts(b, "\n");
     }
+    if (c->assumed)
+        acc_buf_puts(b, "    assumed: true\n");
     put_key_scalar(b, "    ", "source", c->source);
 }
 
@@ -110,8 +112,9 @@ static acc_status_t load_sources(loader_t *ld, acc_yaml_node_t *seq)
 
 static acc_status_t load_compute(loader_t *ld, acc_yaml_node_t *map, size_t i)
 {
-    static const char *const keys[] = {"gpu",          "precision",  "batch",  "accumulation",
-                                       "iteration_ms", "forward_ms", "source", NULL};
+    static const char *const keys[] = {"gpu",          "precision",    "batch",
+                                       "accumulation", "iteration_ms", "forward_ms",
+                                       "assumed",      "source",       NULL};
     const char *gpu = NULL, *precision = NULL, *source = NULL;
     acc_profile_compute_t c;
     acc_yaml_node_t *n;
@@ -143,7 +146,8 @@ static acc_status_t load_compute(loader_t *ld, acc_yaml_node_t *map, size_t i)
         return st;
     c.accumulation = (int)v;
     if ((st = acc_yaml_get_double(ld->doc, map, "iteration_ms", 1, &c.iteration_ms)) != ACC_OK ||
-        (st = acc_yaml_get_double(ld->doc, map, "forward_ms", 0, &c.forward_ms)) != ACC_OK)
+        (st = acc_yaml_get_double(ld->doc, map, "forward_ms", 0, &c.forward_ms)) != ACC_OK ||
+        (st = acc_yaml_get_bool(ld->doc, map, "assumed", 0, &c.assumed)) != ACC_OK)
         return st;
     n = acc_yaml_get(ld->doc, map, "iteration_ms");
     if (!(c.iteration_ms > 0 && c.iteration_ms < 1e9))

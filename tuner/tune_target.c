@@ -180,8 +180,9 @@ void acc_tune_target_title(const acc_tune_target_t *t, char *buf, size_t n)
 {
     const char *name =
         acc_topo_name(t->topo)[0] ? acc_topo_name(t->topo) : acc_topo_source(t->topo);
-    snprintf(buf, n, "%s on %s (%d GPUs, %s, %s, batch %d%s), network %s", t->profile->name, name,
+    snprintf(buf, n, "%s on %s (%d GPUs, %s, %s, batch %d%s%s), network %s", t->profile->name, name,
              acc_topo_ranks(t->topo), t->compute->gpu, t->compute->precision, t->compute->batch,
              t->compute->accumulation > 1 ? " accumulated" : "",
+             t->compute->assumed ? ", compute time assumed" : "",
              t->key.network[0] ? t->key.network : "none (one node)");
 }

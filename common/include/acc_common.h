@@ -162,7 +162,7 @@ typedef enum {
       "$XDG_CACHE_HOME/acc, else ~/.cache/acc.")                                                   \
     X(DB, ACC_SETTING_PATH, "",                                                                    \
       "The database a training job reads its tuned schedules from; empty means the first of "      \
-      "/etc/acc/acc.db and the install prefix's share/acc/acc.db that exists.")                    \
+      "/etc/acc/acc.db and share/acc/acc.db of the prefix acc runs from that exists.")             \
     X(TOPO, ACC_SETTING_STRING, "auto",                                                            \
       "The machine a communicator runs on, as acc-compile --topo takes it (a file, a shipped "     \
       "platform, a synthetic description); 'auto' discovers it.")                                  \
@@ -206,6 +206,10 @@ typedef enum {
       "1: the fusion engine records the job's gradient timeline (each gradient's or DDP "          \
       "bucket's size, type and ready time, the compute time) for a few iterations after warm-up "  \
       "and rank 0 stores it in the database as the profile of ACC_MODEL, for acc-tune.")           \
+    X(MEMORY_BUDGET, ACC_SETTING_SIZE, "0",                                                        \
+      "Memory acc's programs may use (e.g. 64G); a request estimated to need more is refused "     \
+      "with a message before it allocates.  0 means what the machine and the process's cgroup "    \
+      "and limits leave available.")                                                               \
     X(LIBRARY, ACC_SETTING_PATH, "",                                                               \
       "The libacc.so the Python package (python/acc) loads; empty means the one the dynamic "      \
       "loader finds.  Read by the package before the library is loaded.")
@@ -241,9 +245,16 @@ void acc_settings_print(FILE *out);
  * directory of the user database.  *out is taken by the caller (acc_mem_free).  The directory is
  * not created here. */
 acc_status_t acc_cache_dir(char **out);
-/* A shipped data directory: the setting when set, else the installed copy when it exists, else
- * the source tree this build came from (so that a build directory works without installing). */
-const char *acc_data_dir(acc_setting_id_t setting, const char *installed, const char *source);
+/* The data directories of the installation acc runs from, most specific first:
+ * <prefix>/share/acc of the prefix whose library or program holds this code (found from the
+ * file it was loaded from, so that a moved installation finds its own), then the one the build
+ * was configured with when that is another.  Borrowed; *n is 1 or 2.  Listed whether or not
+ * they exist. */
+const char *const *acc_install_data_dirs(size_t *n);
+/* A shipped data directory: the setting when set, else subdir ("platforms", "models") of the
+ * first installation data directory that has it, else the source tree this build came from (so
+ * that a build directory works without installing).  Borrowed. */
+const char *acc_data_dir(acc_setting_id_t setting, const char *subdir, const char *source);
 /* The stems of dir's *.yaml files, sorted (free with acc_strv_free).  Errors name what the
  * directory holds ("platform") and the setting that chooses it. */
 acc_status_t acc_yaml_names(const char *dir, const char *what, acc_setting_id_t setting,
@@ -266,6 +277,33 @@ void acc_mem_free(void *ptr);
 /* Make room for at least `need` elements of `elem` bytes in *array of capacity *cap, growing
  * geometrically.  On failure *array is unchanged. */
 acc_status_t acc_array_reserve(void **array, size_t *cap, size_t need, size_t elem);
+
+/* Memory.  What a process may use: the smallest of the machine's available memory
+ * (MemAvailable), what its cgroup still allows (a container's limit less its usage) and its
+ * address-space and data limits; ACC_MEMORY_BUDGET replaces it. */
+typedef struct {
+    uint64_t bytes;
+    char source[96]; /* where the figure comes from, for messages */
+} acc_mem_limit_t;
+
+acc_status_t acc_mem_available(acc_mem_limit_t *out); /* the machine's, without the setting */
+acc_status_t acc_mem_limit(acc_mem_limit_t *out);     /* ACC_MEMORY_BUDGET, else the above */
+/* A request estimated to need `need` bytes, checked before anything is allocated for it:
+ * ACC_OK when it fits what is left (of the budget when one is set, else acc_mem_limit), else
+ * ACC_ERR_NOMEM with the message "WHAT needs about N GiB, more than the M GiB it may use
+ * (SOURCE); ADVICE, or set ACC_MEMORY_BUDGET ...". */
+acc_status_t acc_mem_check(uint64_t need, const char *what, const char *advice);
+/* A budget for every allocation through acc_mem_* of the process: once set (bytes > 0) they
+ * are counted, and one that would pass it fails (NULL, and the caller's ACC_ERR_NOMEM) instead
+ * of growing until the kernel kills the process.  The command-line programs set it to
+ * acc_mem_limit(); 0 turns it off (the default: nothing is counted).  Not for use while other
+ * threads allocate. */
+void acc_mem_budget_set(uint64_t bytes);
+uint64_t acc_mem_budget(void);
+/* Whether an allocation failed for the budget since it was set. */
+int acc_mem_budget_refused(void);
+/* "1.5 GiB", "512 bytes": sizes in powers of 1024 for messages. */
+void acc_mem_size_text(uint64_t bytes, char *out, size_t cap);
 
 /* ---------------------------------------------------------------------------------------------
  * Text buffer: a growable NUL-terminated string for building output.

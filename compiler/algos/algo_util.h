@@ -19,6 +19,18 @@
 
 #include "acc_compiler.h"
 
+/* Refuse, before it is built, a plan of algorithm `name` for coll on every rank of topo that
+ * cannot fit the memory the process may use (acc_mem_check).  Plans list every rank's
+ * operations, and a flat ring ("ring") of allreduce, allgather or reduce-scatter passes each
+ * of its N chunks around the N ranks once per phase (two for allreduce): phases x N x (N - 1)
+ * operations per lane at least.  Each takes sizeof(acc_op_t) in the plan and about as much
+ * again in the verifier and the simulator (measured: 129 bytes per operation above the
+ * program's own in a 512-rank sweep), so twice that times `lanes` is a floor of the need.
+ * Other algorithms grow with N x log N or N x nodes, and pass.  `what` begins the message
+ * ("the selection sweep of"). */
+acc_status_t algo_check_memory(const acc_topo_t *topo, acc_coll_t coll, const char *name, int lanes,
+                               const char *what);
+
 /* ---- arguments and plans ------------------------------------------------------------------ */
 
 /* The resolved arguments of a generator. */

@@ -4,6 +4,7 @@
  * way plans leave the compiler: supports, build, then the verifier.
  */
 #include "acc_compiler.h"
+#include "algo_util.h"
 
 #include <string.h>
 
@@ -46,6 +47,30 @@ const acc_algo_t *acc_algo_find(acc_coll_t coll, const char *name)
     return NULL;
 }
 
+acc_status_t algo_check_memory(const acc_topo_t *topo, acc_coll_t coll, const char *name, int lanes,
+                               const char *what)
+{
+    uint64_t n = (uint64_t)acc_topo_ranks(topo), phases, ops;
+    char text[256];
+
+    if (strcmp(name, "ring") != 0)
+        return ACC_OK;
+    if (coll == ACC_COLL_ALLREDUCE)
+        phases = 2;
+    else if (coll == ACC_COLL_ALLGATHER || coll == ACC_COLL_REDUCE_SCATTER)
+        phases = 1;
+    else
+        return ACC_OK;
+    ops = phases * n * (n > 0 ? n - 1 : 0) * (uint64_t)(lanes > 0 ? lanes : 1);
+    snprintf(text, sizeof(text),
+             "%s %s on %llu ranks (a ring over every rank%s has %.3g operations)", what,
+             acc_coll_name(coll), (unsigned long long)n, lanes > 1 ? "" : " alone", (double)ops);
+    return acc_mem_check(ops * 2 * sizeof(acc_op_t), text,
+                         "acc's plans list every rank's operations, so flat ones grow with the "
+                         "square of the rank count; build tables for fewer ranks (fewer nodes) "
+                         "and let NCCL serve larger jobs");
+}
+
 acc_status_t acc_algo_generate(const acc_algo_t *algo, const acc_topo_t *topo,
                                const acc_algo_args_t *args, acc_plan_t **out)
 {
@@ -53,14 +78,19 @@ acc_status_t acc_algo_generate(const acc_algo_t *algo, const acc_topo_t *topo,
     acc_status_t st;
 
     *out = NULL;
-    if ((st = algo->supports(topo, args)) != ACC_OK)
+    if ((st = algo->supports(topo, args)) != ACC_OK ||
+        (st = algo_check_memory(topo, algo->coll, algo->name, args && args->lanes ? args->lanes : 1,
+                                "the plan of")) != ACC_OK)
         return st;
     if ((st = algo->build(topo, args, &plan)) != ACC_OK)
         return acc_error_prefix(st, "%s %s: ", acc_coll_name(algo->coll), algo->name);
     /* Every plan that leaves the compiler is proven correct first. */
     if ((st = acc_plan_verify(plan)) != ACC_OK) {
         acc_plan_destroy(plan);
-        return acc_error_prefix(st, "%s %s generated a plan that does not verify: ",
+        return acc_error_prefix(st,
+                                st == ACC_ERR_VERIFY
+                                    ? "%s %s generated a plan that does not verify: "
+                                    : "%s %s: verifying its plan: ",
                                 acc_coll_name(algo->coll), algo->name);
     }
     *out = plan;

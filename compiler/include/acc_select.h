@@ -189,7 +189,10 @@ typedef struct {
     acc_select_plan_t *plans; /* every plan some row names */
     size_t nplans;
     size_t variants;    /* plans generated and verified */
-    size_t simulations; /* acc_sim_plan calls made */
+    /* acc_sim_plan calls made: depends on the order the sweep's threads finish in (a
+     * candidate is pruned at a size once another has beaten it there), so it varies between
+     * identical runs while the table does not; reports leave it out. */
+    size_t simulations;
 } acc_select_result_t;
 
 typedef struct acc_select_builder acc_select_builder_t;

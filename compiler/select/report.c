@@ -27,10 +27,10 @@ static void text_one(const acc_select_result_t *r, acc_buf_t *out)
     }
     acc_buf_printf(out,
                    "%s on %s: %d ranks (%d node%s x %d GPUs), %s; predicted: acc's simulator "
-                   "for its plans (%zu variants verified, %zu simulations), %s\n",
+                   "for its plans (%zu variants verified), %s\n",
                    acc_coll_name(r->coll), r->topo_name, r->nranks, r->nodes,
                    r->nodes == 1 ? "" : "s", r->gpus_per_node, acc_dtype_name(r->dtype),
-                   r->variants, r->simulations,
+                   r->variants,
                    modelled ? "NCCL 2.28's model for NCCL" : "no NCCL model for this collective");
     acc_buf_printf(out, "%6s  %-54s %10s  %-20s %10s %8s  %-6s %9s %9s %10s %6s\n", "size",
                    "acc's best plan", "acc_us", "NCCL's choice", "nccl_us", "speedup", "choice",
@@ -214,9 +214,9 @@ acc_status_t acc_select_report_json(const acc_select_result_t *const *res, size_
     for (i = 0; i < n; i++) {
         const acc_select_result_t *r = res[i];
         acc_buf_printf(out,
-                       "%s\n    {\"collective\": \"%s\", \"variants\": %zu, \"simulations\": %zu,"
+                       "%s\n    {\"collective\": \"%s\", \"variants\": %zu,"
                        "\n     \"sizes\": [",
-                       i ? "," : "", acc_coll_name(r->coll), r->variants, r->simulations);
+                       i ? "," : "", acc_coll_name(r->coll), r->variants);
         for (j = 0; j < r->nrows; j++) {
             acc_buf_puts(out, j ? ",\n       " : "\n       ");
             json_row(out, r, &r->rows[j]);

@@ -4,6 +4,7 @@
  * faster of the two recorded per size, neighbours merged.  See acc_select.h.
  */
 #include "select_internal.h"
+#include "../algos/algo_util.h"
 
 #include <math.h>
 #include <string.h>
@@ -386,6 +387,10 @@ acc_status_t acc_select_build(acc_select_builder_t *b, acc_coll_t coll, acc_sele
     memset(&sw, 0, sizeof(sw));
     if (coll < 0 || coll >= ACC_COLL_COUNT)
         return acc_error_set(ACC_ERR_INVALID, "unknown collective %d", (int)coll);
+    /* The ring every sweep of these collectives generates is its largest plan: refused now,
+     * not after minutes of the others. */
+    if ((st = algo_check_memory(b->topo, coll, "ring", 1, "the selection sweep of")) != ACC_OK)
+        return st;
     r = acc_mem_calloc(1, sizeof(*r));
     sw.best = acc_mem_calloc(b->nsizes, sizeof(*sw.best));
     if (!r || !sw.best || !(r->rows = acc_mem_calloc(b->nsizes, sizeof(*r->rows)))) {
@@ -415,6 +420,8 @@ acc_status_t acc_select_build(acc_select_builder_t *b, acc_coll_t coll, acc_sele
     st = select_sweep(&sw, coll);
     r->variants = sw.variants;
     r->simulations = sw.simulations;
+    ACC_INFO(COMPILER, "select %s: %zu variants verified, %zu simulations on %d threads",
+             acc_coll_name(coll), sw.variants, sw.simulations, sw.nthreads);
     if (st != ACC_OK || (st = collect_plans(b, r, sw.slots, sw.best)) != ACC_OK)
         goto out;
     if ((st = fill_rows(b, r, sw.best)) == ACC_OK && (st = fill_table(b, r)) == ACC_OK)

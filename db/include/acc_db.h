@@ -9,7 +9,9 @@
  * upgrades an older schema in place (forward migrations, one transaction); it refuses, without
  * touching the file, anything else: another program's SQLite file, a newer schema, a damaged or
  * truncated file, random bytes, a read-only file or directory.  Every refusal names the file and
- * says what to do.  The file is in WAL mode, so that many processes read while one writes.
+ * says what to do.  The file is in WAL mode while written, so that many processes read while
+ * one writes; the last writer to close it leaves it in rollback-journal mode, one file that any
+ * user reads from a read-only directory or mount without writing anything.
  *
  * Writes.  Every put/add is one transaction: after a crash, a full disk or a kill the file holds
  * either the previous state or the new one, never a mix.  Writers wait for each other (SQLite's

@@ -29,7 +29,8 @@ def unique_id():
 def unique_id_from_string(host_port):
     """The rendezvous rank 0 serves at "HOST:PORT" (MASTER_ADDR:MASTER_PORT)."""
     uid = _lib.UniqueId()
-    _lib.call("acc_unique_id_from_string", host_port.encode(), ctypes.byref(uid))
+    _lib.call("acc_unique_id_from_string", _lib.cstr(host_port, "host_port", optional=False),
+              ctypes.byref(uid))
     return bytes(uid.internal)
 
 
@@ -73,13 +74,17 @@ def _as_dict(c):
 def ddp_settings(model, topo, network=None, db=None):
     """What DDP should use for `model` (a shipped profile's name or a profile file) on `topo`
     (as acc-compile --topo takes it) with `network`: the stored optimum, measured by an earlier
-    job if there is one, else acc-tune's, from `db` (None: ACC_DB).  A dict of
-    DistributedDataParallel's keyword arguments ("ddp_kwargs": bucket_cap_mb) and the rest of
-    the configuration (streams, compression, the DDP compression hook's name, whether it was
-    measured, its iteration time); None when nothing is stored."""
+    job if there is one, else acc-tune's, from `db` (None: ACC_DB, else the search path).  A
+    dict of DistributedDataParallel's keyword arguments ("ddp_kwargs": bucket_cap_mb) and the
+    rest of the configuration (streams, compression, the DDP compression hook's name, whether
+    it was measured, its iteration time); None when the database holds nothing for this key.
+    Raises AccError with the library's reason otherwise: no database, one that cannot be read,
+    a model neither shipped nor known to the database (a misspelling), a topology that does not
+    load, an argument that is not a string."""
     opt = _lib.Optimum()
-    st = _lib.call("acc_fusion_stored", model.encode(), topo.encode(), _lib.cstr(network),
-                   _lib.cstr(db), ctypes.byref(opt))
+    st = _lib.call("acc_fusion_stored", _lib.cstr(model, "model", optional=False),
+                   _lib.cstr(topo, "topo", optional=False), _lib.cstr(network, "network"),
+                   _lib.cstr(db, "db"), ctypes.byref(opt))
     if _lib.no_data(st):
         return None
     out = _as_dict(opt.config)
@@ -99,10 +104,11 @@ class Communicator:
         opts = _lib.CommOpts()
         load().acc_comm_opts_init(ctypes.byref(opts))
         opts.backend = _lib.enum("acc_backend_parse", backend)
-        self._topo, self._db = _lib.cstr(topo), _lib.cstr(db)  # kept alive for the call
+        self._topo, self._db = _lib.cstr(topo, "topo"), _lib.cstr(db, "db")  # kept alive
         opts.topo, opts.db = self._topo, self._db
-        if len(uid) != _lib.UNIQUE_ID_BYTES:
-            raise ValueError("a unique id is %d bytes, not %d" % (_lib.UNIQUE_ID_BYTES, len(uid)))
+        if not isinstance(uid, (bytes, bytearray)) or len(uid) != _lib.UNIQUE_ID_BYTES:
+            raise _lib.invalid("a unique id is %d bytes (acc.unique_id()), not %r"
+                               % (_lib.UNIQUE_ID_BYTES, uid))
         u = _lib.UniqueId()
         ctypes.memmove(ctypes.addressof(u), uid, _lib.UNIQUE_ID_BYTES)
         self.handle = ctypes.c_void_p()
@@ -145,8 +151,8 @@ class FusionEngine:
                  record_iters=0):
         opts = _lib.FusionOpts()
         load().acc_fusion_opts_init(ctypes.byref(opts))
-        self._keep = [config, _lib.cstr(model), _lib.cstr(network), _lib.cstr(db),
-                      _lib.cstr(precision)]
+        self._keep = [config, _lib.cstr(model, "model"), _lib.cstr(network, "network"),
+                      _lib.cstr(db, "db"), _lib.cstr(precision, "precision")]
         if config is not None:
             opts.config = ctypes.pointer(config)
         opts.average = 1 if average else 0

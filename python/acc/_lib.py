@@ -174,9 +174,25 @@ def no_data(st):
 def enum(parser, name):
     """The value of an enumeration's name through the library's parser (acc_dtype_parse...)."""
     out = ctypes.c_int()
-    call(parser, name.encode(), ctypes.byref(out))
+    call(parser, cstr(name, "a name for %s" % parser, optional=False), ctypes.byref(out))
     return out.value
 
 
-def cstr(s):
-    return s.encode() if s is not None else None
+def invalid(message):
+    """The AccError of a bad argument, as the library reports its own (ACC_ERR_INVALID)."""
+    return AccError("ACC_ERR_INVALID", message)
+
+
+def cstr(s, what="the argument", optional=True):
+    """A str (or bytes, or a path) argument as the C string the library takes; None stays NULL
+    where the argument is optional.  Anything else raises AccError naming the argument."""
+    if s is None and optional:
+        return None
+    if isinstance(s, bytes):
+        return s
+    if isinstance(s, str):
+        return s.encode()
+    if isinstance(s, os.PathLike):
+        return os.fsencode(s)
+    raise invalid("%s must be a string%s, not %s" % (what, " or None" if optional else "",
+                                                    type(s).__name__))

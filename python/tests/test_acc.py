@@ -47,6 +47,16 @@ class Structures(unittest.TestCase):
         self.assertIn("int4", str(e.exception))
 
 
+def _create(path):
+    """An empty acc database at path, as acc-compile --db or acc-tune would leave one."""
+    lib = acc.load()
+    lib.acc_db_open.argtypes = [ctypes.c_char_p, ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p)]
+    lib.acc_db_close.argtypes = [ctypes.c_void_p]
+    db = ctypes.c_void_p()
+    _lib.call("acc_db_open", path.encode(), 0, ctypes.byref(db))
+    lib.acc_db_close(db)
+
+
 def _store(path, measured, fusion, streams, compression):
     """The optimum of resnet50 on gpus=4 in the database at path, as acc-tune (or an earlier
     job's online tuning) stores it, through the C API."""
@@ -80,6 +90,8 @@ class DdpSettings(unittest.TestCase):
     def test_stored_optimum_as_ddp_settings(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "acc.db")
+            _create(path)
+            # Nothing tuned yet for this key: the one case that is None.
             self.assertIsNone(acc.ddp_settings("resnet50", "gpus=4", db=path))
             _store(path, 0, 8 << 20, 3, "bf16")
             s = acc.ddp_settings("resnet50", "gpus=4", db=path)
@@ -93,9 +105,43 @@ class DdpSettings(unittest.TestCase):
             self.assertEqual(s["ddp_kwargs"], {"bucket_cap_mb": 2.0})
             self.assertIsNone(s["comm_hook"])
             self.assertTrue(s["measured"])
+
+    def _raises(self, status, fragments, *args, **kwargs):
         with self.assertRaises(acc.AccError) as e:
-            acc.ddp_settings("no-such-model.yaml", "gpus=4", db="/nonexistent/acc.db")
-        self.assertIn("no-such-model.yaml", str(e.exception))
+            acc.ddp_settings(*args, **kwargs)
+        self.assertEqual(e.exception.status, status)
+        for f in fragments:
+            self.assertIn(f, str(e.exception))
+
+    def test_errors_are_not_none(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "acc.db")
+            _create(path)
+            # A misspelt model is not a model nothing was tuned for.
+            self._raises("ACC_ERR_NOT_FOUND", ["model 'resnt50' is neither a shipped profile",
+                                               "resnet50", path],
+                         "resnt50", "gpus=4", db=path)
+            # A model the database knows (a job's own, tuned online) is not misspelt.
+            _store(path, 1, 4 << 20, 1, "none")
+            self.assertIsNotNone(acc.ddp_settings("resnet50", "gpus=4", db=path))
+            # Databases that cannot be read.
+            self._raises("ACC_ERR_NOT_FOUND", ["no such database", "missing.db"],
+                         "resnet50", "gpus=4", db=os.path.join(d, "missing.db"))
+            junk = os.path.join(d, "junk.db")
+            with open(junk, "wb") as f:
+                f.write(bytes(range(256)) * 64)
+            self._raises("ACC_ERR_SQLITE", [junk, "not a database"],
+                         "resnet50", "gpus=4", db=junk)
+            self._raises("ACC_ERR_IO", [d, "is a directory"], "resnet50", "gpus=4", db=d)
+            # Arguments of the wrong kind, and a topology that does not load.
+            self._raises("ACC_ERR_INVALID", ["model must be a string"], 50, "gpus=4", db=path)
+            self._raises("ACC_ERR_INVALID", ["topo must be a string"], "resnet50", 4, db=path)
+            self._raises("ACC_ERR_INVALID", ["db must be a string or None"],
+                         "resnet50", "gpus=4", db=3.5)
+            self._raises("ACC_ERR_INVALID", ["gpus=banana"], "resnet50", "gpus=banana", db=path)
+            # A profile file that is not there.
+            self._raises("ACC_ERR_NOT_FOUND", ["no-such-model.yaml"],
+                         "no-such-model.yaml", "gpus=4", db=path)
 
 
 COUNTS = [1000, 1, 7, 4096, 3, 50000, 17]
@@ -178,8 +224,9 @@ class Engine(unittest.TestCase):
                 f.wait()
                 self.assertEqual(list(buf), [1, 2, 3, 4])
                 self.assertEqual(f.info()["source"], "default")
-        with self.assertRaises(ValueError):
+        with self.assertRaises(acc.AccError) as e:
             acc.Communicator(1, 0, b"short")
+        self.assertEqual(e.exception.status, "ACC_ERR_INVALID")
 
     def test_one_rank_records_its_profile(self):
         quiet_env(1)

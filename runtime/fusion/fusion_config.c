@@ -116,22 +116,74 @@ static acc_status_t stored(const char *path, const acc_tune_key_t *key, acc_tune
     return st;
 }
 
+/* Does the database or acc know `model` (a key's model name): a shipped profile, a profile the
+ * database stores, or the model of one of its optima?  A name nobody knows is a misspelling,
+ * not a model nothing was tuned for yet. */
+static int model_known(acc_db_t *db, const char *model)
+{
+    acc_profile_t *p = NULL;
+    acc_db_optimum_t *optima = NULL;
+    char *yaml = NULL;
+    size_t n = 0, i;
+    int known = 0;
+
+    if (acc_profile_load_builtin(model, &p) == ACC_OK ||
+        acc_db_get_profile(db, model, &yaml, NULL) == ACC_OK)
+        known = 1;
+    acc_profile_destroy(p);
+    acc_mem_free(yaml);
+    if (!known && acc_db_list_optima(db, &optima, &n) == ACC_OK)
+        for (i = 0; i < n && !known; i++)
+            known = strcmp(optima[i].model, model) == 0;
+    acc_mem_free(optima);
+    acc_error_clear();
+    return known;
+}
+
+static acc_status_t unknown_model(const char *model, const char *path)
+{
+    char **names = NULL;
+    size_t n = 0, i;
+    acc_buf_t list;
+    acc_status_t st;
+
+    acc_buf_init(&list);
+    if (acc_profile_builtin_list(&names, &n) == ACC_OK)
+        for (i = 0; i < n; i++)
+            acc_buf_printf(&list, "%s%s", i ? ", " : "", names[i]);
+    acc_strv_free(names, n);
+    st = acc_error_set(ACC_ERR_NOT_FOUND,
+                       "model '%s' is neither a shipped profile (%s) nor a model %s knows; "
+                       "check the name, or give a profile file",
+                       model, list.data ? list.data : "none found", path);
+    acc_buf_free(&list);
+    return st;
+}
+
 acc_status_t acc_fusion_stored(const char *model, const char *topo, const char *network,
-                               const char *db, acc_tune_optimum_t *out)
+                               const char *db_path, acc_tune_optimum_t *out)
 {
     acc_topo_t *base = NULL;
+    acc_db_t *db = NULL;
     acc_tune_key_t key;
     acc_status_t st;
 
     if (!model || !topo || !out)
         return acc_error_set(ACC_ERR_INVALID, "acc_fusion_stored: model, topo and out are needed");
     memset(out, 0, sizeof(*out));
-    if (!db)
-        db = comm_db_path(NULL);
+    /* Unlike a job's warm start, which carries on without them, a question about the stored
+     * settings is answered from a database that can be read, or fails saying why. */
+    if ((!db_path && (st = rt_db_locate(NULL, &db_path)) != ACC_OK) ||
+        (st = acc_db_open(db_path, ACC_DB_READONLY, &db)) != ACC_OK)
+        return st;
     if ((st = acc_topo_load(topo, &base)) == ACC_OK &&
-        (st = key_of(model, base, network, db, &key, NULL)) == ACC_OK)
-        st = stored(db, &key, out);
+        (st = key_of(model, base, network, db_path, &key, NULL)) == ACC_OK) {
+        st = acc_tune_optimum_get(db, &key, out);
+        if (st == ACC_NO_DATA && !model_known(db, key.model))
+            st = unknown_model(key.model, db_path);
+    }
     acc_topo_destroy(base);
+    acc_db_close(db);
     return st;
 }
 

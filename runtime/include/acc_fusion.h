@@ -181,8 +181,12 @@ typedef struct {
 acc_status_t acc_fusion_info(const acc_fusion_t *f, acc_fusion_info_t *out);
 
 /* The stored optimum a job of `model` on topology `topo` (as acc_topo_load takes it) with
- * `network` (NULL: the topology's own) would start from, in database `db` (NULL: ACC_DB):
- * the measured one, else the simulated one.  ACC_NO_DATA when there is none. */
+ * `network` (NULL: the topology's own) would start from, in database `db` (NULL: ACC_DB and
+ * the search path): the measured one, else the simulated one.  ACC_NO_DATA, with the reason,
+ * only when the database holds none for this key; a failure for anything else: no database
+ * found, one that cannot be read (missing, damaged, another program's), a model neither
+ * shipped nor known to the database (a misspelling: ACC_ERR_NOT_FOUND listing the shipped
+ * ones), a topology or network that does not load. */
 acc_status_t acc_fusion_stored(const char *model, const char *topo, const char *network,
                                const char *db, acc_tune_optimum_t *out);
 

@@ -173,8 +173,8 @@ const acc_kernel_t *acc_gpu_exec_kernel(const acc_gpu_exec_t *x);
  *
  * Loading.  At creation every rank finds its topology (opts.topo, else ACC_TOPO, else live
  * discovery), its fingerprint, and the database (opts.db, else ACC_DB, else /etc/acc/acc.db,
- * else the install prefix's share/acc/acc.db), reads the selection table of each collective for
- * that fingerprint and verifies every plan a table names.  The ranks then compare what they
+ * else share/acc/acc.db of the prefix acc runs from), reads the selection table of each collective
+ * for that fingerprint and verifies every plan a table names.  The ranks then compare what they
  * loaded: one digest over the tables; any difference, and any problem on any rank (no database,
  * another topology, a newer schema, a damaged file, a plan failing verification, a topology
  * whose GPU count is not the rank count), sends every call of the communicator to the fallback,

@@ -11,9 +11,13 @@
 #include "acc_test.h"
 #include "db_internal.h"
 
+#include <dirent.h>
+#include <grp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Remove a database and its companion files. */
@@ -26,6 +30,45 @@ static inline void tu_remove(const char *path)
         snprintf(p, sizeof(p), "%s%s", path, suffix[i]);
         unlink(p);
     }
+}
+
+/* Run fn(arg) in a child process as an ordinary user (nobody, 65534) when the tests run as root
+ * (root may write anywhere), so that permissions mean what they say; returns the child's exit
+ * status, 77 when it could not switch users.  The child ends with _exit, so fn may exec. */
+static inline int tu_as_user(int (*fn)(const char *), const char *arg)
+{
+    int status;
+    pid_t pid;
+    fflush(NULL);
+    pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0))
+            _exit(77);
+        _exit(fn(arg));
+    }
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFEXITED(status), "the child ended with status 0x%x", status);
+    return WEXITSTATUS(status);
+}
+
+/* The files in directory dir other than . and .., space-separated and sorted (a database and
+ * its companions), in a static buffer. */
+static inline const char *tu_dir_files(const char *dir)
+{
+    static char out[1024];
+    struct dirent **list = NULL;
+    int n = scandir(dir, &list, NULL, alphasort);
+    out[0] = '\0';
+    CHECK_MSG(n >= 0, "cannot list %s", dir);
+    for (int i = 0; i < n; i++) {
+        if (strcmp(list[i]->d_name, ".") != 0 && strcmp(list[i]->d_name, "..") != 0)
+            snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%s", out[0] ? " " : "",
+                     list[i]->d_name);
+        free(list[i]);
+    }
+    free(list);
+    return out;
 }
 
 /* A scratch path that holds no file (static storage, one per call slot as acc_test_tmp). */

@@ -4,9 +4,13 @@
  * what the file held. */
 #include "db_test_util.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -184,23 +188,6 @@ ACC_TEST(newer_schema_is_refused)
     acc_db_close(db);
 }
 
-/* Run fn in a child process as an ordinary user when the tests run as root (root may write
- * anywhere), so that permissions mean what they say.  Returns the child's exit status. */
-static int as_user(int (*fn)(const char *), const char *arg)
-{
-    int status;
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
-            _exit(77);
-        _exit(fn(arg));
-    }
-    CHECK(waitpid(pid, &status, 0) == pid);
-    CHECK(WIFEXITED(status));
-    return WEXITSTATUS(status);
-}
-
 static int readonly_dir_child(const char *path)
 {
     acc_db_t *db = NULL;
@@ -249,39 +236,140 @@ static int readonly_file_child(const char *path)
     return 0;
 }
 
-ACC_TEST(read_only_places)
+/* Byte i of a file's SQLite header: 18 and 19 are 1 in rollback-journal mode, 2 in WAL mode. */
+static int header_byte(const char *path, size_t i)
 {
-    char dir[4200], path[4300], fp[ACC_SHA256_HEX_LEN + 1], hash[ACC_SHA256_HEX_LEN + 1];
-    char *before, *after;
+    size_t len;
+    char *bytes = tu_bytes(path, &len);
+    int v;
+    CHECK(len > i);
+    v = (unsigned char)bytes[i];
+    acc_mem_free(bytes);
+    return v;
+}
+
+/* The child's reading must leave the file's bytes and its directory as they were. */
+static void check_read_as_user(const char *dir, const char *path, int (*child)(const char *))
+{
+    size_t before_len, after_len;
+    char *before = tu_bytes(path, &before_len), *after, files[1024];
     int rc;
 
-    /* A directory the user cannot write, holding a finished database. */
-    snprintf(dir, sizeof(dir), "%s", acc_test_tmp("bad_rodir"));
+    snprintf(files, sizeof(files), "%s", tu_dir_files(dir));
+    rc = tu_as_user(child, path);
+    if (rc == 77)
+        ACC_SKIP("cannot switch to an unprivileged user");
+    CHECK_INT(rc, 0);
+    CHECK_STR(tu_dir_files(dir), files);
+    after = tu_bytes(path, &after_len);
+    CHECK(after_len == before_len && memcmp(before, after, before_len) == 0);
+    acc_mem_free(before);
+    acc_mem_free(after);
+}
+
+/* A database built by root in dir (0755: nobody else may write there). */
+static void make_db_in(const char *name, char dir[4200], char path[4300])
+{
+    char fp[ACC_SHA256_HEX_LEN + 1], hash[ACC_SHA256_HEX_LEN + 1];
+
+    snprintf(dir, 4200, "%s", acc_test_tmp(name));
     mkdir(dir, 0755);
     CHECK(chmod(dir, 0755) == 0);
-    snprintf(path, sizeof(path), "%s/acc.db", dir);
+    snprintf(path, 4300, "%s/acc.db", dir);
     tu_remove(path);
     make_db(path, fp, hash);
     CHECK(chmod(path, 0644) == 0);
     if (geteuid() != 0)
         CHECK(chmod(dir, 0555) == 0);
-    before = tu_dump(path);
-    rc = as_user(readonly_dir_child, path);
-    if (rc == 77)
-        ACC_SKIP("cannot switch to an unprivileged user");
-    CHECK_INT(rc, 0);
-    chmod(dir, 0755);
-    after = tu_dump(path);
-    CHECK_STR(after, before);
-    acc_mem_free(before);
-    acc_mem_free(after);
+}
+
+ACC_TEST(read_only_places)
+{
+    char dir[4200], path[4300];
+
+    /* A directory the user cannot write, holding a finished database: one file, in
+     * rollback-journal mode, with nothing beside it that a reader would have to create. */
+    make_db_in("bad_rodir", dir, path);
+    CHECK_STR(tu_dir_files(dir), "acc.db");
+    CHECK_INT(header_byte(path, 18), 1);
+    check_read_as_user(dir, path, readonly_dir_child);
 
     /* A read-only file in a writable directory. */
     CHECK(chmod(dir, 0777) == 0);
     CHECK(chmod(path, 0444) == 0);
-    CHECK_INT(as_user(readonly_file_child, path), 0);
+    CHECK_INT(tu_as_user(readonly_file_child, path), 0);
     CHECK(chmod(path, 0644) == 0);
     CHECK(chmod(dir, 0755) == 0);
+}
+
+ACC_TEST(wal_file_in_a_read_only_directory)
+{
+    char dir[4200], path[4300];
+
+    /* A file left in WAL mode (by an older acc, or by a writer that could not switch it back
+     * while others had it open) needs a -shm file SQLite cannot create here; it is read as
+     * the immutable file it is. */
+    make_db_in("bad_rodir_wal", dir, path);
+    tu_sql(path, "PRAGMA journal_mode = WAL");
+    CHECK_INT(header_byte(path, 18), 2);
+    CHECK_STR(tu_dir_files(dir), "acc.db");
+    check_read_as_user(dir, path, readonly_dir_child);
+}
+
+/* In a mount namespace of its own, dir bind-mounted read-only onto itself; then read as an
+ * ordinary user.  The namespace and its mount end with the child. */
+static int readonly_mount_child(const char *path)
+{
+    char *copy = acc_mem_strdup(path);
+    const char *dir = dirname(copy);
+    int fd;
+
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mount(dir, dir, NULL, MS_BIND, NULL) != 0 ||
+        mount(NULL, dir, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) != 0)
+        return 77;
+    /* Even root cannot write there now. */
+    if ((fd = open(path, O_WRONLY)) >= 0 || errno != EROFS) {
+        fprintf(stderr, "the mount is not read-only\n");
+        return 3;
+    }
+    acc_mem_free(copy);
+    if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0))
+        return 77;
+    return readonly_dir_child(path);
+}
+
+static int readonly_mount_run(const char *path)
+{
+    int status;
+    pid_t pid;
+    fflush(NULL);
+    pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0)
+        _exit(geteuid() == 0 ? readonly_mount_child(path) : 77);
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+ACC_TEST(read_only_mount)
+{
+    char dir[4200], path[4300];
+    int rc;
+
+    make_db_in("bad_romount", dir, path);
+    chmod(dir, 0777); /* writable but for the mount */
+    rc = readonly_mount_run(path);
+    if (rc == 77)
+        ACC_SKIP("no mount namespace here (needs root): a read-only mount cannot be made");
+    CHECK_INT(rc, 0);
+    /* And the same file in WAL mode. */
+    tu_sql(path, "PRAGMA journal_mode = WAL");
+    CHECK_STR(tu_dir_files(dir), "acc.db");
+    CHECK_INT(readonly_mount_run(path), 0);
+    CHECK_STR(tu_dir_files(dir), "acc.db");
+    chmod(dir, 0755);
 }
 
 static int full_disk_child(const char *path)

@@ -7,6 +7,7 @@
 #include "acc_kernels.h"
 #include "db_test_util.h"
 
+#include <fcntl.h>
 #include <sys/wait.h>
 
 static char out_text[1 << 16], err_text[1 << 16];
@@ -222,5 +223,63 @@ ACC_TEST(bad_lists_fail_before_the_database_is_touched)
         CHECK_MSG(strstr(err_text, "without NVRTC") != NULL, "%s", err_text);
     }
     CHECK(access(path, F_OK) != 0);
+    rm_rf(cache);
+}
+
+/* What the child of acc_info_as_user runs: acc-info --db PATH with its output in the case's
+ * files (made writable for it by the parent). */
+static char user_out[PATH_CAP], user_err[PATH_CAP];
+
+static int acc_info_child(const char *path)
+{
+    char exe[PATH_CAP];
+    int o = open(user_out, O_WRONLY | O_TRUNC), e = open(user_err, O_WRONLY | O_TRUNC);
+
+    snprintf(exe, sizeof(exe), "%s/acc-info", ACC_TOOLS_DIR);
+    if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+        return 126;
+    execl(exe, exe, "--db", path, (char *)NULL);
+    return 127;
+}
+
+ACC_TEST(image_database_is_read_by_another_user)
+{
+    char cache[PATH_CAP], dir[PATH_CAP], path[PATH_CAP + 16], args[8192];
+    int rc;
+
+    /* The image build, as root, into a directory only root may write ... */
+    mine("cache", cache);
+    mine("etc-acc", dir);
+    rm_rf(dir);
+    CHECK(mkdir(dir, 0755) == 0);
+    snprintf(path, sizeof(path), "%s/acc.db", dir);
+    snprintf(args, sizeof(args), "--topo 'gpus=4 nvlink=18' --db '%s'", path);
+    CHECK_MSG(run_tool("acc-compile", cache, args) == 0, "stderr: %s", err_text);
+    CHECK(chmod(path, 0644) == 0);
+    if (geteuid() != 0)
+        CHECK(chmod(dir, 0555) == 0);
+    /* ... leaves one file, which needs nothing written beside it to be read. */
+    CHECK_STR(tu_dir_files(dir), "acc.db");
+
+    /* acc-info, as the job's user, reads it. */
+    mine("user.out", user_out);
+    mine("user.err", user_err);
+    for (int i = 0; i < 2; i++) {
+        const char *f = i ? user_err : user_out;
+        FILE *h = fopen(f, "w");
+        CHECK(h && fclose(h) == 0 && chmod(f, 0666) == 0);
+    }
+    rc = tu_as_user(acc_info_child, path);
+    if (rc == 77)
+        ACC_SKIP("cannot switch to an unprivileged user");
+    slurp(user_out, out_text, sizeof(out_text));
+    slurp(user_err, err_text, sizeof(err_text));
+    CHECK_MSG(rc == 0, "acc-info as another user: status %d: %s", rc, err_text);
+    CHECK_MSG(strstr(out_text, "acc schema version") && strstr(out_text, "topologies: 1"),
+              "acc-info printed:\n%s", out_text);
+    CHECK_STR(err_text, "");
+    CHECK_STR(tu_dir_files(dir), "acc.db");
+    chmod(dir, 0755);
+    rm_rf(dir);
     rm_rf(cache);
 }

@@ -7,23 +7,37 @@
 ACC_TEST(new_file_gets_acc_marks_and_wal)
 {
     const char *path = tu_fresh("store_new.db");
-    acc_db_t *db = tu_open(path, 0);
+    acc_db_t *db = tu_open(path, 0), *other;
+    size_t len;
+    char *bytes;
+
     CHECK_INT(acc_db_schema_version(db), ACC_DB_SCHEMA_VERSION);
     CHECK_STR(acc_db_path(db), path);
+    /* While written, the file is in WAL mode (format bytes 18 and 19 of the header are 2). */
+    bytes = tu_bytes(path, &len);
+    CHECK(len >= 100);
+    CHECK_INT(bytes[18], 2);
+    CHECK_INT(bytes[19], 2);
+    acc_mem_free(bytes);
+    /* A writer that closes while another connection has the file open leaves WAL mode to it. */
+    other = tu_open(path, ACC_DB_READONLY);
     acc_db_close(db);
-    /* The last connection merges and removes the companions: one self-contained file. */
+    bytes = tu_bytes(path, &len);
+    CHECK_INT(bytes[18], 2);
+    acc_mem_free(bytes);
+    acc_db_close(other);
+    /* The last writer to close merges and removes the companions and leaves one self-contained
+     * file in rollback-journal mode (1 and 1), which readers read without writing. */
+    db = tu_open(path, 0);
+    acc_db_close(db);
     CHECK(access(acc_test_tmp("store_new.db-wal"), F_OK) != 0);
+    CHECK(access(acc_test_tmp("store_new.db-shm"), F_OK) != 0);
     CHECK_INT(tu_sql_int(path, "PRAGMA application_id"), ACC_DB_APPLICATION_ID);
     CHECK_INT(tu_sql_int(path, "PRAGMA user_version"), ACC_DB_SCHEMA_VERSION);
-    /* WAL mode is recorded in the file header (format bytes 18 and 19 are 2). */
-    {
-        size_t len;
-        char *bytes = tu_bytes(path, &len);
-        CHECK(len >= 100);
-        CHECK_INT(bytes[18], 2);
-        CHECK_INT(bytes[19], 2);
-        acc_mem_free(bytes);
-    }
+    bytes = tu_bytes(path, &len);
+    CHECK_INT(bytes[18], 1);
+    CHECK_INT(bytes[19], 1);
+    acc_mem_free(bytes);
 }
 
 ACC_TEST(topology_round_trip)

@@ -274,6 +274,62 @@ ACC_TEST(compute_entries_per_generation)
     acc_profile_destroy(p);
 }
 
+ACC_TEST(every_profile_covers_every_shipped_platform)
+{
+    char **models = NULL, **platforms = NULL;
+    size_t nm = 0, np = 0, i, j;
+
+    CHECK_OK(acc_profile_builtin_list(&models, &nm));
+    CHECK_OK(acc_topo_platform_list(&platforms, &np));
+    CHECK(nm >= 7 && np >= 10);
+    for (j = 0; j < np; j++) {
+        acc_topo_t *t = NULL;
+        const acc_topo_vertex_t *g;
+        CHECK_OK(acc_topo_load_platform(platforms[j], &t));
+        g = acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_GPU, 0));
+        for (i = 0; i < nm; i++) {
+            acc_profile_t *p = load_shipped(models[i]);
+            const acc_profile_compute_t *c = acc_profile_find_compute(p, g->sm, NULL);
+            CHECK_MSG(c != NULL, "profile %s has no compute time for %s's GPU (sm_%d)", models[i],
+                      platforms[j], g->sm);
+            /* A derived time says so, and how it was derived. */
+            if (c->assumed)
+                CHECK_MSG(strstr(c->source, "derived, not published") &&
+                              strstr(c->source, "TFLOPS") && strstr(c->source, "datasheet"),
+                          "%s on sm_%d: %s", models[i], g->sm, c->source);
+            acc_profile_destroy(p);
+        }
+        acc_topo_destroy(t);
+    }
+    acc_strv_free(models, nm);
+    acc_strv_free(platforms, np);
+}
+
+ACC_TEST(derived_compute_times)
+{
+    acc_profile_t *p = load_shipped("vit-b16");
+    const acc_profile_compute_t *pub = acc_profile_find_compute(p, 86, NULL), *h100;
+    double util;
+
+    /* ViT-B/16 is published on an RTX 3090 only: the H100's time carries over the fraction of
+     * peak it reaches there (71 TFLOPS there, 989.4 on the H100). */
+    CHECK(pub && !pub->assumed);
+    h100 = acc_profile_find_compute(p, 90, NULL);
+    CHECK(h100 && h100->assumed);
+    CHECK_INT(h100->batch, pub->batch);
+    util = 3.0 * (double)p->forward_flops * pub->batch / (pub->iteration_ms * 1e-3) / 71e12;
+    CHECK_NEAR(h100->iteration_ms,
+               3.0 * (double)p->forward_flops * h100->batch / (989.4e12 * util) * 1e3, 0.001);
+    CHECK(h100->iteration_ms < pub->iteration_ms);
+    acc_profile_destroy(p);
+    /* Published ones stay as published; a V100 has no bf16, so a bf16 recipe becomes fp16. */
+    p = load_shipped("gpt2-xl");
+    CHECK(!acc_profile_find_compute(p, 90, NULL)->assumed);
+    CHECK_STR(acc_profile_find_compute(p, 70, NULL)->precision, "fp16");
+    CHECK_INT(acc_profile_find_compute(p, 70, NULL)->accumulation, 8);
+    acc_profile_destroy(p);
+}
+
 ACC_TEST(builtin_dir_list_and_setting)
 {
     const char *dir = acc_test_tmp("model-dir");

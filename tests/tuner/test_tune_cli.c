@@ -164,6 +164,29 @@ ACC_TEST(network_by_parameters)
     CHECK(strstr(err, "nic=-4"));
 }
 
+ACC_TEST(assumed_compute_time_is_listed)
+{
+    char args[8192];
+
+    /* No time is published for ViT-B/16 on an H100: acc-tune tunes with the derived one and
+     * says so, in the title and on a line of its own. */
+    snprintf(args, sizeof(args),
+             "--model vit-b16 --topo dgx-h100 --nccl-only --strategy bayes --budget 3 --quiet %s",
+             fresh_db("assumed.db"));
+    CHECK_MSG(run(args) == 0, "%s", err);
+    CHECK_MSG(strstr(out, "(8 GPUs, H100 SXM5 80GB, fp16, batch 192, compute time assumed)"), "%s",
+              out);
+    CHECK_MSG(strstr(out, "\nAssumed: vit-b16's compute time on H100 SXM5 80GB (") &&
+                  strstr(out, "is derived, not published"),
+              "%s", out);
+    /* A published one is not listed. */
+    snprintf(args, sizeof(args),
+             "--model resnet50 --topo dgx-h100 --nccl-only --strategy bayes --budget 3 --quiet %s",
+             fresh_db("published.db"));
+    CHECK_MSG(run(args) == 0, "%s", err);
+    CHECK(strstr(out, "Assumed") == NULL && strstr(out, "compute time assumed") == NULL);
+}
+
 ACC_TEST(exit_codes)
 {
     char args[8192], db[4096];
@@ -189,9 +212,9 @@ ACC_TEST(exit_codes)
     snprintf(args, sizeof(args), "--model resnet-51 --topo dgx-h100 %s", db);
     CHECK_INT(run(args), 1);
     CHECK(strstr(err, "resnet-51"));
-    snprintf(args, sizeof(args), "--model vgg16 --topo dgx-h100 %s", db);
+    snprintf(args, sizeof(args), "--model vgg16 --topo dgx-h100 --precision fp32 %s", db);
     CHECK_INT(run(args), 1);
-    CHECK(strstr(err, "no compute time for sm_90"));
+    CHECK(strstr(err, "no compute time for sm_90 in fp32"));
     snprintf(args, sizeof(args), "export --format env --model resnet50 --topo dgx-h100 %s", db);
     CHECK_INT(run(args), 1);
     CHECK(strstr(err, "no optimum for resnet50"));

@@ -168,6 +168,10 @@ acc_status_t acc_topo_clone(const acc_topo_t *t, acc_topo_t **out);
  * ACC_ERR_UNSUPPORTED for a platform with NVLink or C2C to its CPUs.  Both are borrowed. */
 acc_status_t acc_topo_nvlink_from(const acc_topo_t *t, const acc_topo_t *platform,
                                   acc_topo_t **out);
+/* acc_topo_load(src) with the NVLinks of the shipped platform named `platform` (NULL: none) added
+ * by acc_topo_nvlink_from; the loader's warning that src lists no NVLink is left out, since the
+ * result has them (acc-compile --nvlink-from). */
+acc_status_t acc_topo_load_with_nvlinks(const char *src, const char *platform, acc_topo_t **out);
 
 /* Add a vertex; its id is the next free one of its kind and its name is derived from kind and id
  * unless set afterwards.  *index receives its vertex index.  The returned pointer from

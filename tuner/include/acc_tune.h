@@ -59,6 +59,9 @@ typedef struct {
     double iteration_ms; /* one micro-batch: forward + backward (+ optimizer step), one GPU */
     double forward_ms;   /* the forward part when published; 0 when not */
     char *source;        /* where the figure comes from, and how it was turned into a time */
+    /* 1: no time is published for this GPU; the figure is derived from the model's FLOPs and
+     * the GPU's published throughput (source says how), and tools list it as assumed. */
+    int assumed;
 } acc_profile_compute_t;
 
 typedef struct {

@@ -44,4 +44,8 @@ typedef struct {
 extern const gen_model_t gen_models[];
 extern const size_t gen_model_count;
 
+/* Append a compute entry, marked assumed, for each shipped platform's GPU that p has none for,
+ * derived from p's forward FLOPs and a published time on another GPU (gen_derive.c). */
+acc_status_t gen_derive_compute(acc_profile_t *p);
+
 #endif

@@ -200,7 +200,7 @@ static acc_status_t make_profile(const gen_model_t *m, acc_dtype_t grad_dtype, a
         if ((st = acc_profile_add_source(p, *s)) != ACC_OK)
             goto out;
     if ((st = add_tensors(&n, p, grad_dtype)) != ACC_OK || (st = add_compute(m, p)) != ACC_OK ||
-        (st = acc_profile_check(p)) != ACC_OK)
+        (st = gen_derive_compute(p)) != ACC_OK || (st = acc_profile_check(p)) != ACC_OK)
         goto out;
     *out = p;
     p = NULL;
