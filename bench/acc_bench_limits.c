@@ -83,10 +83,16 @@ int bench_check_runtime_memory(const bench_comm_t *b, const bench_sweep_t *s,
     char what[256];
 
     if (r->model) {
+        /* The profile as the ranks will find it (a file, a recording in the database, a
+         * shipped one); its gradients' size does not depend on the GPU. */
+        const char *path = b->db ? b->db : acc_setting_str(ACC_SETTING_DB);
         acc_profile_t *p = NULL;
-        acc_status_t st = strchr(r->model, '/') || strstr(r->model, ".yaml")
-                              ? acc_profile_load_file(r->model, &p)
-                              : acc_profile_load_builtin(r->model, &p);
+        acc_db_t *db = NULL;
+        acc_status_t st;
+        if (path[0] && acc_db_open(path, ACC_DB_READONLY, &db) != ACC_OK)
+            db = NULL; /* no database yet: the shipped profiles and files */
+        st = acc_profile_find(r->model, 0, db, &p, NULL);
+        acc_db_close(db);
         if (st != ACC_OK)
             return refuse();
         per_rank = mul_add(2, acc_profile_grad_bytes(p), REPLAY_CALIB_BYTES + RANK_PROCESS_BYTES);
