@@ -198,8 +198,9 @@ int dropin_shape(dropin_comm_t *s)
     pthread_mutex_unlock(&s->mu);
     if (known)
         return known > 0;
-    if (!l || l->comm_count(s->nccl, &nranks) != 0 || l->comm_user_rank(s->nccl, &rank) != 0 ||
-        l->comm_cu_device(s->nccl, &dev) != 0)
+    if (!l || DROPIN_INTO(l->comm_count(s->nccl, &nranks)) != 0 ||
+        DROPIN_INTO(l->comm_user_rank(s->nccl, &rank)) != 0 ||
+        DROPIN_INTO(l->comm_cu_device(s->nccl, &dev)) != 0)
         known = -1;
     else
         known = 1;

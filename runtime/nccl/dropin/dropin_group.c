@@ -85,13 +85,13 @@ static ncclResult_t rest_to_nccl(ncclComm_t comm, size_t from)
 
     if (!start || !end)
         return dropin_unavailable(start ? DROPIN_IDX_GroupEnd : DROPIN_IDX_GroupStart);
-    if ((rc = start()) != ncclSuccess)
+    if ((rc = DROPIN_INTO(start())) != ncclSuccess)
         return rc;
     for (size_t i = from; i < grp.n; i++)
         if (grp.ops[i].comm == comm && (one = dropin_forward(&grp.ops[i])) != ncclSuccess &&
             rc == ncclSuccess)
             rc = one;
-    one = end();
+    one = DROPIN_INTO(end());
     return rc != ncclSuccess ? rc : one;
 }
 
@@ -140,7 +140,7 @@ static ncclResult_t group_end(__typeof__(&pncclGroupEnd) real_end)
             rc == ncclSuccess)
             rc = one;
     }
-    one = real_end();
+    one = DROPIN_INTO(real_end());
     rc = rc != ncclSuccess ? rc : one;
     for (size_t i = 0; i < nm; i++)
         nacc += m[i].acc;
@@ -178,7 +178,7 @@ ncclResult_t pncclGroupStart(void)
         DROPIN_PASS(GroupStart, ());
     if (!(f = DROPIN_FN(GroupStart)))
         return dropin_unavailable(DROPIN_IDX_GroupStart);
-    rc = f();
+    rc = DROPIN_INTO(f());
     grp.depth += rc == ncclSuccess;
     return rc;
 }
@@ -194,7 +194,7 @@ ncclResult_t pncclGroupEnd(void)
     if (!(f = DROPIN_FN(GroupEnd)))
         return dropin_unavailable(DROPIN_IDX_GroupEnd);
     if (grp.depth == 0 || --grp.depth > 0)
-        return f(); /* NCCL judges an end without a start, and keeps its own depth */
+        return DROPIN_INTO(f()); /* NCCL judges an end without a start, and keeps its own depth */
     rc = group_end(f);
     group_reset();
     return rc;
@@ -219,7 +219,7 @@ ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t *info)
     }
     if (grp.depth > 0)
         grp.depth--;
-    one = f(info);
+    one = DROPIN_INTO(f(info));
     return rc != ncclSuccess ? rc : one;
 }
 DROPIN_ALIAS(GroupSimulateEnd);

@@ -14,9 +14,11 @@
  * NCCL's own calls.  libnccl.so.2 calls some of its exported functions itself
  * (ncclCommGetAsyncError in every enqueue, ncclBroadcast, ncclGetErrorString, ...), and under
  * LD_PRELOAD those calls land here.  Every entry point the drop-in implements first asks whether
- * its caller is NCCL (nccl_lib_is_caller: the return address against NCCL's code, O(1), no
- * lock) and hands such a call to the real function at once; the forwarded ones only load the
- * resolved entry point and jump.
+ * NCCL is its caller and hands such a call to the real function at once; the forwarded ones
+ * only load the resolved entry point and call it.  NCCL is the caller when this thread is inside
+ * a call the drop-in made into NCCL (dropin_nccl_depth: which also covers a call NCCL makes as
+ * a tail call, whose return address is no longer NCCL's), or when the return address lies in
+ * NCCL's code (NCCL's own threads) - both O(1), without a lock.
  */
 #ifndef ACC_DROPIN_INTERNAL_H
 #define ACC_DROPIN_INTERNAL_H
@@ -69,13 +71,31 @@ static inline void *dropin_sym(int index)
 ncclResult_t dropin_unavailable(int index);
 /* The real NCCL, opened (NULL when it cannot be). */
 const nccl_lib_t *dropin_nccl(void);
+/* How deep this thread is in calls the drop-in made into NCCL. */
+extern __thread int dropin_nccl_depth;
+/* expr, a call into NCCL, with this thread marked as inside NCCL meanwhile. */
+#define DROPIN_INTO(expr)                                                                          \
+    __extension__({                                                                                \
+        __typeof__(expr) r_;                                                                       \
+        dropin_nccl_depth++;                                                                       \
+        r_ = (expr);                                                                               \
+        dropin_nccl_depth--;                                                                       \
+        r_;                                                                                        \
+    })
+#define DROPIN_INTO_VOID(expr)                                                                     \
+    do {                                                                                           \
+        dropin_nccl_depth++;                                                                       \
+        expr;                                                                                      \
+        dropin_nccl_depth--;                                                                       \
+    } while (0)
 /* A call of an entry point the drop-in implements that comes from NCCL itself. */
-#define DROPIN_FROM_NCCL() nccl_lib_is_caller(__builtin_return_address(0))
+#define DROPIN_FROM_NCCL()                                                                         \
+    (dropin_nccl_depth > 0 || nccl_lib_is_caller(__builtin_return_address(0)))
 /* Hand the call to the real function as it is (or its unavailable result). */
 #define DROPIN_PASS(name, args)                                                                    \
     do {                                                                                           \
         __typeof__(&pnccl##name) f_ = DROPIN_FN(name);                                             \
-        return f_ ? f_ args : dropin_unavailable(DROPIN_IDX_##name);                               \
+        return f_ ? DROPIN_INTO(f_ args) : dropin_unavailable(DROPIN_IDX_##name);                  \
     } while (0)
 
 /* ---- communicators (dropin_comm.c, dropin_join.c) ---------------------------------------- */

@@ -133,7 +133,9 @@ acc_comm_t *dropin_join(dropin_comm_t *s)
     acc_comm_opts_init(&opts);
     opts.external_fallback = 1; /* calls acc does not serve come back here, for NCCL */
     nccl_lib_check_single();
-    if (acc_comm_from_nccl(&acc, s->nccl, &opts) != ACC_OK) {
+    /* acc's core calls NCCL itself (the broadcast of acc's id): NCCL's calls of its API meanwhile
+     * are NCCL's. */
+    if (DROPIN_INTO(acc_comm_from_nccl(&acc, s->nccl, &opts)) != ACC_OK) {
         ACC_WARN(RUNTIME,
                  "acc drop-in NCCL: rank %d: acc could not join a communicator of %d ranks, so "
                  "NCCL runs all its calls: %s",

@@ -46,7 +46,7 @@ ncclResult_t pncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, in
         DROPIN_PASS(CommInitRank, (comm, nranks, id, rank));
     if (!(f = DROPIN_FN(CommInitRank)))
         return dropin_unavailable(DROPIN_IDX_CommInitRank);
-    return made(f(comm, nranks, id, rank), comm, NULL);
+    return made(DROPIN_INTO(f(comm, nranks, id, rank)), comm, NULL);
 }
 DROPIN_ALIAS(CommInitRank);
 
@@ -58,7 +58,7 @@ ncclResult_t pncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId 
         DROPIN_PASS(CommInitRankConfig, (comm, nranks, id, rank, config));
     if (!(f = DROPIN_FN(CommInitRankConfig)))
         return dropin_unavailable(DROPIN_IDX_CommInitRankConfig);
-    return made(f(comm, nranks, id, rank, config), comm, config);
+    return made(DROPIN_INTO(f(comm, nranks, id, rank, config)), comm, config);
 }
 DROPIN_ALIAS(CommInitRankConfig);
 
@@ -70,7 +70,7 @@ ncclResult_t pncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, i
         DROPIN_PASS(CommInitRankScalable, (comm, nranks, rank, nids, ids, config));
     if (!(f = DROPIN_FN(CommInitRankScalable)))
         return dropin_unavailable(DROPIN_IDX_CommInitRankScalable);
-    return made(f(comm, nranks, rank, nids, ids, config), comm, config);
+    return made(DROPIN_INTO(f(comm, nranks, rank, nids, ids, config)), comm, config);
 }
 DROPIN_ALIAS(CommInitRankScalable);
 
@@ -89,7 +89,7 @@ ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *new
     if (!(f = DROPIN_FN(CommSplit)))
         return dropin_unavailable(DROPIN_IDX_CommSplit);
     /* NCCL_SPLIT_NOCOLOR ranks get no communicator */
-    return made(f(comm, color, key, newcomm, config), newcomm, config);
+    return made(DROPIN_INTO(f(comm, color, key, newcomm, config)), newcomm, config);
 }
 DROPIN_ALIAS(CommSplit);
 
@@ -116,7 +116,7 @@ ncclResult_t pncclCommShrink(ncclComm_t comm, int *exclude, int nexclude, ncclCo
     /* The parent's outstanding work is abandoned: acc's part of it stops with NCCL's. */
     if (flags & NCCL_SHRINK_ABORT)
         switch_off(comm, "ncclCommShrink with NCCL_SHRINK_ABORT: acc stops at once");
-    return made(f(comm, exclude, nexclude, newcomm, config, flags), newcomm, config);
+    return made(DROPIN_INTO(f(comm, exclude, nexclude, newcomm, config, flags)), newcomm, config);
 }
 DROPIN_ALIAS(CommShrink);
 
@@ -176,7 +176,7 @@ ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *async_error)
         DROPIN_PASS(CommGetAsyncError, (comm, async_error));
     if (!(f = DROPIN_FN(CommGetAsyncError)))
         return dropin_unavailable(DROPIN_IDX_CommGetAsyncError);
-    rc = f(comm, async_error);
+    rc = DROPIN_INTO(f(comm, async_error));
     if (rc != ncclSuccess || !async_error || *async_error != ncclSuccess ||
         !(s = dropin_comm_get(comm)))
         return rc;
@@ -198,7 +198,7 @@ const char *pncclGetLastError(ncclComm_t comm)
 
     if (DROPIN_FROM_NCCL() || !(s = dropin_comm_get(comm))) {
         __typeof__(&pncclGetLastError) f = DROPIN_FN(GetLastError);
-        return f ? f(comm) : "";
+        return f ? DROPIN_INTO(f(comm)) : "";
     }
     pthread_mutex_lock(&s->mu);
     if ((mine = s->lost))
@@ -209,7 +209,7 @@ const char *pncclGetLastError(ncclComm_t comm)
         return text;
     {
         __typeof__(&pncclGetLastError) f = DROPIN_FN(GetLastError);
-        return f ? f(comm) : "";
+        return f ? DROPIN_INTO(f(comm)) : "";
     }
 }
 DROPIN_ALIAS(GetLastError);

@@ -14,6 +14,7 @@ const char *const dropin_names[DROPIN_IDX_COUNT] = {
 };
 
 void *dropin_slots[DROPIN_IDX_COUNT];
+__thread int dropin_nccl_depth;
 static unsigned char absent[DROPIN_IDX_COUNT]; /* __atomic: looked up, and not there */
 static unsigned char said[DROPIN_IDX_COUNT];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -79,7 +80,7 @@ const char *pncclGetErrorString(ncclResult_t result)
 {
     __typeof__(&pncclGetErrorString) f = DROPIN_FN(GetErrorString);
     if (f)
-        return f(result);
+        return DROPIN_INTO(f(result));
     return result == ncclSuccess ? "no error"
                                  : "NCCL error (the drop-in could not open NCCL: see its log)";
 }
@@ -89,7 +90,7 @@ void pncclResetDebugInit(void)
 {
     __typeof__(&pncclResetDebugInit) f = DROPIN_FN(ResetDebugInit);
     if (f)
-        f();
+        DROPIN_INTO_VOID(f());
     else
         dropin_unavailable(DROPIN_IDX_ResetDebugInit);
 }
@@ -99,7 +100,7 @@ void pncclParamDumpAll(void)
 {
     __typeof__(&pncclParamDumpAll) f = DROPIN_FN(ParamDumpAll);
     if (f)
-        f();
+        DROPIN_INTO_VOID(f());
     else
         dropin_unavailable(DROPIN_IDX_ParamDumpAll);
 }
@@ -111,7 +112,7 @@ DROPIN_ALIAS(ParamDumpAll);
         __typeof__(&pnccl##name) f = DROPIN_FN(name);                                              \
         ret none;                                                                                  \
         if (f)                                                                                     \
-            return f args;                                                                         \
+            return DROPIN_INTO(f args);                                                            \
         dropin_unavailable(DROPIN_IDX_##name);                                                     \
         memset(&none, 0xff, sizeof(none)); /* no team, rank -1 */                                  \
         return none;                                                                               \

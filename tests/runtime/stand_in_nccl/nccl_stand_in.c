@@ -470,6 +470,15 @@ EXPORT ncclResult_t pncclBcast(void *buf, size_t n, int t, int root, ncclComm_t 
 }
 ALIAS(ncclBcast);
 
+/* For bench_runtime: NCCL's own ncclCommGetAsyncError, as every enqueue of NCCL's calls it -
+ * and uses its result (not a tail call, whose return address would be the bench's). */
+EXPORT ncclResult_t stand_in_internal_async_error(ncclComm_t c, ncclResult_t *err);
+EXPORT ncclResult_t stand_in_internal_async_error(ncclComm_t c, ncclResult_t *err)
+{
+    ncclResult_t rc = ncclCommGetAsyncError(c, err);
+    return rc == ncclSuccess && *err == ncclSuccess ? ncclSuccess : ncclInvalidUsage;
+}
+
 /* For the tests: a broadcast that NCCL itself makes (its code calls its API). */
 EXPORT ncclResult_t stand_in_internal_broadcast(void *buf, size_t n, int t, ncclComm_t c);
 EXPORT ncclResult_t stand_in_internal_broadcast(void *buf, size_t n, int t, ncclComm_t c)
