@@ -31,26 +31,35 @@ typedef struct tables {
     struct tables *next;
 } tables_t;
 
+/* Written under lock, read without it: each is set once, and the list only ever grows at its
+ * head, so a reader that sees a node sees it whole. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static int looked;      /* the settings and the database were looked at */
-static int off;         /* ACC_DISABLE, or no database: never join */
+static int looked;      /* __atomic: the settings and the database were looked at */
+static int off;         /* ACC_DISABLE, or no database: never join (set before looked) */
 static acc_db_t *db;    /* open while the library is loaded */
-static tables_t *known; /* per rank count asked */
+static tables_t *known; /* __atomic: per rank count asked */
 
 static void look(void)
 {
     const char *path = NULL;
     int64_t disable = 0;
 
-    looked = 1;
     if (acc_setting_int(ACC_SETTING_DISABLE, &disable) != ACC_OK || disable != 0) {
         off = 1; /* ACC_DISABLE=1, or a value communicators will name as invalid: acc is off */
-        return;
-    }
-    if (rt_db_locate(NULL, &path) != ACC_OK || acc_db_open(path, ACC_DB_READONLY, &db) != ACC_OK) {
+    } else if (rt_db_locate(NULL, &path) != ACC_OK ||
+               acc_db_open(path, ACC_DB_READONLY, &db) != ACC_OK) {
         off = 1;
         ACC_INFO(RUNTIME, "acc drop-in NCCL: NCCL runs every call: %s", acc_error_message());
     }
+    __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+}
+
+static const tables_t *find(int nranks)
+{
+    const tables_t *ts = __atomic_load_n(&known, __ATOMIC_ACQUIRE);
+    while (ts && ts->nranks != nranks)
+        ts = ts->next;
+    return ts;
 }
 
 static tables_t *load(int nranks)
@@ -79,21 +88,24 @@ static tables_t *load(int nranks)
     return ts;
 }
 
-/* The process's tables for nranks, made at the first question. */
+/* The process's tables for nranks, made at the first question; later ones take no lock. */
 static const tables_t *tables_for(int nranks)
 {
+    const tables_t *found = NULL;
     tables_t *ts;
+
+    if (__atomic_load_n(&looked, __ATOMIC_ACQUIRE) && (off || (found = find(nranks))))
+        return off ? NULL : found;
     pthread_mutex_lock(&lock);
-    if (!looked)
+    if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE))
         look();
-    for (ts = known; ts && ts->nranks != nranks; ts = ts->next)
-        ;
-    if (!ts && !off && (ts = load(nranks))) {
+    if (!off && !(found = find(nranks)) && (ts = load(nranks))) {
         ts->next = known;
-        known = ts;
+        __atomic_store_n(&known, ts, __ATOMIC_RELEASE);
+        found = ts;
     }
     pthread_mutex_unlock(&lock);
-    return off ? NULL : ts;
+    return off ? NULL : found;
 }
 
 __attribute__((destructor)) static void tables_free(void)
