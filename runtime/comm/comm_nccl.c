@@ -121,8 +121,8 @@ acc_status_t acc_comm_from_nccl(acc_comm_t **out, void *nccl_comm, const acc_com
         return acc_error_prefix(st, "acc_comm_from_nccl, rank %d: ", rank);
     if (msg.check != check_of(&msg.id))
         return acc_error_set(ACC_ERR_UNSUPPORTED,
-                             "acc_comm_from_nccl, rank %d: rank 0 could not make acc's unique "
-                             "id%s",
+                             "acc_comm_from_nccl, rank %d: rank 0 could not make or send acc's "
+                             "unique id%s",
                              rank, why);
     if ((st = acc_comm_init_rank(out, nranks, &msg.id, rank, opts)) != ACC_OK)
         return st;

@@ -102,15 +102,22 @@ static void *hung_call(void *arg)
 }
 
 /* A call that does not complete on a thread of its own; abort from this one after it has
- * started; the abort returns at once and so does the call, with an error. */
-static void abort_during(ncclComm_t c, size_t count, int rank)
+ * started (in NCCL: once the stand-in says it hangs; in acc: after a while); the abort returns
+ * at once and so does the call, with an error. */
+static void abort_during(ncclComm_t c, size_t count, int rank, int in_nccl)
 {
     hung_t h = {c, count, calloc(count, sizeof(float)), ncclSuccess};
+    char hung[64];
     pthread_t t;
     double t0, took;
     CHECK(h.buf != NULL);
+    snprintf(hung, sizeof(hung), "hung count=%zu", count);
     CHECK(pthread_create(&t, NULL, hung_call, &h) == 0);
-    usleep(300000);
+    if (in_nccl)
+        while (lines(rank, "nccl", hung) == 0)
+            usleep(10000);
+    else
+        usleep(300000);
     t0 = acc_now_s();
     CHECK_INT(api.CommAbort(c), ncclSuccess);
     took = since(t0);
@@ -132,7 +139,7 @@ ACC_TEST(abort_returns_at_once_with_acc_off)
     rank_logs(0);
     CHECK_INT(api.GetUniqueId(&id), ncclSuccess);
     CHECK_INT(api.CommInitRank(&c, 1, id, 0), ncclSuccess);
-    abort_during(c, 100, 0);
+    abort_during(c, 100, 0, 1);
     CHECK_INT(lines(0, "nccl", "hung call ended by abort"), 1);
 }
 
@@ -148,13 +155,13 @@ static int abort_rank(int rank, int nranks, const acc_unique_id_t *unused, void 
     call_ok(big, c, rank); /* joined */
     CHECK_INT(joins(rank), 1);
     if (rank == 0)
-        abort_during(c, 4096, rank); /* acc's size: in acc, waiting for peers that never come */
+        abort_during(c, 4096, rank, 0); /* acc's size: in acc, for peers that never come */
     else
         CHECK_INT(api.CommAbort(c), ncclSuccess);
     c2 = init_comm(1, rank, DROPIN_NRANKS);
     call_ok(big, c2, rank);
     CHECK_INT(joins(rank), 2);
-    abort_during(c2, 100, rank); /* NCCL's size, hung in NCCL on every rank */
+    abort_during(c2, 100, rank, 1); /* NCCL's size, hung in NCCL on every rank */
     return 0;
 }
 

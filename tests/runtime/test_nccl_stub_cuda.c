@@ -199,6 +199,49 @@ ACC_TEST(the_cuda_backends_abort_never_waits_for_the_device)
     acc_topo_destroy(topo);
 }
 
+/* ---- a driver older than acc needs ------------------------------------------------------ */
+
+/* CUDA 11.2 (the stub built as one, for the cases named *old_driver*): acc's driver says what
+ * it lacks and what acc needs; on a GPU communicator every rank still takes part in the join's
+ * broadcast (from device memory NCCL allocates, never host memory), all of them fall back at
+ * once, and the calls are NCCL's, exact. */
+static int old_driver_rank(int rank, int nranks, const acc_unique_id_t *unused, void *arg)
+{
+    ncclComm_t c = init(rank);
+    call_t big = {ACC_COLL_ALLREDUCE, 4096, 0, 54, NULL, NULL};
+    (void)nranks;
+    (void)unused;
+    (void)arg;
+    call_ok(big, c, rank);
+    call_ok(big, c, rank);
+    CHECK_INT(joins(rank), 1);
+    CHECK_INT(lines(rank, "nccl", "ncclBroadcast from host memory"), 0);
+    CHECK_INT(nccl_calls(rank, ACC_COLL_ALLREDUCE, big.count), 2);
+    CHECK_INT(lines(rank, "log", "acc could not join a communicator of 4 ranks"), 1);
+    if (rank == 0)
+        CHECK_INT(lines(rank, "log",
+                        "the CUDA driver (CUDA 11.2) lacks cuGraphInstantiateWithFlags, "
+                        "which drivers of CUDA 11.4 and newer have"),
+                  1);
+    CHECK_INT(api.CommDestroy(c), ncclSuccess);
+    return 0;
+}
+
+ACC_TEST(an_old_driver_is_named_and_every_rank_falls_back)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    acc_status_t st;
+    CHECK(h && dlsym(h, "stub_cuda_bytes") && !dlsym(h, "cuGraphInstantiateWithFlags"));
+    st = acc_cuda_init(0);
+    CHECK_INT(st, ACC_ERR_NO_DEVICE);
+    CHECK_MSG_HAS("the CUDA driver (CUDA 11.2) lacks cuGraphInstantiateWithFlags");
+    CHECK_MSG_HAS("acc needs a driver of CUDA 11.4 or newer");
+    gpu_env("stub_old_driver", db_path("stub_old_driver"));
+    setenv("ACC_TIMEOUT_MS", "30000", 1); /* nothing may wait for it */
+    load_api();
+    run_ranks(old_driver_rank);
+}
+
 /* ---- capture, suspend ----------------------------------------------------------------- */
 
 static int capture_rank(int rank, int nranks, const acc_unique_id_t *unused, void *arg)

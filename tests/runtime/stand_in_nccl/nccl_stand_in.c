@@ -109,9 +109,11 @@ static int hangs(size_t n, ncclComm_t c)
     const char *h = getenv("FAKE_NCCL_HANG_COUNT");
     if (!h || strtoull(h, NULL, 10) != n)
         return 0;
-    record("hung count=%zu", n);
     device_busy(1);
     pthread_mutex_lock(&hang_lock);
+    /* Said under the lock: an abort that follows this line takes the lock after the wait has
+     * released it, so the communicator is no longer touched here when the abort frees it. */
+    record("hung count=%zu", n);
     while (!was_aborted(c))
         pthread_cond_wait(&hang_cond, &hang_lock);
     pthread_mutex_unlock(&hang_lock);
@@ -210,9 +212,13 @@ EXPORT ncclResult_t pncclGetUniqueId(ncclUniqueId *id)
 }
 ALIAS(ncclGetUniqueId);
 
+/* Device memory, as NCCL's: the stub driver's when there is one, else (no GPU) host memory. */
 EXPORT ncclResult_t pncclMemAlloc(void **ptr, size_t size)
 {
+    int (*alloc)(void **, size_t) = (int (*)(void **, size_t))stub_fn("cuMemAlloc_v2");
     record("ncclMemAlloc size=%zu", size);
+    if (getenv("FAKE_NCCL_DEVICE") && alloc)
+        return alloc(ptr, size ? size : 1) == 0 ? ncclSuccess : ncclSystemError;
     *ptr = malloc(size ? size : 1);
     return *ptr ? ncclSuccess : ncclSystemError;
 }
@@ -220,7 +226,10 @@ ALIAS(ncclMemAlloc);
 
 EXPORT ncclResult_t pncclMemFree(void *ptr)
 {
+    int (*dev_free)(void *) = (int (*)(void *))stub_fn("cuMemFree_v2");
     record("ncclMemFree");
+    if (getenv("FAKE_NCCL_DEVICE") && dev_free)
+        return dev_free(ptr) == 0 ? ncclSuccess : ncclInvalidArgument;
     free(ptr);
     return ncclSuccess;
 }

@@ -12,7 +12,8 @@
  *   stub_cuda_bytes()       device memory allocated now;
  *   stub_cuda_capture(on)   every stream reports capturing into a graph (on) or not.
  * STUB_CUDA_LOG names a file that receives one line per synchronisation and per free, for tests
- * that check what acc waited for.
+ * that check what acc waited for.  Built with STUB_CUDA_11_2 it is a CUDA 11.2 driver instead
+ * (R460), which lacks cuGraphInstantiateWithFlags (11.4): older than acc needs.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -121,7 +122,11 @@ API(cuInit, (unsigned flags))
 
 API(cuDriverGetVersion, (int *v))
 {
+#ifdef STUB_CUDA_11_2
+    *v = 11020;
+#else
     *v = 12020;
+#endif
     return CUDA_SUCCESS;
 }
 
@@ -351,11 +356,13 @@ API(cuStreamEndCapture, (void *s, void **g))
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+#ifndef STUB_CUDA_11_2
 API(cuGraphInstantiateWithFlags, (void **e, void *g, unsigned long long flags))
 {
     (void)e, (void)g, (void)flags;
     return CUDA_ERROR_NOT_SUPPORTED;
 }
+#endif
 
 API(cuGraphLaunch, (void *e, void *s))
 {
