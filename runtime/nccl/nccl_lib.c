@@ -236,14 +236,28 @@ int nccl_lib_is_caller(const void *ret_addr)
     return a - lib.text_lo < lib.text_hi - lib.text_lo;
 }
 
+/* How many objects the process has loaded so far (it only grows, unloads aside). */
+static int count_loads(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    *(unsigned long long *)arg = info->dlpi_adds;
+    return 1;
+}
+
 void nccl_lib_check_single(void)
 {
+    static unsigned long long seen; /* __atomic: loads when the process was last looked at */
+    unsigned long long loads = 0;
     char other[512];
     void *h;
     int v = 0;
     nccl_result_t (*get_version)(int *);
 
     if (!nccl_lib_opened() || __atomic_load_n(&warned_two, __ATOMIC_ACQUIRE))
+        return;
+    /* Nothing loaded since the last look: nothing new to find. */
+    dl_iterate_phdr(count_loads, &loads);
+    if (__atomic_exchange_n(&seen, loads, __ATOMIC_ACQ_REL) == loads)
         return;
     if (!(h = loaded_nccl(object_of((void *)lib.get_version), other, sizeof(other))))
         return;
