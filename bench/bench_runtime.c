@@ -11,13 +11,20 @@
  *    target is under 1 us.
  * 2. Bandwidth: busbw of allreduce on 4 rank processes at 1 KiB, 1 MiB and 64 MiB, against a
  *    plain memcpy of the same bytes on one core (what a single copy of the message costs here).
+ * 3. The drop-in NCCL's pass-through: ns per call of NCCL functions called through
+ *    libacc-nccl.so beside the same functions called in the NCCL it forwards to - the ones NCCL
+ *    itself calls (ncclGetErrorString, ncclGetVersion-like forwards) and, where the NCCL can make
+ *    a one-rank communicator without a GPU (the tests' stand-in), the job's
+ *    ncclCommGetAsyncError, which looks up acc's record of the communicator.
  *
- * usage: bench_runtime [NRANKS]   (default 4)
+ * usage: bench_runtime [NRANKS [NCCL_LIBRARY]]   (defaults 4 and ACC_NCCL_LIBRARY, else
+ *        libnccl.so.2 from the library path)
  */
 #include "acc_runtime.h"
 #include "bench_util.h"
 #include "rt_internal.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -222,17 +229,147 @@ static int bandwidth(int nranks)
     return 0;
 }
 
+/* ---- the drop-in's pass-through ---------------------------------------------------------- */
+
+#define PASS_CALLS 2000000
+
+typedef int (*version_fn)(int *);
+typedef const char *(*error_string_fn)(int);
+typedef int (*async_fn)(void *, int *);
+
+static double version_ns(version_fn f)
+{
+    int v = 0;
+    double t0 = acc_now_s();
+    for (int i = 0; i < PASS_CALLS; i++) {
+        f(&v);
+        __asm__ __volatile__("" : : "r"(v) : "memory");
+    }
+    return (acc_now_s() - t0) * 1e9 / PASS_CALLS;
+}
+
+static double error_string_ns(error_string_fn f)
+{
+    double t0 = acc_now_s();
+    for (int i = 0; i < PASS_CALLS; i++) {
+        const char *s = f(3);
+        __asm__ __volatile__("" : : "r"(s) : "memory");
+    }
+    return (acc_now_s() - t0) * 1e9 / PASS_CALLS;
+}
+
+static double async_ns(async_fn f, void *comm)
+{
+    int e = 0;
+    double t0 = acc_now_s();
+    for (int i = 0; i < PASS_CALLS / 10; i++) {
+        f(comm, &e);
+        __asm__ __volatile__("" : : "r"(e) : "memory");
+    }
+    return (acc_now_s() - t0) * 1e9 / (PASS_CALLS / 10);
+}
+
+/* The fastest of several alternating runs of each side: the machine's other work only ever
+ * adds time. */
+#define PASS_RUNS 7
+
+static void pass_row(const char *what, double (*time)(void *, void *), void *direct, void *through,
+                     void *arg)
+{
+    double d = 1e30, t = 1e30;
+    for (int i = 0; i < PASS_RUNS; i++) {
+        double a = time(direct, arg), b = time(through, arg);
+        d = a < d ? a : d;
+        t = b < t ? b : t;
+    }
+    printf("  %-34s %8.1f %10.1f %+10.1f\n", what, d, t, t - d);
+}
+
+static double time_version(void *f, void *arg)
+{
+    (void)arg;
+    return version_ns((version_fn)f);
+}
+
+static double time_error_string(void *f, void *arg)
+{
+    (void)arg;
+    return error_string_ns((error_string_fn)f);
+}
+
+static double time_async(void *f, void *comm)
+{
+    return async_ns((async_fn)f, comm);
+}
+
+/* A communicator of one rank, when this NCCL makes one without a GPU. */
+static void *one_rank_comm(void *lib)
+{
+    int (*get_id)(void *) = (int (*)(void *))dlsym(lib, "ncclGetUniqueId");
+    int (*init)(void **, int, acc_unique_id_t, int) =
+        (int (*)(void **, int, acc_unique_id_t, int))dlsym(lib, "ncclCommInitRank");
+    acc_unique_id_t id;
+    void *comm = NULL;
+    if (!get_id || !init || get_id(&id) != 0 || init(&comm, 1, id, 0) != 0)
+        return NULL;
+    return comm;
+}
+
+static int passthrough(const char *nccl)
+{
+    void *real, *dropin;
+    void *comm;
+
+    /* As under LD_PRELOAD: the drop-in in the global scope before NCCL, so that NCCL's calls of
+     * its own API reach it; it forwards to the very NCCL measured directly. */
+    setenv("ACC_NCCL_LIBRARY", nccl, 1);
+    setenv("ACC_DB", "/nonexistent/acc.db", 1);
+    if (!(dropin = dlopen(ACC_NCCL_DROPIN, RTLD_NOW | RTLD_GLOBAL))) {
+        fprintf(stderr, "bench_runtime: %s\n", dlerror());
+        return 1;
+    }
+    if (!(real = dlopen(nccl, RTLD_NOW | RTLD_LOCAL))) {
+        printf("\ndrop-in pass-through: no NCCL to measure against (%s)\n", dlerror());
+        return 0;
+    }
+    printf("\ndrop-in pass-through (%d calls each; %s):\n", PASS_CALLS, nccl);
+    printf("  %-34s %8s %10s %10s\n", "ns/call", "NCCL", "drop-in", "added");
+    pass_row("ncclGetVersion", time_version, dlsym(real, "pncclGetVersion"),
+             dlsym(dropin, "ncclGetVersion"), NULL);
+    pass_row("ncclGetErrorString (NCCL calls it)", time_error_string,
+             dlsym(real, "pncclGetErrorString"), dlsym(dropin, "ncclGetErrorString"), NULL);
+    /* Made through the drop-in, so that it knows the communicator (acc has not joined). */
+    if ((comm = one_rank_comm(dropin))) {
+        void *d = dlsym(dropin, "ncclCommGetAsyncError");
+        void *r = dlsym(real, "pncclCommGetAsyncError");
+        void *internal = dlsym(real, "stand_in_internal_async_error");
+        /* The stand-in's own call of ncclCommGetAsyncError, which reaches the drop-in as NCCL's
+         * does in every enqueue, beside the function it ends in. */
+        if (internal)
+            pass_row("ncclCommGetAsyncError (NCCL's own)", time_async, r, internal, comm);
+        pass_row("ncclCommGetAsyncError (the job's)", time_async, r, d, comm);
+        ((int (*)(void *))dlsym(dropin, "ncclCommDestroy"))(comm);
+    } else {
+        printf("  (this NCCL makes no communicator here: ncclCommGetAsyncError not measured)\n");
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int nranks = argc > 1 ? atoi(argv[1]) : 4;
+    const char *nccl = argc > 2 ? argv[2]
+                       : acc_setting_str(ACC_SETTING_NCCL_LIBRARY)[0]
+                           ? acc_setting_str(ACC_SETTING_NCCL_LIBRARY)
+                           : "libnccl.so.2";
     if (nranks < 2 || nranks > 64) {
-        fprintf(stderr, "usage: bench_runtime [NRANKS from 2 to 64]\n");
+        fprintf(stderr, "usage: bench_runtime [NRANKS from 2 to 64 [NCCL_LIBRARY]]\n");
         return 2;
     }
     char db[64];
     int rc = one_gpu_db(db, sizeof(db));
     rc = rc || dispatch("through the table's range", db) || dispatch("without tables", NULL) ||
-         bandwidth(nranks);
+         bandwidth(nranks) || passthrough(nccl);
     unlink(db);
     return rc;
 }

@@ -167,6 +167,10 @@ extern const rt_backend_t rt_cuda_backend;
 /* cuda/cuda_backend.c: the CUDA device ordinal a cuda communicator's rank uses; -1 for a
  * communicator of another backend. */
 int rt_cuda_comm_device(const acc_comm_t *c);
+/* cuda/cuda_backend.c: an aborted communicator's device memory is kept (a kernel of its may
+ * still run, and freeing would wait for the device); this synchronises the devices concerned
+ * and frees it.  A normal destroy does it too, after its own synchronisation. */
+void rt_cuda_reclaim(void);
 
 /* comm/comm_locate.c: where a job finds its machine and its database.  The topology source is
  * given (an option), else ACC_TOPO ("auto": live discovery).  The database is given, else
@@ -207,6 +211,11 @@ acc_status_t comm_init(acc_comm_t **out, int nranks, const acc_unique_id_t *id, 
  * ACC_ERR_UNSUPPORTED for one remembered, so that it is not tried at every call. */
 void comm_refuse(acc_comm_t *c, const acc_plan_t *plan);
 acc_status_t comm_refused(const acc_comm_t *c, const acc_plan_t *plan);
+
+/* Set the abort flag: every wait of the communicator's calls gives up within a wait slice
+ * (ACC_ERR_ABORTED), and nothing else happens - no waiting, no freeing; acc_comm_abort still
+ * releases it later.  Safe from any thread while calls run. */
+void comm_stop(acc_comm_t *c);
 
 /* Break the communicator with the current error message (the first failure wins). */
 acc_status_t comm_break(acc_comm_t *c, acc_status_t st);

@@ -176,8 +176,8 @@ typedef enum {
       "Where a communicator runs plans: 'cuda' (one GPU per process), 'host' (one process per "    \
       "rank, shared memory and TCP, no GPU), or 'auto' (cuda when a GPU is usable, else host).")   \
     X(NCCL_LIBRARY, ACC_SETTING_PATH, "",                                                          \
-      "The NCCL library acc opens for its fallback and transport; empty means libnccl.so.2 from "  \
-      "the library path.")                                                                         \
+      "The NCCL library acc opens for its fallback and transport; empty means the one the "        \
+      "program uses (linked, or loaded), else libnccl.so.2 from the library path.")                \
     X(FUSION_BYTES, ACC_SETTING_SIZE, "0",                                                         \
       "Gradient bytes the fusion engine fuses into one allreduce; 0 means the stored optimum of "  \
       "the job's key (ACC_MODEL, topology, ACC_NETWORK), else 25M.")                               \

@@ -257,11 +257,17 @@ acc_status_t acc_comm_destroy(acc_comm_t *c)
     return st;
 }
 
+void comm_stop(acc_comm_t *c)
+{
+    if (c)
+        __atomic_store_n(&c->abort, 1, __ATOMIC_RELEASE);
+}
+
 acc_status_t acc_comm_abort(acc_comm_t *c)
 {
     if (!c)
         return ACC_OK;
-    __atomic_store_n(&c->abort, 1, __ATOMIC_RELEASE);
+    comm_stop(c);
     /* A call in flight on another thread sees the flag within one wait slice and returns
      * ACC_ERR_ABORTED; only then is its memory freed. */
     while (__atomic_load_n(&c->inflight, __ATOMIC_ACQUIRE) > 0)

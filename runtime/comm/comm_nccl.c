@@ -1,39 +1,96 @@
 /*
  * A communicator over one the job already has: NCCL tells the rank and the size, and carries
- * acc's unique id from rank 0 to the others (a broadcast of its 128 bytes), after which the
- * ranks join as acc_comm_init_rank's do.  The id travels in device memory when this process
- * has a GPU (real NCCL reads only device memory), in host memory otherwise (an NCCL of the
- * host, as the tests' stand-in is).
+ * acc's unique id from rank 0 to the others (a broadcast of its bytes and a check word), after
+ * which the ranks join as acc_comm_init_rank's do.
+ *
+ * The broadcast is the one step a rank cannot leave out: NCCL has no timeout, so a rank that
+ * skipped it would leave its peers waiting in NCCL for ever.  So every rank takes part whatever
+ * went wrong before - rank 0 without an id broadcasts an invalid one, a rank without acc's CUDA
+ * driver uses device memory NCCL allocates (ncclMemAlloc) - and what went wrong shows after it:
+ * an id whose check word does not match fails every rank alike; a rank that cannot read the id
+ * fails alone, and its peers give up in acc's bootstrap after ACC_TIMEOUT_MS.  The id travels in
+ * device memory when the NCCL communicator is on a GPU (NCCL reads only device memory there),
+ * in host memory only for an NCCL of the host (the tests' stand-in).
  */
 #include "rt_internal.h"
 
+#include "exec/gpu_exec.h"
 #include "nccl/nccl_lib.h"
 
 #include <string.h>
+#include <unistd.h>
+
+#define NCCL_IN_PROGRESS 7 /* ncclInProgress: a non-blocking communicator queued the call */
+
+typedef struct {
+    acc_unique_id_t id;
+    uint64_t check; /* acc_fnv1a64 of id, xor MAGIC: anything else is no id */
+} id_msg_t;
+
+static const uint64_t MAGIC = 0x6163632d69642d31ull; /* "acc-id-1" */
+
+static uint64_t check_of(const acc_unique_id_t *id)
+{
+    return acc_fnv1a64(id, sizeof(*id)) ^ MAGIC;
+}
+
+/* A non-blocking communicator's call is queued when its async error leaves ncclInProgress. */
+static nccl_result_t settled(const nccl_lib_t *lib, nccl_comm_t nc, nccl_result_t rc)
+{
+    nccl_result_t state = rc;
+    while (rc == NCCL_IN_PROGRESS && state == NCCL_IN_PROGRESS) {
+        if (lib->comm_get_async_error(nc, &state) != 0)
+            return rc;
+        if (state == NCCL_IN_PROGRESS)
+            usleep(100);
+    }
+    return rc == NCCL_IN_PROGRESS ? state : rc;
+}
+
+/* The broadcast from device memory: acc's own when its CUDA driver works here, NCCL's
+ * otherwise (then this rank cannot write or read the bytes, and only takes part). */
+static acc_status_t broadcast_on_gpu(const nccl_lib_t *lib, nccl_comm_t nc, int dev, id_msg_t *msg)
+{
+    void *buf = NULL;
+    int own = acc_cuda_init(dev) == ACC_OK && acc_cuda_malloc(sizeof(*msg), &buf) == ACC_OK;
+    acc_status_t st = ACC_OK;
+    char why[512] = "";
+    nccl_result_t rc;
+
+    if (!own) {
+        snprintf(why, sizeof(why), "%s", acc_error_message());
+        if (!lib->mem_alloc || lib->mem_alloc(&buf, sizeof(*msg)) != 0)
+            return acc_error_set(ACC_ERR_NO_DEVICE,
+                                 "no device memory on GPU %d for acc's unique id (acc's CUDA "
+                                 "driver: %s; and NCCL allocates none)",
+                                 dev, why);
+    }
+    if (own && (st = acc_cuda_htod(buf, msg, sizeof(*msg))) != ACC_OK)
+        memset(msg, 0, sizeof(*msg)); /* the broadcast goes on all the same */
+    rc = settled(lib, nc, lib->broadcast(buf, buf, sizeof(*msg), NCCL_INT8, 0, nc, NULL));
+    if (rc != 0)
+        st = nccl_fail(lib, rc, "ncclBroadcast of acc's unique id");
+    else if (own && (st = acc_cuda_stream_sync(NULL)) == ACC_OK)
+        st = acc_cuda_dtoh(msg, buf, sizeof(*msg));
+    if (own)
+        acc_cuda_free(buf);
+    else
+        lib->mem_free(buf);
+    if (st == ACC_OK && !own)
+        return acc_error_set(ACC_ERR_NO_DEVICE, "acc's CUDA driver on GPU %d: %s", dev, why);
+    return st;
+}
 
 /* Broadcast the id from rank 0 through NCCL, in the memory NCCL can read. */
-static acc_status_t share_id(const nccl_lib_t *lib, nccl_comm_t nc, acc_unique_id_t *id)
+static acc_status_t share_id(const nccl_lib_t *lib, nccl_comm_t nc, id_msg_t *msg)
 {
     int dev = -1;
-    void *buf = NULL;
     nccl_result_t rc;
-    acc_status_t st;
 
-    if (lib->comm_cu_device(nc, &dev) == 0 && dev >= 0 && acc_cuda_init(dev) == ACC_OK) {
-        if ((st = acc_cuda_malloc(sizeof(*id), &buf)) != ACC_OK ||
-            (st = acc_cuda_htod(buf, id, sizeof(*id))) != ACC_OK)
-            goto out;
-        if ((rc = lib->broadcast(buf, buf, sizeof(*id), NCCL_INT8, 0, nc, NULL)) != 0) {
-            st = nccl_fail(lib, rc, "ncclBroadcast of acc's unique id");
-            goto out;
-        }
-        if ((st = acc_cuda_stream_sync(NULL)) == ACC_OK)
-            st = acc_cuda_dtoh(id, buf, sizeof(*id));
-    out:
-        acc_cuda_free(buf);
-        return st;
-    }
-    if ((rc = lib->broadcast(id, id, sizeof(*id), NCCL_INT8, 0, nc, NULL)) != 0)
+    if (lib->comm_cu_device(nc, &dev) == 0 && dev >= 0)
+        return broadcast_on_gpu(lib, nc, dev, msg);
+    rc = settled(lib, nc, lib->broadcast(msg, msg, sizeof(*msg), NCCL_INT8, 0, nc, NULL));
+    if (rc != 0)
         return nccl_fail(lib, rc, "ncclBroadcast of acc's unique id");
     return ACC_OK;
 }
@@ -41,10 +98,11 @@ static acc_status_t share_id(const nccl_lib_t *lib, nccl_comm_t nc, acc_unique_i
 acc_status_t acc_comm_from_nccl(acc_comm_t **out, void *nccl_comm, const acc_comm_opts_t *opts)
 {
     const nccl_lib_t *lib;
-    acc_unique_id_t id;
+    id_msg_t msg;
+    acc_status_t st;
+    char why[512] = "";
     int rank = -1, nranks = 0;
     nccl_result_t rc;
-    acc_status_t st;
 
     if (!out || !nccl_comm)
         return acc_error_set(ACC_ERR_INVALID, "acc_comm_from_nccl: NULL argument");
@@ -54,12 +112,19 @@ acc_status_t acc_comm_from_nccl(acc_comm_t **out, void *nccl_comm, const acc_com
     if ((rc = lib->comm_user_rank(nccl_comm, &rank)) != 0 ||
         (rc = lib->comm_count(nccl_comm, &nranks)) != 0)
         return nccl_fail(lib, rc, "acc_comm_from_nccl: asking the NCCL communicator its rank");
-    memset(&id, 0, sizeof(id));
-    if (rank == 0 && (st = acc_get_unique_id(&id)) != ACC_OK)
-        return st;
-    if ((st = share_id(lib, nccl_comm, &id)) != ACC_OK)
+    memset(&msg, 0, sizeof(msg));
+    if (rank == 0 && acc_get_unique_id(&msg.id) == ACC_OK)
+        msg.check = check_of(&msg.id);
+    else if (rank == 0)
+        snprintf(why, sizeof(why), ": %s", acc_error_message());
+    if ((st = share_id(lib, nccl_comm, &msg)) != ACC_OK)
         return acc_error_prefix(st, "acc_comm_from_nccl, rank %d: ", rank);
-    if ((st = acc_comm_init_rank(out, nranks, &id, rank, opts)) != ACC_OK)
+    if (msg.check != check_of(&msg.id))
+        return acc_error_set(ACC_ERR_UNSUPPORTED,
+                             "acc_comm_from_nccl, rank %d: rank 0 could not make or send acc's "
+                             "unique id%s",
+                             rank, why);
+    if ((st = acc_comm_init_rank(out, nranks, &msg.id, rank, opts)) != ACC_OK)
         return st;
     (*out)->nccl = nccl_comm;
     return ACC_OK;

@@ -6,6 +6,7 @@
  */
 #include "cuda_internal.h"
 
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -69,23 +70,90 @@ static acc_status_t create(acc_comm_t *c, void **state)
     return cb_nccl_setup(c, s);
 }
 
+static void free_state(cb_state_t *s)
+{
+    for (size_t i = 0; i < s->ninsts; i++)
+        cb_inst_destroy(s->insts[i]);
+    acc_kcache_destroy(s->cache);
+    acc_mem_free(s->insts);
+    acc_mem_free(s->gpu_of);
+    acc_mem_free(s);
+}
+
+/* Aborted communicators' states, their device memory still allocated. */
+static pthread_mutex_t parked_lock = PTHREAD_MUTEX_INITIALIZER;
+static cb_state_t *parked;
+
+/* Free the parked states of `device` (every device when -1): its context has been synchronised
+ * since they were parked. */
+static void free_parked(int device)
+{
+    cb_state_t *keep = NULL, *p, *next;
+    pthread_mutex_lock(&parked_lock);
+    p = parked;
+    parked = NULL;
+    pthread_mutex_unlock(&parked_lock);
+    for (; p; p = next) {
+        next = p->parked_next;
+        if (device < 0 || p->device == device) {
+            free_state(p);
+        } else {
+            p->parked_next = keep;
+            keep = p;
+        }
+    }
+    while (keep) {
+        next = keep->parked_next;
+        pthread_mutex_lock(&parked_lock);
+        keep->parked_next = parked;
+        parked = keep;
+        pthread_mutex_unlock(&parked_lock);
+        keep = next;
+    }
+}
+
+void rt_cuda_reclaim(void)
+{
+    int devices[64], n = 0;
+    pthread_mutex_lock(&parked_lock);
+    for (cb_state_t *p = parked; p && n < 64; p = p->parked_next) {
+        int seen = 0;
+        for (int i = 0; i < n; i++)
+            seen |= devices[i] == p->device;
+        if (!seen)
+            devices[n++] = p->device;
+    }
+    pthread_mutex_unlock(&parked_lock);
+    for (int i = 0; i < n; i++)
+        if (acc_cuda_init(devices[i]) == ACC_OK && rt_cuda_sync_all() == ACC_OK)
+            free_parked(devices[i]);
+}
+
 static void destroy(acc_comm_t *c, void *state, int abort)
 {
     cb_state_t *s = state;
     if (!s)
         return;
+    if (abort) {
+        /* Never wait on the device here: the kernel an abort is meant to end (NCCL's, hung on
+         * a peer) would keep a synchronisation - and cuMemFree, which synchronises - from
+         * returning.  Peers' and this rank's launches may still touch the memory, so it stays
+         * allocated until the context is next synchronised (rt_cuda_reclaim). */
+        cb_nccl_teardown(s, 1);
+        pthread_mutex_lock(&parked_lock);
+        s->parked_next = parked;
+        parked = s;
+        pthread_mutex_unlock(&parked_lock);
+        return;
+    }
     /* Every launch of every rank must be over before any allocation goes: peers write into
      * this rank's memory, and this rank into theirs. */
     rt_cuda_sync_all();
-    if (!abort && c->error == ACC_OK)
+    if (c->error == ACC_OK)
         boot_barrier(c->boot);
-    for (size_t i = 0; i < s->ninsts; i++)
-        cb_inst_destroy(s->insts[i]);
-    cb_nccl_teardown(s, abort);
-    acc_kcache_destroy(s->cache);
-    acc_mem_free(s->insts);
-    acc_mem_free(s->gpu_of);
-    acc_mem_free(s);
+    cb_nccl_teardown(s, 0);
+    free_parked(s->device);
+    free_state(s);
 }
 
 /* Plans whose messages or peer memory cross nodes are NCCL's in this version. */
@@ -115,6 +183,30 @@ static acc_status_t supports(const acc_comm_t *c, const acc_plan_t *p)
     return ACC_OK;
 }
 
+/* An in-place call of a plan that reads its input after writing its output there runs on a
+ * copy of the input. */
+static int needs_copy(const cb_inst_t *in, const rt_call_t *k)
+{
+    const acc_plan_t *p = in->plan;
+    return !in->staged && k->inplace && !p->inplace &&
+           (p->coll != ACC_COLL_BROADCAST || k->root == in->rank);
+}
+
+/* That copy's buffer, allocated at the first such call - never while the stream is captured
+ * into a graph, where allocating is not allowed: that call goes to the fallback (NCCL) and
+ * nothing of it has run. */
+static acc_status_t copy_buffer(cb_inst_t *in, const rt_call_t *k)
+{
+    int capturing = 0;
+    if (rt_cuda_capturing(k->stream, &capturing) == ACC_OK && capturing)
+        return acc_error_set(ACC_ERR_UNSUPPORTED, "the first in-place call of a plan's size "
+                                                  "cannot be captured into a graph");
+    return acc_cuda_malloc(
+        in->cap * in->es *
+            (in->plan->coll == ACC_COLL_REDUCE_SCATTER ? (uint64_t)in->plan->nranks : 1),
+        &in->tmp_in);
+}
+
 /* The instance of (plan, type, reduction) holding count, made or remade collectively. */
 static acc_status_t instance(acc_comm_t *c, cb_state_t *s, const acc_plan_t *plan,
                              const rt_call_t *k, cb_inst_t **out)
@@ -130,9 +222,13 @@ static acc_status_t instance(acc_comm_t *c, cb_state_t *s, const acc_plan_t *pla
         cb_inst_t *in = s->insts[i];
         if (in->plan != plan || in->dt != k->dt || in->op != k->op)
             continue;
-        if (in->cap >= k->count) {
+        if (in->cap >= k->count && (!needs_copy(in, k) || in->tmp_in)) {
             *out = in;
             return ACC_OK;
+        }
+        if (in->cap >= k->count) {
+            *out = in;
+            return copy_buffer(in, k);
         }
         cap = in->cap * 2 > k->count ? in->cap * 2 : k->count;
         break;
@@ -155,7 +251,7 @@ static acc_status_t instance(acc_comm_t *c, cb_state_t *s, const acc_plan_t *pla
         return st;
     }
     s->insts[s->ninsts++] = *out;
-    return ACC_OK;
+    return needs_copy(*out, k) ? copy_buffer(*out, k) : ACC_OK;
 }
 
 /* The kernel's arguments for this call, the caller's buffers copied in where the plan needs
@@ -166,7 +262,6 @@ static acc_status_t arguments(acc_comm_t *c, cb_inst_t *in, const rt_call_t *k, 
     int me = c->rank, copies = gx_copies_for(k->count, in->es, p->nlanes, in->kmax);
     int has_in = p->coll != ACC_COLL_BROADCAST || me == p->root;
     uint64_t inb = acc_plan_buf_elems(p, ACC_BUF_IN, k->count) * in->es;
-    acc_status_t st;
 
     memset(a, 0, sizeof(*a));
     a->ranks = in->d_ranks;
@@ -200,12 +295,10 @@ static acc_status_t arguments(acc_comm_t *c, cb_inst_t *in, const rt_call_t *k, 
     a->io[0][me] = (uint64_t)(uintptr_t)k->send;
     a->io[1][me] = (uint64_t)(uintptr_t)k->recv;
     if (k->inplace && !p->inplace && has_in && inb) {
-        /* The plan reads its input after writing its output there: give it a copy. */
-        if (!in->tmp_in &&
-            (st = acc_cuda_malloc(
-                 in->cap * in->es * (p->coll == ACC_COLL_REDUCE_SCATTER ? (uint64_t)p->nranks : 1),
-                 &in->tmp_in)) != ACC_OK)
-            return st;
+        /* The plan reads its input after writing its output there: give it a copy (made by
+         * instance(), outside any graph capture). */
+        if (!in->tmp_in)
+            return acc_error_set(ACC_ERR_INTERNAL, "no copy of an in-place call's input");
         a->io[0][me] = (uint64_t)(uintptr_t)in->tmp_in;
         return acc_cuda_dtod_async(in->tmp_in, k->send, inb, k->stream);
     }

@@ -65,7 +65,7 @@ typedef struct {
     void *tmp_in; /* in-place calls of plans that cannot run in place: a copy of the input */
 } cb_inst_t;
 
-typedef struct {
+typedef struct cb_state {
     int device;
     acc_cuda_info_t info;
     char arch[16];
@@ -78,6 +78,7 @@ typedef struct {
     acc_kcache_t *cache;
     cb_inst_t **insts;
     size_t ninsts, insts_cap;
+    struct cb_state *parked_next; /* aborted, waiting for a synchronisation (cuda_backend.c) */
 } cb_state_t;
 
 /* ---- instances (cuda_inst.c) ---- */

@@ -37,61 +37,70 @@ typedef struct {
     char reserved[64];
 } CUipcMemHandle;
 
-/* The entry points: name, the symbol it has in libcuda.so.1, parameters (all return
- * CUresult). */
+/* The entry points: name, the symbol it has in libcuda.so.1, the driver's CUDA version that
+ * first has it (CUDA_VERSION's form: 11040 is 11.4), an older symbol of the same signature to
+ * use on drivers that lack it (NULL: none, the entry point is required), parameters (all
+ * return CUresult).  Every required entry point is in every driver of CUDA 11.4 and newer, and
+ * so in every driver NCCL 2.28 to 2.32 runs on (CUDA 12.0, R525, and newer); the newer ones
+ * fall back.  Versioned names are what cuda.h maps the plain ones to. */
 #define DRIVER_MAP(X)                                                                              \
-    X(cuInit, "cuInit", (unsigned))                                                                \
-    X(cuDriverGetVersion, "cuDriverGetVersion", (int *))                                           \
-    X(cuGetErrorName, "cuGetErrorName", (CUresult, const char **))                                 \
-    X(cuGetErrorString, "cuGetErrorString", (CUresult, const char **))                             \
-    X(cuDeviceGetCount, "cuDeviceGetCount", (int *))                                               \
-    X(cuDeviceGet, "cuDeviceGet", (CUdevice *, int))                                               \
-    X(cuDeviceGetName, "cuDeviceGetName", (char *, int, CUdevice))                                 \
-    X(cuDeviceGetAttribute, "cuDeviceGetAttribute", (int *, int, CUdevice))                        \
-    X(cuDeviceTotalMem, "cuDeviceTotalMem_v2", (size_t *, CUdevice))                               \
-    X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext *, CUdevice))               \
-    X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext))                                             \
-    X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t))                                        \
-    X(cuMemFree, "cuMemFree_v2", (CUdeviceptr))                                                    \
-    X(cuMemsetD8, "cuMemsetD8_v2", (CUdeviceptr, unsigned char, size_t))                           \
-    X(cuMemsetD8Async, "cuMemsetD8Async", (CUdeviceptr, unsigned char, size_t, CUstream))          \
-    X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr, const void *, size_t))                        \
-    X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", (void *, CUdeviceptr, size_t))                              \
-    X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", (CUdeviceptr, CUdeviceptr, size_t, CUstream))     \
-    X(cuStreamCreate, "cuStreamCreate", (CUstream *, unsigned))                                    \
-    X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream))                                           \
-    X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream))                                      \
-    X(cuEventCreate, "cuEventCreate", (CUevent *, unsigned))                                       \
-    X(cuEventDestroy, "cuEventDestroy_v2", (CUevent))                                              \
-    X(cuEventRecord, "cuEventRecord", (CUevent, CUstream))                                         \
-    X(cuEventElapsedTime, "cuEventElapsedTime_v2", (float *, CUevent, CUevent))                    \
-    X(cuModuleLoadData, "cuModuleLoadData", (CUmodule *, const void *))                            \
-    X(cuModuleUnload, "cuModuleUnload", (CUmodule))                                                \
-    X(cuModuleGetFunction, "cuModuleGetFunction", (CUfunction *, CUmodule, const char *))          \
+    X(cuInit, "cuInit", 2000, NULL, (unsigned))                                                    \
+    X(cuDriverGetVersion, "cuDriverGetVersion", 2020, NULL, (int *))                               \
+    X(cuGetErrorName, "cuGetErrorName", 6000, NULL, (CUresult, const char **))                     \
+    X(cuGetErrorString, "cuGetErrorString", 6000, NULL, (CUresult, const char **))                 \
+    X(cuDeviceGetCount, "cuDeviceGetCount", 2000, NULL, (int *))                                   \
+    X(cuDeviceGet, "cuDeviceGet", 2000, NULL, (CUdevice *, int))                                   \
+    X(cuDeviceGetName, "cuDeviceGetName", 2000, NULL, (char *, int, CUdevice))                     \
+    X(cuDeviceGetAttribute, "cuDeviceGetAttribute", 2000, NULL, (int *, int, CUdevice))            \
+    X(cuDeviceTotalMem, "cuDeviceTotalMem_v2", 3020, NULL, (size_t *, CUdevice))                   \
+    X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 7000, NULL, (CUcontext *, CUdevice))   \
+    X(cuCtxSetCurrent, "cuCtxSetCurrent", 4000, NULL, (CUcontext))                                 \
+    X(cuMemAlloc, "cuMemAlloc_v2", 3020, NULL, (CUdeviceptr *, size_t))                            \
+    X(cuMemFree, "cuMemFree_v2", 3020, NULL, (CUdeviceptr))                                        \
+    X(cuMemsetD8, "cuMemsetD8_v2", 3020, NULL, (CUdeviceptr, unsigned char, size_t))               \
+    X(cuMemsetD8Async, "cuMemsetD8Async", 3020, NULL,                                              \
+      (CUdeviceptr, unsigned char, size_t, CUstream))                                              \
+    X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", 3020, NULL, (CUdeviceptr, const void *, size_t))            \
+    X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", 3020, NULL, (void *, CUdeviceptr, size_t))                  \
+    X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", 3020, NULL,                                       \
+      (CUdeviceptr, CUdeviceptr, size_t, CUstream))                                                \
+    X(cuStreamCreate, "cuStreamCreate", 2000, NULL, (CUstream *, unsigned))                        \
+    X(cuStreamDestroy, "cuStreamDestroy_v2", 4000, NULL, (CUstream))                               \
+    X(cuStreamSynchronize, "cuStreamSynchronize", 2000, NULL, (CUstream))                          \
+    X(cuEventCreate, "cuEventCreate", 2000, NULL, (CUevent *, unsigned))                           \
+    X(cuEventDestroy, "cuEventDestroy_v2", 4000, NULL, (CUevent))                                  \
+    X(cuEventRecord, "cuEventRecord", 2000, NULL, (CUevent, CUstream))                             \
+    X(cuEventElapsedTime, "cuEventElapsedTime_v2", 12080, "cuEventElapsedTime",                    \
+      (float *, CUevent, CUevent))                                                                 \
+    X(cuModuleLoadData, "cuModuleLoadData", 2000, NULL, (CUmodule *, const void *))                \
+    X(cuModuleUnload, "cuModuleUnload", 2000, NULL, (CUmodule))                                    \
+    X(cuModuleGetFunction, "cuModuleGetFunction", 2000, NULL,                                      \
+      (CUfunction *, CUmodule, const char *))                                                      \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor",  \
-      (int *, CUfunction, int, size_t))                                                            \
-    X(cuLaunchKernel, "cuLaunchKernel",                                                            \
+      6050, NULL, (int *, CUfunction, int, size_t))                                                \
+    X(cuLaunchKernel, "cuLaunchKernel", 4000, NULL,                                                \
       (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, \
        void **, void **))                                                                          \
-    X(cuStreamBeginCapture, "cuStreamBeginCapture_v2", (CUstream, int))                            \
-    X(cuStreamEndCapture, "cuStreamEndCapture", (CUstream, CUgraph *))                             \
-    X(cuGraphInstantiate, "cuGraphInstantiateWithFlags",                                           \
+    X(cuStreamBeginCapture, "cuStreamBeginCapture_v2", 10010, NULL, (CUstream, int))               \
+    X(cuStreamEndCapture, "cuStreamEndCapture", 10000, NULL, (CUstream, CUgraph *))                \
+    X(cuGraphInstantiate, "cuGraphInstantiateWithFlags", 11040, NULL,                              \
       (CUgraphExec *, CUgraph, unsigned long long))                                                \
-    X(cuGraphLaunch, "cuGraphLaunch", (CUgraphExec, CUstream))                                     \
-    X(cuGraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec))                                     \
-    X(cuGraphDestroy, "cuGraphDestroy", (CUgraph))                                                 \
-    X(cuIpcGetMemHandle, "cuIpcGetMemHandle", (CUipcMemHandle *, CUdeviceptr))                     \
-    X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2", (CUdeviceptr *, CUipcMemHandle, unsigned))      \
-    X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", (CUdeviceptr))                                   \
-    X(cuMemHostAlloc, "cuMemHostAlloc", (void **, size_t, unsigned))                               \
-    X(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2",                                   \
+    X(cuGraphLaunch, "cuGraphLaunch", 10000, NULL, (CUgraphExec, CUstream))                        \
+    X(cuGraphExecDestroy, "cuGraphExecDestroy", 10000, NULL, (CUgraphExec))                        \
+    X(cuGraphDestroy, "cuGraphDestroy", 10000, NULL, (CUgraph))                                    \
+    X(cuIpcGetMemHandle, "cuIpcGetMemHandle", 4010, NULL, (CUipcMemHandle *, CUdeviceptr))         \
+    X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2", 11000, NULL,                                    \
+      (CUdeviceptr *, CUipcMemHandle, unsigned))                                                   \
+    X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", 4010, NULL, (CUdeviceptr))                       \
+    X(cuMemHostAlloc, "cuMemHostAlloc", 2020, NULL, (void **, size_t, unsigned))                   \
+    X(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", 3020, NULL,                       \
       (CUdeviceptr *, void *, unsigned))                                                           \
-    X(cuMemFreeHost, "cuMemFreeHost", (void *))                                                    \
-    X(cuStreamIsCapturing, "cuStreamIsCapturing", (CUstream, int *))                               \
-    X(cuCtxSynchronize, "cuCtxSynchronize", (void))
+    X(cuMemFreeHost, "cuMemFreeHost", 2000, NULL, (void *))                                        \
+    X(cuStreamIsCapturing, "cuStreamIsCapturing", 10000, NULL, (CUstream, int *))                  \
+    X(cuCtxSynchronize, "cuCtxSynchronize", 2000, NULL, (void))
 
 static struct {
-#define DRIVER_FIELD(name, sym, params) CUresult(*name) params;
+#define DRIVER_FIELD(name, sym, since, older, params) CUresult(*name) params;
     DRIVER_MAP(DRIVER_FIELD)
 #undef DRIVER_FIELD
 } cu;
@@ -99,6 +108,27 @@ static struct {
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static acc_status_t open_status = ACC_ERR_NO_DEVICE;
 static char open_error[512];
+
+/* sym, else the older symbol of the same signature when there is one. */
+static void *lookup(void *h, const char *sym, const char *older)
+{
+    void *f = dlsym(h, sym);
+    return f || !older ? f : dlsym(h, older);
+}
+
+/* The message for a driver without a required entry point: what it has, what acc needs. */
+static void missing(void *h, const char *sym, int since)
+{
+    CUresult (*get_version)(int *) = (CUresult(*)(int *))dlsym(h, "cuDriverGetVersion");
+    int v = 0;
+    char has[64] = "an unknown CUDA version";
+    if (get_version && get_version(&v) == 0 && v > 0)
+        snprintf(has, sizeof(has), "CUDA %d.%d", v / 1000, v % 1000 / 10);
+    snprintf(open_error, sizeof(open_error),
+             "the CUDA driver (%s) lacks %s, which drivers of CUDA %d.%d and newer have; acc "
+             "needs a driver of CUDA 11.4 or newer (every driver NCCL 2.28 and later runs on)",
+             has, sym, since / 1000, since % 1000 / 10);
+}
 
 static void open_driver(void)
 {
@@ -111,11 +141,9 @@ static void open_driver(void)
                  dlerror());
         return;
     }
-#define DRIVER_LOAD(name, sym, params)                                                             \
-    if (!(*(void **)&cu.name = dlsym(h, sym))) {                                                   \
-        snprintf(open_error, sizeof(open_error),                                                   \
-                 "the CUDA driver lacks %s; it is too old for acc (CUDA 12 or newer needed)",      \
-                 sym);                                                                             \
+#define DRIVER_LOAD(name, sym, since, older, params)                                               \
+    if (!(*(void **)&cu.name = lookup(h, sym, older))) {                                           \
+        missing(h, sym, since);                                                                    \
         return;                                                                                    \
     }
     DRIVER_MAP(DRIVER_LOAD)

@@ -11,10 +11,14 @@
  * ncclAllReduce it called and "ok" when every result was right; exit status 0 only then.
  * NCCL_LOOP_LIBRARY names the NCCL to load (default libnccl.so.2); NCCL_LOOP_HOST=1 puts the
  * buffers in host memory, for the tests' stand-in NCCL on machines without a GPU.
+ * NCCL_LOOP_ABORT_MS=N runs the loop on a thread and calls ncclCommAbort from the main thread
+ * after N ms, as a watchdog does; it prints "abort took S s" and "ok" when the abort returned
+ * and the loop stopped.
  */
 #include "acc_runtime.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +116,51 @@ out:
     return rc;
 }
 
+/* The loop a watchdog aborts: all-reduces until one fails. */
+typedef struct {
+    allreduce_fn allreduce;
+    void *comm;
+    int rank, nranks, nsizes;
+    char **sizes;
+    int calls;
+    int stop; /* __atomic: the abort is coming; make no new call on the communicator */
+} loop_t;
+
+static void *loop(void *arg)
+{
+    loop_t *l = arg;
+    for (;;)
+        for (int a = 0; a < l->nsizes; a++, l->calls++)
+            if (__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE) ||
+                one_call(l->allreduce, l->comm, l->rank, l->nranks,
+                         strtoull(l->sizes[a], NULL, 10)) != 0)
+                return NULL;
+}
+
+static int abort_during_loop(loop_t *l, int ms)
+{
+    typedef int (*abort_fn)(void *comm);
+    abort_fn comm_abort = (abort_fn)need("ncclCommAbort");
+    pthread_t t;
+    double t0;
+    int rc;
+
+    if (pthread_create(&t, NULL, loop, l) != 0)
+        return 1;
+    usleep((useconds_t)ms * 1000);
+    __atomic_store_n(&l->stop, 1, __ATOMIC_RELEASE);
+    t0 = acc_now_s();
+    rc = comm_abort(l->comm);
+    printf("abort took %.3f s after %d calls (ncclCommAbort returned %d)\n", acc_now_s() - t0,
+           l->calls, rc);
+    fflush(stdout);
+    pthread_join(t, NULL);
+    if (rc != 0)
+        return 1;
+    printf("ok\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *library = getenv("NCCL_LOOP_LIBRARY");
@@ -145,6 +194,10 @@ int main(int argc, char **argv)
         ((init_fn)need("ncclCommInitRank"))(&comm, nranks, id, rank) != 0) {
         fprintf(stderr, "nccl_loop: rank %d: no communicator\n", rank);
         return 1;
+    }
+    if (getenv("NCCL_LOOP_ABORT_MS")) {
+        loop_t l = {allreduce, comm, rank, nranks, argc - 5, argv + 5, 0, 0};
+        return abort_during_loop(&l, atoi(getenv("NCCL_LOOP_ABORT_MS")));
     }
     for (int it = 0; it < iters; it++)
         for (int a = 5; a < argc; a++)

@@ -2,12 +2,14 @@
  * Both doors with the real NCCL, on the GPUs of this machine (label gpu; skipped without a GPU
  * or without NCCL): one rank per GPU of the node, each a process of nccl_loop.
  *   - NCCL_TUNER_PLUGIN and NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING: NCCL's log shows the
- *     plugin loaded and its one line per communicator; with two ranks or more (NCCL skips
- *     algorithm selection for one rank) each size runs the algorithm, protocol and channels the
- *     table names.
- *   - LD_PRELOAD of the drop-in under a loop of all-reduces: the calls reach the drop-in and
- *     every result is right.
- *   - Where PyTorch is installed: a one-rank DDP step runs with the drop-in preloaded.
+ *     plugin loaded by the newest interface that NCCL has (v6 from 2.30, v5 before) and its one
+ *     line per communicator; with two ranks or more (NCCL skips algorithm selection for one
+ *     rank) each size runs the algorithm, protocol and channels the table names.
+ *   - LD_PRELOAD of the drop-in under a loop of all-reduces of many sizes, odd ones among them:
+ *     the calls reach the drop-in and every result is right.
+ *   - ncclCommAbort during such a loop, as a watchdog calls it, returns within a second.
+ *   - Where PyTorch with CUDA is (ACC_TORCH_PYTHON, else python3): a one-rank DDP step runs with
+ *     the drop-in preloaded.
  * The parent never touches CUDA, so that the ranks it forks may.
  */
 #include "acc_db.h"
@@ -161,8 +163,11 @@ ACC_TEST_GPU(tuner_plugin_with_the_real_nccl)
     run_loop(&l, n);
     CHECK_OK(acc_db_open(db_path, ACC_DB_READONLY, &db));
 
-    CHECK_MSG(lines_with(l.name, 0, "TUNER/Plugin: Using acc", NULL) == 1,
-              "NCCL did not load the plugin (see %s)", out_file(l.name, 0));
+    CHECK_MSG(lines_with(l.name, 0, "TUNER/Plugin: Using acc (v6)", NULL) +
+                      lines_with(l.name, 0, "TUNER/Plugin: Using acc (v5)", NULL) ==
+                  1,
+              "NCCL did not load the plugin by its v6 or v5 interface (see %s)",
+              out_file(l.name, 0));
     snprintf(want, sizeof(want), "acc tuner: %d ranks on 1 node: NCCL's choices of", n);
     CHECK_INT(lines_with(l.name, 0, want, NULL), 1);
     for (int i = 0; n >= 2 && sizes[i]; i++) {
@@ -191,7 +196,8 @@ ACC_TEST_GPU(tuner_plugin_with_the_real_nccl)
 
 ACC_TEST_GPU(dropin_preloaded_under_an_allreduce_loop)
 {
-    static const char *const sizes[] = {"1024", "65536", "1048576", "16777216", NULL};
+    static const char *const sizes[] = {"4",       "1024",     "4100",      "65536", "1048576",
+                                        "1048580", "16777216", "268435456", NULL};
     int n = need_gpus();
     const char *env[] = {"LD_PRELOAD",        ACC_NCCL_DROPIN, "ACC_NCCL_LIBRARY",
                          ACC_REAL_NCCL,       "ACC_LOG_LEVEL", "info",
@@ -207,6 +213,39 @@ ACC_TEST_GPU(dropin_preloaded_under_an_allreduce_loop)
     CHECK(lines_with(l.name, 0, "acc", "communicator of") >= 1);
 }
 
+ACC_TEST_GPU(abort_during_an_allreduce_loop_returns_at_once)
+{
+    static const char *const sizes[] = {"1048576", "67108864", NULL};
+    int n = need_gpus();
+    const char *env[] = {"LD_PRELOAD",
+                         ACC_NCCL_DROPIN,
+                         "ACC_NCCL_LIBRARY",
+                         ACC_REAL_NCCL,
+                         "ACC_LOG_LEVEL",
+                         "info",
+                         "NCCL_LOOP_LIBRARY",
+                         ACC_REAL_NCCL,
+                         "NCCL_LOOP_ABORT_MS",
+                         "500",
+                         NULL};
+    loop_t l = {"nccl_gpu_abort", env, sizes, 1};
+
+    run_loop(&l, n);
+    for (int r = 0; r < n; r++) {
+        char line[512];
+        double took = -1;
+        FILE *f = fopen(out_file(l.name, r), "r");
+        while (f && fgets(line, sizeof(line), f))
+            if (sscanf(line, "abort took %lf s", &took) == 1)
+                printf("rank %d: %s", r, line);
+        if (f)
+            fclose(f);
+        CHECK_MSG(took >= 0 && took < 1.0, "rank %d: ncclCommAbort took %.3f s (see %s)", r, took,
+                  out_file(l.name, r));
+        CHECK_INT(lines_with(l.name, r, "ok", NULL), 1);
+    }
+}
+
 /* ---- PyTorch ------------------------------------------------------------------------------- */
 
 ACC_TEST_GPU(ddp_step_with_the_dropin_preloaded)
@@ -215,12 +254,17 @@ ACC_TEST_GPU(ddp_step_with_the_dropin_preloaded)
     const char *out = acc_test_tmp("nccl_gpu_ddp.out");
     int rc;
 
+    const char *python = ACC_TORCH_PYTHON[0] ? ACC_TORCH_PYTHON : "python3";
+
     need_gpus();
-    if (system("python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' "
-               ">/dev/null 2>&1") != 0)
+    snprintf(cmd, sizeof(cmd),
+             "'%s' -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' "
+             ">/dev/null 2>&1",
+             python);
+    if (system(cmd) != 0)
         ACC_SKIP("no PyTorch with CUDA");
-    snprintf(cmd, sizeof(cmd), "LD_PRELOAD='%s' ACC_LOG_LEVEL=info python3 '%s' >'%s' 2>&1",
-             ACC_NCCL_DROPIN, acc_test_src("tests/runtime/ddp_step.py"), out);
+    snprintf(cmd, sizeof(cmd), "LD_PRELOAD='%s' ACC_LOG_LEVEL=info '%s' '%s' >'%s' 2>&1",
+             ACC_NCCL_DROPIN, python, acc_test_src("tests/runtime/ddp_step.py"), out);
     rc = system(cmd);
     {
         char line[2048];

@@ -1,23 +1,55 @@
 /*
- * The NCCL tuner plugin (libnccl-tuner-acc.so) called the way NCCL 2.28 calls it: dlopen, the
- * v5 (or v4) symbol, init per communicator with NCCL's logger, then getCollInfo with the cost
- * table NCCL builds -- a flat float[7][3] cast to float**, -1 for what NCCL will not run, its
- * own times elsewhere.  For a DGX-H100 communicator (8 ranks, 1 node) the entry NCCL then takes
- * (the argmin) must be the one the image build's table names, at 8 KiB, 1 MiB and 256 MiB;
- * -1 entries stay -1; without a database, or for a shape without a table, nothing changes and
- * NCCL's log gets one line.
+ * The NCCL tuner plugin (libnccl-tuner-acc.so) called the way NCCL 2.28 to 2.32 call it, through
+ * NCCL's own plugin structs (tuner_v4.h, _v5.h, _v6.h of NCCL 2.30.7, in tests/data/nccl/):
+ * dlopen, the v6 symbol (2.30 and later look for it first), v5 or v4, init per communicator
+ * with NCCL's logger, then getCollInfo with the cost table NCCL builds -- a flat float[7][3]
+ * cast to float**, -1 for what NCCL will not run, its own times elsewhere.  For a DGX-H100
+ * communicator (8 ranks, 1 node) the entry NCCL then takes (the argmin) must be the one the image
+ * build's table names, at 8 KiB, 1 MiB and 256 MiB; -1 entries stay -1; without a database, or for
+ * a shape without a table, nothing changes and NCCL's log gets one line.
  */
 #include "acc_db.h"
 #include "acc_test.h"
+#include "nccl_abi.h"
 #include "nm_util.h"
-#include "nccl/tuner/tuner_abi.h"
 
 #include <dlfcn.h>
 #include <math.h>
 #include <stdarg.h>
 
-#define NA NCCL_NUM_ALGORITHMS
-#define NP NCCL_NUM_PROTOCOLS
+/* What NCCL's tuner headers take from the rest of NCCL: the logger and the functions as
+ * src/include/nccl_common.h defines them, the ignored entry as src/include/plugin/nccl_tuner.h
+ * does (both C++ headers, so not copied). */
+typedef enum {
+    NCCL_LOG_NONE = 0,
+    NCCL_LOG_VERSION = 1,
+    NCCL_LOG_WARN = 2,
+    NCCL_LOG_INFO = 3,
+    NCCL_LOG_ABORT = 4,
+    NCCL_LOG_TRACE = 5
+} ncclDebugLogLevel;
+typedef enum { NCCL_INIT = 0x1, NCCL_TUNING = 0x40 } ncclDebugLogSubSys;
+typedef void (*ncclDebugLogger_t)(ncclDebugLogLevel level, unsigned long flags, const char *file,
+                                  int line, const char *fmt, ...);
+typedef enum {
+    ncclFuncBroadcast = 0,
+    ncclFuncReduce = 1,
+    ncclFuncAllGather = 2,
+    ncclFuncReduceScatter = 3,
+    ncclFuncAllReduce = 4,
+    ncclFuncSendRecv = 5,
+    ncclFuncSend = 6,
+    ncclFuncRecv = 7,
+    ncclNumFuncs = 8
+} ncclFunc_t;
+#define NCCL_ALGO_PROTO_IGNORE -1.0
+
+/* NCCL's own plugin structs. */
+#include "tuner_v4.h"
+#include "tuner_v6.h"
+
+#define NA NCCL_NUM_ALGORITHMS_V5
+#define NP NCCL_NUM_PROTOCOLS_V5
 
 /* ---- NCCL's side: the logger and the cost table ---------------------------------------- */
 
@@ -120,6 +152,14 @@ static void *plugin(void)
 static const ncclTuner_v5_t *v5(void)
 {
     const ncclTuner_v5_t *t = dlsym(plugin(), "ncclTunerPlugin_v5");
+    CHECK(t != NULL);
+    CHECK_STR(t->name, "acc");
+    return t;
+}
+
+static const ncclTuner_v6_t *v6(void)
+{
+    const ncclTuner_v6_t *t = dlsym(plugin(), "ncclTunerPlugin_v6");
     CHECK(t != NULL);
     CHECK_STR(t->name, "acc");
     return t;
@@ -247,6 +287,27 @@ ACC_TEST(v5_serves_the_tables_choice_at_8k_1m_256m)
     /* Sizes outside the table's ranges and collectives without one: NCCL's own. */
     check_untouched(t->getCollInfo, ctx, ncclFuncAllReduce, ACC_COLL_ALLREDUCE, 100);
     check_untouched(t->getCollInfo, ctx, ncclFuncBroadcast, ACC_COLL_BROADCAST, 1u << 20);
+    CHECK_INT(t->finalize(ctx), ncclSuccess);
+    done_machine();
+}
+
+/* NCCL 2.30 to 2.32 take v6 first: the same choices, and NCCL's own chunk size (the database
+ * holds none, so the entry NCCL asks is absent and NCCL keeps its own). */
+ACC_TEST(v6_serves_the_same_choices_and_keeps_nccls_chunk_size)
+{
+    const ncclTuner_v6_t *t;
+    ncclNvlDomainInfo_v6_t nvl = {1, 8, 8};
+    ncclTunerConstants_v6_t k;
+    void *ctx = NULL;
+
+    build_h100_db("tuner_v6.db");
+    t = v6();
+    CHECK(t->getChunkSize == NULL);
+    memset(&k, 0, sizeof(k));
+    CHECK_INT(t->init(&ctx, 0x1234abcdull, 8, 1, logger, &nvl, &k), ncclSuccess);
+    CHECK_INT(nlog, 1);
+    CHECK(strstr(log_lines[0], "acc tuner: 8 ranks on 1 node: NCCL's choices of dgx-h100") != NULL);
+    check_h100_sizes(t->getCollInfo, ctx);
     CHECK_INT(t->finalize(ctx), ncclSuccess);
     done_machine();
 }
@@ -407,13 +468,14 @@ ACC_TEST(two_nodes_find_the_tables_of_their_node_type)
 }
 
 /* What NCCL looks for, and nothing else: acc inside the plugin stays its own. */
-ACC_TEST(exports_the_two_plugin_symbols_only)
+ACC_TEST(exports_the_plugin_symbols_only)
 {
     char names[16][NM_NAME_MAX];
     size_t n = nm_exported(ACC_NCCL_TUNER_PLUGIN, names, 16);
     for (size_t i = 0; i < n; i++)
         printf("exported: %s\n", names[i]);
-    CHECK_INT(n, 2);
+    CHECK_INT(n, 3);
     CHECK_STR(names[0], "ncclTunerPlugin_v4");
     CHECK_STR(names[1], "ncclTunerPlugin_v5");
+    CHECK_STR(names[2], "ncclTunerPlugin_v6");
 }

@@ -1,322 +1,260 @@
 /*
- * Communicators: acc joins every communicator NCCL makes (acc_comm_from_nccl, right after NCCL's
- * init, as a collective step of every rank), and leaves with it (finalize, destroy, abort).
- * Calls find acc's communicator by NCCL's handle in a small map; a reference keeps it alive
- * while a call uses it, even when another thread destroys or aborts the communicator.
+ * The drop-in's record of NCCL's communicators: a map from NCCL's handle to what acc is to it
+ * (dropin_comm_t), and the life of that record.
  *
- * Errors.  A failure of acc at a call is handled there (dropin_comm_end): NCCL runs the call.
- * ncclCommGetAsyncError reports NCCL's error and, when there is none, a failure acc found with
- * no call of the communicator inside acc -- one no call could hand to NCCL (a kernel of the GPU
- * backend that failed after its launch returned): its results are lost, and the job must hear
- * it, as it hears NCCL's own.
+ * Every call that looks at acc's part takes a use first (dropin_comm_get), under the map's
+ * lock, so that nothing it reads can be freed while it runs; leaving takes the record out of
+ * the map (no call finds it after) and frees it when the last use ends.  Leaving with a goodbye
+ * (ncclCommFinalize/Destroy) waits for the calls using it, as NCCL's destroy does; leaving by
+ * abort never waits: acc's waits stop (comm_stop), the real ncclCommAbort is reached at once,
+ * and whichever call lets go last releases acc's part - which never waits for the device
+ * either (the cuda backend parks its device memory until a later synchronisation).
  */
 #include "dropin_internal.h"
 
-#include <stdlib.h>
+#include "rt_internal.h"
+
+#include <stdint.h>
 #include <string.h>
 
-static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
-static dropin_comm_t **comms;
-static size_t ncomms, comms_cap;
+/* ---- the map: open addressing on NCCL's handle, under map_lock ------------------------- */
 
-static void add(dropin_comm_t *s)
+#define TOMB ((dropin_comm_t *)(uintptr_t)1)
+
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+static dropin_comm_t **table;
+static size_t cap, filled; /* filled: live entries and tombstones */
+
+static size_t home(ncclComm_t comm)
 {
+    uint64_t h = (uint64_t)(uintptr_t)comm * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 20) & (cap - 1);
+}
+
+static dropin_comm_t **find(ncclComm_t comm)
+{
+    for (size_t i = 0, at = cap ? home(comm) : 0; i < cap; i++, at = (at + 1) & (cap - 1)) {
+        if (!table[at])
+            return NULL;
+        if (table[at] != TOMB && table[at]->nccl == comm)
+            return &table[at];
+    }
+    return NULL;
+}
+
+/* Room for one more: a table twice as large when more than half of it is live, else the same
+ * size without its tombstones.  0, or -1 when out of memory. */
+static int make_room(void)
+{
+    dropin_comm_t **old = table;
+    size_t old_cap = cap, live = 0;
+
+    if (cap && (filled + 1) * 4 <= cap * 3)
+        return 0;
+    for (size_t i = 0; i < old_cap; i++)
+        live += old[i] && old[i] != TOMB;
+    cap = !old_cap ? 64 : live * 2 >= old_cap ? old_cap * 2 : old_cap;
+    if (!(table = acc_mem_calloc(cap, sizeof(*table)))) {
+        table = old;
+        cap = old_cap;
+        return -1;
+    }
+    filled = 0;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i] && old[i] != TOMB) {
+            size_t at = home(old[i]->nccl);
+            while (table[at])
+                at = (at + 1) & (cap - 1);
+            table[at] = old[i];
+            filled++;
+        }
+    acc_mem_free(old);
+    return 0;
+}
+
+/* ---- one record --------------------------------------------------------------------------- */
+
+static void record_free(dropin_comm_t *s)
+{
+    pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->acc_mu);
+    pthread_cond_destroy(&s->idle);
+    acc_mem_free(s);
+}
+
+/* acc's part, given up: with a goodbye to its peers, or without. */
+static void release_acc(acc_comm_t *acc, int abort)
+{
+    if (!acc)
+        return;
+    if (abort)
+        acc_comm_abort(acc);
+    else if (acc_comm_destroy(acc) != ACC_OK)
+        ACC_WARN(RUNTIME, "acc drop-in NCCL: %s", acc_error_message());
+}
+
+/* The last use of a record out of the map. */
+static void release(dropin_comm_t *s)
+{
+    release_acc(s->acc, s->abort || s->state != DROPIN_JOINED);
+    record_free(s);
+}
+
+void dropin_register(ncclComm_t comm)
+{
+    dropin_comm_t *s = acc_mem_calloc(1, sizeof(*s)), **old;
+    dropin_comm_t *stale = NULL;
+
+    if (!s) {
+        ACC_WARN(RUNTIME, "acc drop-in NCCL: out of memory; NCCL runs every call of a "
+                          "communicator");
+        return;
+    }
+    s->nccl = comm;
+    s->state = DROPIN_IDLE;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->acc_mu, NULL);
+    pthread_cond_init(&s->idle, NULL);
     pthread_mutex_lock(&map_lock);
-    if (acc_array_reserve((void **)&comms, &comms_cap, ncomms + 1, sizeof(*comms)) == ACC_OK) {
-        comms[ncomms++] = s;
+    /* NCCL freed a communicator without the drop-in seeing it and made another at its address:
+     * the old record goes, as by an abort. */
+    if ((old = find(comm))) {
+        stale = *old;
+        *old = TOMB;
+    }
+    if (make_room() == 0) {
+        size_t at = home(comm);
+        while (table[at] && table[at] != TOMB)
+            at = (at + 1) & (cap - 1);
+        filled += !table[at];
+        table[at] = s;
         s = NULL;
     }
     pthread_mutex_unlock(&map_lock);
     if (s) {
-        /* The other ranks run their calls through acc: this one's acc calls fail with them, and
-         * each rank then hands them to NCCL. */
-        ACC_WARN(RUNTIME, "acc drop-in NCCL: out of memory; acc leaves this communicator");
-        acc_comm_abort(s->acc);
-        pthread_mutex_destroy(&s->mu);
-        acc_mem_free(s);
+        ACC_WARN(RUNTIME, "acc drop-in NCCL: out of memory; NCCL runs every call of a "
+                          "communicator");
+        record_free(s);
+    }
+    if (stale) {
+        pthread_mutex_lock(&stale->mu);
+        stale->closing = stale->abort = 1;
+        if (stale->acc)
+            comm_stop(stale->acc);
+        s = stale->users == 0 ? stale : NULL;
+        pthread_mutex_unlock(&stale->mu);
+        if (s)
+            release(s);
     }
 }
 
 dropin_comm_t *dropin_comm_get(ncclComm_t comm)
 {
-    dropin_comm_t *s = NULL;
+    dropin_comm_t **p, *s = NULL;
+    if (!comm)
+        return NULL;
     pthread_mutex_lock(&map_lock);
-    for (size_t i = 0; i < ncomms && !s; i++)
-        if (comms[i]->nccl == comm) {
-            s = comms[i];
-            s->refs++;
-        }
+    if ((p = find(comm))) {
+        s = *p;
+        pthread_mutex_lock(&s->mu);
+        s->users++;
+        pthread_mutex_unlock(&s->mu);
+    }
     pthread_mutex_unlock(&map_lock);
     return s;
 }
 
 void dropin_comm_put(dropin_comm_t *s)
 {
+    acc_comm_t *stopped = NULL;
     int last;
-    if (!s)
-        return;
-    pthread_mutex_lock(&map_lock);
-    last = --s->refs == 0;
-    pthread_mutex_unlock(&map_lock);
-    if (last) {
-        pthread_mutex_destroy(&s->mu);
-        acc_mem_free(s);
-    }
-}
 
-/* Out of the map, with the map's reference: no new call finds it. */
-static dropin_comm_t *detach(ncclComm_t comm)
-{
-    dropin_comm_t *s = NULL;
-    pthread_mutex_lock(&map_lock);
-    for (size_t i = 0; i < ncomms && !s; i++)
-        if (comms[i]->nccl == comm) {
-            s = comms[i];
-            comms[i] = comms[--ncomms];
-        }
-    pthread_mutex_unlock(&map_lock);
-    return s;
-}
-
-void dropin_attach(ncclComm_t comm, const char *how)
-{
-    const dropin_real_t *r = dropin_real();
-    acc_comm_opts_t opts;
-    acc_comm_t *acc = NULL;
-    dropin_comm_t *s;
-    int dev = -1;
-
-    if (!r || !comm)
-        return;
-    if (dropin_group_depth() > 0) {
-        ACC_INFO(RUNTIME,
-                 "acc drop-in NCCL: a communicator made by %s inside a group: NCCL runs "
-                 "all its calls",
-                 how);
-        return;
-    }
-    acc_comm_opts_init(&opts);
-    opts.external_fallback = 1; /* calls acc does not serve come back here, for NCCL */
-    if (acc_comm_from_nccl(&acc, comm, &opts) != ACC_OK) {
-        ACC_WARN(RUNTIME,
-                 "acc drop-in NCCL: acc could not join the communicator %s made, so NCCL "
-                 "runs all its calls: %s",
-                 how, acc_error_message());
-        return;
-    }
-    /* acc's host backend runs on host memory; the buffers of a communicator on a GPU are device
-     * memory.  Every rank sees its GPU, so they all leave together. */
-    if (r->CommCuDevice && r->CommCuDevice(comm, &dev) == ncclSuccess && dev >= 0 &&
-        acc_comm_backend(acc) == ACC_BACKEND_HOST) {
-        if (acc_comm_rank(acc) == 0)
-            ACC_INFO(RUNTIME,
-                     "acc drop-in NCCL: communicator of %d ranks on GPUs: acc's host "
-                     "backend cannot run on device memory, so NCCL runs all its calls",
-                     acc_comm_size(acc));
-        acc_comm_destroy(acc);
-        return;
-    }
-    if (!(s = acc_mem_calloc(1, sizeof(*s)))) {
-        ACC_WARN(RUNTIME, "acc drop-in NCCL: out of memory; acc leaves this communicator");
-        acc_comm_abort(acc);
-        return;
-    }
-    s->nccl = comm;
-    s->acc = acc;
-    s->rank = acc_comm_rank(acc);
-    s->refs = 1; /* the map's */
-    pthread_mutex_init(&s->mu, NULL);
-    add(s);
-}
-
-int dropin_comm_begin(dropin_comm_t *s)
-{
-    int ok;
-    pthread_mutex_lock(&s->mu);
-    ok = !s->off;
-    s->calls += ok;
-    pthread_mutex_unlock(&s->mu);
-    return ok;
-}
-
-void dropin_comm_end(dropin_comm_t *s, acc_status_t st, const char *what)
-{
-    int failed = st != ACC_OK && st != ACC_NO_DATA && st != ACC_ERR_INVALID, first;
-    pthread_mutex_lock(&s->mu);
-    s->calls--;
-    first = failed && !s->off;
-    s->off |= failed;
-    pthread_mutex_unlock(&s->mu);
-    if (first)
-        ACC_WARN(RUNTIME,
-                 "acc drop-in NCCL: rank %d: %s failed in acc (%s: %s); NCCL runs it and "
-                 "every later call of this communicator",
-                 s->rank, what, acc_status_name(st), acc_error_message());
-}
-
-/* ---- joining NCCL's communicators ------------------------------------------------------ */
-
-/* NCCL's init first; acc joins only a communicator NCCL has finished: one a non-blocking init
- * left in progress (ncclInProgress) cannot carry acc's id yet, and NCCL alone runs it. */
-static ncclResult_t made(ncclResult_t rc, ncclComm_t *comm, const char *how)
-{
-    if (rc == ncclSuccess && comm && *comm)
-        dropin_attach(*comm, how);
-    else if (rc == ncclInProgress)
-        ACC_INFO(RUNTIME,
-                 "acc drop-in NCCL: %s made a non-blocking communicator: NCCL runs all its "
-                 "calls",
-                 how);
-    return rc;
-}
-
-ncclResult_t pncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank)
-{
-    DROPIN_REAL(r, CommInitRank)
-    return made(r->CommInitRank(comm, nranks, id, rank), comm, "ncclCommInitRank");
-}
-DROPIN_ALIAS(CommInitRank);
-
-ncclResult_t pncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
-                                     ncclConfig_t *config)
-{
-    DROPIN_REAL(r, CommInitRankConfig)
-    return made(r->CommInitRankConfig(comm, nranks, id, rank, config), comm,
-                "ncclCommInitRankConfig");
-}
-DROPIN_ALIAS(CommInitRankConfig);
-
-ncclResult_t pncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, int nids,
-                                       ncclUniqueId *ids, ncclConfig_t *config)
-{
-    DROPIN_REAL(r, CommInitRankScalable)
-    return made(r->CommInitRankScalable(comm, nranks, rank, nids, ids, config), comm,
-                "ncclCommInitRankScalable");
-}
-DROPIN_ALIAS(CommInitRankScalable);
-
-ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
-                            ncclConfig_t *config)
-{
-    DROPIN_REAL(r, CommSplit)
-    /* NCCL_SPLIT_NOCOLOR ranks get no communicator */
-    return made(r->CommSplit(comm, color, key, newcomm, config), newcomm, "ncclCommSplit");
-}
-DROPIN_ALIAS(CommSplit);
-
-ncclResult_t pncclCommShrink(ncclComm_t comm, int *exclude, int nexclude, ncclComm_t *newcomm,
-                             ncclConfig_t *config, int flags)
-{
-    DROPIN_REAL(r, CommShrink)
-    return made(r->CommShrink(comm, exclude, nexclude, newcomm, config, flags), newcomm,
-                "ncclCommShrink");
-}
-DROPIN_ALIAS(CommShrink);
-
-/* Several ranks in one process and thread: acc's ranks each need a thread of their own to
- * join, so NCCL runs these communicators alone. */
-ncclResult_t pncclCommInitAll(ncclComm_t *comms_out, int ndev, const int *devlist)
-{
-    DROPIN_REAL(r, CommInitAll)
-    ncclResult_t rc = r->CommInitAll(comms_out, ndev, devlist);
-    if (rc == ncclSuccess)
-        ACC_INFO(RUNTIME,
-                 "acc drop-in NCCL: ncclCommInitAll made %d communicators in one "
-                 "process: NCCL runs all their calls",
-                 ndev);
-    return rc;
-}
-DROPIN_ALIAS(CommInitAll);
-
-/* ---- leaving with NCCL ------------------------------------------------------------------- */
-
-/* acc leaves with a goodbye to its peers (finalize, destroy) or without (abort). */
-static void leave(ncclComm_t comm, int abort)
-{
-    dropin_comm_t *s = detach(comm);
     if (!s)
         return;
     pthread_mutex_lock(&s->mu);
-    s->off = 1;
+    last = --s->users == 0;
+    if (last && s->state == DROPIN_NCCL && s->acc && !s->closing) {
+        /* acc stopped serving it while calls used it: now nothing does. */
+        stopped = s->acc;
+        s->acc = NULL;
+    }
+    if (last)
+        pthread_cond_broadcast(&s->idle);
+    /* A record left by abort is freed by its last use; one left with a goodbye by the leaver. */
+    last = last && s->closing && s->abort;
     pthread_mutex_unlock(&s->mu);
-    /* A call still inside acc (a hung one, ended by an abort from another thread) returns
-     * before acc frees the communicator; the state itself lives until that call lets go. */
-    if (abort)
-        acc_comm_abort(s->acc);
-    else if (acc_comm_destroy(s->acc) != ACC_OK)
-        ACC_WARN(RUNTIME, "acc drop-in NCCL: %s", acc_error_message());
-    s->acc = NULL;
-    dropin_comm_put(s);
+    release_acc(stopped, 1);
+    if (last)
+        release(s);
 }
 
-ncclResult_t pncclCommFinalize(ncclComm_t comm)
+int dropin_shape(dropin_comm_t *s)
 {
-    DROPIN_REAL(r, CommFinalize)
-    leave(comm, 0);
-    return r->CommFinalize(comm);
-}
-DROPIN_ALIAS(CommFinalize);
+    const nccl_lib_t *l = dropin_nccl();
+    int nranks = 0, rank = -1, dev = -1, known;
 
-ncclResult_t pncclCommDestroy(ncclComm_t comm)
-{
-    DROPIN_REAL(r, CommDestroy)
-    leave(comm, 0);
-    return r->CommDestroy(comm);
-}
-DROPIN_ALIAS(CommDestroy);
-
-ncclResult_t pncclCommAbort(ncclComm_t comm)
-{
-    DROPIN_REAL(r, CommAbort)
-    leave(comm, 1);
-    return r->CommAbort(comm);
-}
-DROPIN_ALIAS(CommAbort);
-
-/* ---- errors ------------------------------------------------------------------------------ */
-
-ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *async_error)
-{
-    DROPIN_REAL(r, CommGetAsyncError)
-    ncclResult_t rc = r->CommGetAsyncError(comm, async_error);
-    dropin_comm_t *s;
-    acc_status_t e = ACC_OK;
-
-    if (rc != ncclSuccess || !async_error || *async_error != ncclSuccess ||
-        !(s = dropin_comm_get(comm)))
-        return rc;
     pthread_mutex_lock(&s->mu);
-    if (s->async == ACC_OK && !s->off && s->calls == 0 &&
-        acc_comm_get_async_error(s->acc, &e) == ACC_OK && e != ACC_OK) {
-        s->async = e;
-        s->off = 1;
-        snprintf(s->error, sizeof(s->error), "acc: %s", acc_error_message());
-        ACC_ERROR(RUNTIME, "acc drop-in NCCL: rank %d: %s", s->rank, s->error);
-    }
-    if (s->async != ACC_OK)
-        *async_error = s->async == ACC_ERR_TIMEOUT ? ncclRemoteError : ncclInternalError;
+    known = s->shape_known;
     pthread_mutex_unlock(&s->mu);
-    dropin_comm_put(s);
-    return rc;
+    if (known)
+        return known > 0;
+    if (!l || DROPIN_INTO(l->comm_count(s->nccl, &nranks)) != 0 ||
+        DROPIN_INTO(l->comm_user_rank(s->nccl, &rank)) != 0 ||
+        DROPIN_INTO(l->comm_cu_device(s->nccl, &dev)) != 0)
+        known = -1;
+    else
+        known = 1;
+    pthread_mutex_lock(&s->mu);
+    s->nranks = nranks;
+    s->rank = rank;
+    s->on_gpu = dev >= 0;
+    s->shape_known = known;
+    pthread_mutex_unlock(&s->mu);
+    return known > 0;
 }
-DROPIN_ALIAS(CommGetAsyncError);
 
-const char *pncclGetLastError(ncclComm_t comm)
+void dropin_switch_off(dropin_comm_t *s, acc_log_level_t level, const char *why)
 {
-    static _Thread_local char text[512];
-    const dropin_real_t *r = dropin_real();
-    dropin_comm_t *s = comm ? dropin_comm_get(comm) : NULL;
-    int mine = 0;
+    if (s->state == DROPIN_NCCL)
+        return;
+    if (s->acc)
+        comm_stop(s->acc); /* its calls in flight give up within a wait slice */
+    if (why && s->state != DROPIN_IDLE)
+        acc_log(level, ACC_SUBSYS_RUNTIME, "acc drop-in NCCL: rank %d: %s", s->rank, why);
+    s->state = DROPIN_NCCL;
+}
 
-    if (s) {
-        pthread_mutex_lock(&s->mu);
-        if ((mine = s->async != ACC_OK))
-            snprintf(text, sizeof(text), "%s", s->error);
-        pthread_mutex_unlock(&s->mu);
-        dropin_comm_put(s);
+void dropin_leave(ncclComm_t comm, int abort)
+{
+    dropin_comm_t **p, *s = NULL;
+    int mine;
+
+    pthread_mutex_lock(&map_lock);
+    if ((p = find(comm))) {
+        s = *p;
+        *p = TOMB;
     }
+    pthread_mutex_unlock(&map_lock);
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->closing = 1;
+    s->abort = abort;
+    if (abort && s->acc)
+        comm_stop(s->acc);
+    while (!abort && s->users > 0)
+        pthread_cond_wait(&s->idle, &s->mu);
+    mine = s->users == 0;
+    pthread_mutex_unlock(&s->mu);
     if (mine)
-        return text;
-    return r && r->GetLastError ? r->GetLastError(comm) : "";
+        release(s);
 }
-DROPIN_ALIAS(GetLastError);
+
+int dropin_order(const dropin_comm_t *a, const dropin_comm_t *b)
+{
+    const uint8_t *x = a->acc ? boot_nonce(a->acc->boot) : NULL;
+    const uint8_t *y = b->acc ? boot_nonce(b->acc->boot) : NULL;
+    if (!x || !y)
+        return (x != NULL) - (y != NULL);
+    return memcmp(x, y, BOOT_NONCE_BYTES);
+}

@@ -1,9 +1,10 @@
 /*
- * tuner_abi.h - NCCL's tuner plugin interface, versions 4 (NCCL 2.24 to 2.27) and 5 (2.28), as
- * NCCL's src/include/plugin/tuner/tuner_v4.h and tuner_v5.h and its logger (debug.h) define
- * them; reference/07-runtime-anchors.md §1 tells how NCCL loads and calls a plugin.  The
- * constants struct is the full one of 2.28.9, perChMaxNVLSTreeBws included (the example plugin's
- * copy lacks it).  Internal to the plugin.
+ * tuner_abi.h - NCCL's tuner plugin interface, versions 4 (NCCL 2.24 to 2.27), 5 (2.28, 2.29) and
+ * 6 (2.30 to 2.32), as NCCL's src/include/plugin/tuner/tuner_v4.h, _v5.h and _v6.h and its logger
+ * (nccl_common.h) define them; reference/07-runtime-anchors.md §1 tells how NCCL loads and calls
+ * a plugin.  The constants struct is the full one of 2.28.9, perChMaxNVLSTreeBws included (the
+ * example plugin's copy lacks it); v6 keeps v5's.  The tuner test is built on NCCL's own headers
+ * (tests/data/nccl/plugin/tuner/), so that a drift here shows.  Internal to the plugin.
  */
 #ifndef ACC_TUNER_ABI_H
 #define ACC_TUNER_ABI_H
@@ -69,6 +70,21 @@ typedef struct {
                                 int *nChannels);
     ncclResult_t (*finalize)(void *context);
 } ncclTuner_v5_t;
+
+/* v5 and an optional chunk size, which NCCL asks for once it has chosen algorithm, protocol and
+ * channels (NULL: NCCL keeps its own). */
+typedef struct {
+    const char *name;
+    ncclResult_t (*init)(void **ctx, uint64_t commId, size_t nRanks, size_t nNodes,
+                         ncclDebugLogger_t logFunction, ncclNvlDomainInfo_v5_t *nvlDomainInfo,
+                         ncclTunerConstants_v5_t *constants);
+    ncclResult_t (*getCollInfo)(void *context, ncclFunc_t collType, size_t nBytes, int numPipeOps,
+                                float **collCostTable, int numAlgo, int numProto, int regBuff,
+                                int *nChannels);
+    ncclResult_t (*finalize)(void *context);
+    ncclResult_t (*getChunkSize)(void *context, ncclFunc_t collType, size_t nBytes, int algo,
+                                 int proto, int nChannels, size_t *chunkSize);
+} ncclTuner_v6_t;
 
 typedef struct {
     const char *name;

@@ -3,7 +3,7 @@
  * algorithm, protocol and channel count of NCCL's own that acc's selection found best (the
  * image build's table, db/SCHEMA.md version 6).  NCCL keeps running its own kernels.
  *
- * What NCCL 2.28 does with a plugin decides how this one is written (reference/07 §1.3): any
+ * What NCCL 2.28 to 2.32 do with a plugin decides how this one is written (reference/07 §1.3): any
  * error from init fails the communicator and any from getCollInfo fails the collective, so
  * neither ever returns one; the cost table arrives as a flat float[numAlgo][numProto] cast to
  * float**, so it is indexed as such, never as row pointers; entries NCCL will not run are -1 and
@@ -97,6 +97,11 @@ static ncclResult_t finalize(void *context)
     return ncclSuccess;
 }
 
-/* The only two names the library exports (tuner.map): NCCL probes v5, then v4. */
+/* The only names the library exports (tuner.map): NCCL 2.30 and later probe v6 first, then v5
+ * and v4, as older ones do.  v6's chunk size stays NCCL's: acc's database holds algorithm,
+ * protocol and channels per size, measured or predicted, but no chunk size - nothing measures
+ * NCCL's chunk sizes yet - and NCCL's v6 lets the entry be NULL, which also spares NCCL a call
+ * per collective. */
+EXPORT const ncclTuner_v6_t ncclTunerPlugin_v6 = {"acc", init_v5, get_coll_info, finalize, NULL};
 EXPORT const ncclTuner_v5_t ncclTunerPlugin_v5 = {"acc", init_v5, get_coll_info, finalize};
 EXPORT const ncclTuner_v4_t ncclTunerPlugin_v4 = {"acc", init_v4, get_coll_info, finalize};
