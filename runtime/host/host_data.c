@@ -134,17 +134,33 @@ static uint32_t load(hb_word_t *w)
     return atomic_load_explicit(&w->value, memory_order_acquire);
 }
 
-/* Is there room for the next message: in the ring, or in the outbox of a remote connection? */
+/* Is there room for the next message: in the ring, or in the outbox of a remote connection
+ * (whose lane's own writes never occupy it)? */
 static int has_room(const hb_inst_t *in, hb_conn_t *cn)
 {
     uint32_t slots = (uint32_t)in->plan->slots;
-    uint32_t gone = cn->remote ? load(&cn->drained) : load(&hb_ring(in, cn)->taken);
-    return cn->count - gone < slots;
+    if (cn->remote)
+        return load(&cn->queued) - load(&cn->drained) < slots;
+    return cn->count - load(&hb_ring(in, cn)->taken) < slots;
 }
 
 static int has_message(const hb_inst_t *in, hb_conn_t *cn)
 {
     return load(&hb_ring(in, cn)->sent) != cn->count;
+}
+
+/* The next message is in the ring: for a remote connection, read from the socket now if not.
+ * 1 yes, 0 not yet, -1 the connection broke (the call's failure recorded). */
+static int arrived(hb_lane_t *lc, hb_conn_t *cn)
+{
+    hb_inst_t *in = lc->call->in;
+    char why[256];
+
+    if (has_message(in, cn) || !cn->remote)
+        return has_message(in, cn);
+    if (hb_net_pull(in, cn, why, sizeof(why)) != 0)
+        return hb_fail(lc, ACC_ERR_TIMEOUT, "waiting for message %u: %s", cn->count, why);
+    return has_message(in, cn);
 }
 
 /* Ring rank r's doorbell: something it may wait for has happened. */
@@ -159,17 +175,17 @@ static void ring_bell(const hb_inst_t *in, int r)
 static hb_slot_t *outgoing(hb_lane_t *lc, hb_conn_t *cn)
 {
     hb_inst_t *in = lc->call->in;
-    return cn->remote ? hb_outbox_slot(in, cn, cn->count) : hb_slot(in, cn, cn->count);
+    return cn->remote ? hb_outbox_slot(in, cn, load(&cn->queued)) : hb_slot(in, cn, cn->count);
 }
 
 /* Hand the filled slot on: to the receiver through the ring (and its doorbell), or to the
- * sending thread through the outbox. */
+ * socket (host_net.c). */
 static void commit(hb_lane_t *lc, hb_conn_t *cn)
 {
     hb_inst_t *in = lc->call->in;
     cn->count++;
     if (cn->remote) {
-        hb_raise(&cn->queued);
+        hb_net_post(in, cn);
         return;
     }
     hb_raise(&hb_ring(in, cn)->sent);
@@ -365,17 +381,32 @@ int hb_op_ready(hb_lane_t *lc)
         return has_room(in, &in->conns[in->out_conn[k]]);
     case ACC_OP_RECV:
     case ACC_OP_RECV_REDUCE_COPY:
-        return has_message(in, &in->conns[in->in_conn[k]]);
+        return arrived(lc, &in->conns[in->in_conn[k]]);
     case ACC_OP_RECV_COPY_SEND:
     case ACC_OP_RECV_REDUCE_SEND:
     case ACC_OP_RECV_REDUCE_COPY_SEND:
-        return has_message(in, &in->conns[in->in_conn[k]]) &&
-               has_room(in, &in->conns[in->out_conn[k]]);
+        if (!has_room(in, &in->conns[in->out_conn[k]]))
+            return 0;
+        return arrived(lc, &in->conns[in->in_conn[k]]);
     case ACC_OP_WAIT:
         return hb_reached(load(counter(in, in->ctr[k])), wait_target(lc));
     default:
         return 1;
     }
+}
+
+int hb_op_wait_on(hb_lane_t *lc)
+{
+    hb_inst_t *in = lc->call->in;
+    uint32_t k = in->lane_first[lc->lane] + lc->k;
+    hb_conn_t *ci = in->in_conn[k] != UINT32_MAX ? &in->conns[in->in_conn[k]] : NULL;
+    hb_conn_t *co = in->out_conn[k] != UINT32_MAX ? &in->conns[in->out_conn[k]] : NULL;
+
+    if (co && !has_room(in, co))
+        return co->remote ? HB_WAIT_EVENT : HB_WAIT_BELL;
+    if (ci && !has_message(in, ci))
+        return ci->remote ? ci->fd : HB_WAIT_BELL;
+    return HB_WAIT_BELL;
 }
 
 int hb_op_wait_text(hb_lane_t *lc, char *buf, size_t n)

@@ -324,6 +324,7 @@ acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_
     in->plan = plan;
     in->rank = c->rank;
     in->id = id;
+    in->evfd = -1;
     in->es = es;
     in->cap = cap ? cap : 1;
     /* Each step ends with every rank knowing whether every rank managed it, so that all give
