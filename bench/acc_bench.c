@@ -16,7 +16,7 @@
 static const char usage_text[] =
     "usage: acc-bench --backend host PLAN [SWEEP]\n"
     "       acc-bench --runtime host|cuda --nranks N [--topo T] [--db F] [--coll C] [SWEEP]\n"
-    "                 [--rank R --bootstrap HOST:PORT]\n"
+    "                 [--rank R --bootstrap HOST:PORT] [--tables FILE]\n"
     "       acc-bench --model M --runtime host|cuda --nranks N [--topo T] [--db F]\n"
     "                 [--network NET] [--policy ddp,horovod,acc,online] [--iters K]\n"
     "       acc-bench --help\n"
@@ -29,6 +29,11 @@ static const char usage_text[] =
     "(else ACC_DB and the search path), and the last column names what ran per size: acc's\n"
     "plan or the fallback.  C is allreduce (default), allgather, reduce_scatter, broadcast or\n"
     "reduce; -r picks the root.\n"
+    "\n"
+    "--tables FILE (with --runtime host) measures instead every plan of C that applies to T\n"
+    "(each generator at 1, 2 and 4 lanes and chunks) through the runtime at every size of the\n"
+    "sweep and stores the fastest per size in FILE as the host backend's own table, with the\n"
+    "plans and their times; -n and -w count the calls timed per size.\n"
     "\n"
     "--model replays model M's training iterations (a shipped profile or a profile file) on\n"
     "that runtime: per iteration the profile's compute as time that passes, its gradients\n"
@@ -76,6 +81,7 @@ typedef struct {
     bench_sweep_t sweep;
     bench_comm_t comm;     /* --runtime */
     bench_replay_t replay; /* --model */
+    const char *tables;    /* --tables */
 } options_t;
 
 static int usage_error(const char *what, const char *arg)
@@ -180,6 +186,10 @@ static int check_runtime(options_t *o)
     b->root = o->root > 0 ? o->root : 0;
     if (b->root >= b->nranks)
         return usage_error("-r is not a rank below --nranks", NULL);
+    if (o->tables && (strcmp(b->runtime, "host") != 0 || o->replay.model))
+        return usage_error("--tables measures the host backend: it goes with --runtime host and "
+                           "without --model",
+                           NULL);
     if (o->sweep.min_bytes > o->sweep.max_bytes)
         return usage_error("-b is larger than -e", NULL);
     return o->replay.model ? check_replay(o) : 0;
@@ -193,8 +203,9 @@ static int check_args(options_t *o)
         return check_runtime(o);
     if (o->replay.model || o->replay.network || o->replay.policies != all_policies)
         return usage_error("--model, --network and --policy go with --runtime", NULL);
-    if (o->comm.nranks || o->comm.db || o->comm.bootstrap || o->comm.rank >= 0)
-        return usage_error("--nranks, --db, --rank and --bootstrap go with --runtime", NULL);
+    if (o->comm.nranks || o->comm.db || o->comm.bootstrap || o->comm.rank >= 0 || o->tables)
+        return usage_error("--nranks, --db, --rank, --bootstrap and --tables go with --runtime",
+                           NULL);
     if (!o->backend)
         return usage_error("--backend host or --runtime host|cuda is required", NULL);
     if (strcmp(o->backend, "host") != 0)
@@ -228,7 +239,8 @@ static int parse_args(int argc, char **argv, options_t *o)
         OPT_DB,
         OPT_MODEL,
         OPT_NETWORK,
-        OPT_POLICY
+        OPT_POLICY,
+        OPT_TABLES
     };
     static const struct option longopts[] = {
         {"backend", required_argument, NULL, OPT_BACKEND},
@@ -247,6 +259,7 @@ static int parse_args(int argc, char **argv, options_t *o)
         {"model", required_argument, NULL, OPT_MODEL},
         {"network", required_argument, NULL, OPT_NETWORK},
         {"policy", required_argument, NULL, OPT_POLICY},
+        {"tables", required_argument, NULL, OPT_TABLES},
         {"minbytes", required_argument, NULL, 'b'},
         {"maxbytes", required_argument, NULL, 'e'},
         {"stepfactor", required_argument, NULL, 'f'},
@@ -329,6 +342,9 @@ static int parse_args(int argc, char **argv, options_t *o)
             break;
         case OPT_POLICY:
             o->replay.policies = optarg;
+            break;
+        case OPT_TABLES:
+            o->tables = optarg;
             break;
         case 'b':
             rc = parse_size(optarg, "-b takes a size such as 8, 64K or 128M, not", &s->min_bytes);
@@ -441,6 +457,10 @@ int main(int argc, char **argv)
     }
     if (o.replay.model)
         return bench_replay(&o.comm, &o.replay, stdout);
+    if (o.tables) {
+        bench_tables_t t = {o.tables, &o.sweep};
+        return bench_tables(&o.comm, &t, stdout);
+    }
     if (o.comm.runtime)
         return bench_comm(&o.comm, &o.sweep, stdout);
     if (get_plan(&o, &plan) != ACC_OK) {

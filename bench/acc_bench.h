@@ -62,6 +62,15 @@ typedef struct {
 
 int bench_replay(const bench_comm_t *b, const bench_replay_t *r, FILE *out);
 
+/* The host backend's own tables (acc_bench_tables.c): every candidate plan measured through the
+ * runtime at every size of the sweep, the fastest per size stored in the database at path. */
+typedef struct {
+    const char *path;
+    const bench_sweep_t *sweep;
+} bench_tables_t;
+
+int bench_tables(const bench_comm_t *b, const bench_tables_t *t, FILE *out);
+
 /* Elements per byte of the size column, and nccl-tests' bus bandwidth factor. */
 uint64_t bench_size_mult(acc_coll_t coll, int nranks);
 double bench_bus_factor(acc_coll_t coll, int nranks);

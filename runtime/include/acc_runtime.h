@@ -284,6 +284,17 @@ acc_status_t acc_group_end(void);
 acc_status_t acc_comm_serves(const acc_comm_t *comm, acc_coll_t coll, size_t count, acc_dtype_t dt,
                              int root, int *serves);
 
+/* Run one verified plan of this communicator's rank count through its backend, whatever the
+ * tables say: for benchmarks, and for measuring the backend's own tables (acc-bench --tables).
+ * The collective is the plan's (its root for broadcast and reduce), the arguments those of the
+ * collective's call (count as acc_allreduce's, acc_allgather's, ...).  Collective: every rank
+ * with the same plan.  ACC_ERR_UNSUPPORTED, on every rank alike, when the backend cannot run
+ * the plan on these ranks (peer memory between nodes on the host backend); other failures
+ * break the communicator as a collective's do.  Not counted in acc_comm_stats. */
+acc_status_t acc_comm_run_plan(acc_comm_t *comm, const acc_plan_t *plan, const void *sendbuf,
+                               void *recvbuf, size_t count, acc_dtype_t dt, acc_redop_t op,
+                               acc_stream_t stream);
+
 /* What ran, per collective and size range of the tables (and one row per fallback reason):
  * calls and bytes since creation. */
 typedef struct {

@@ -5,34 +5,13 @@
  * seconds; the shipped ones replay the same way, only longer.
  */
 #include "acc_test.h"
+#include "cli_util.h"
 #include "toy_model.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static char out[1 << 20];
-
-/* Run a command line; its standard output in out, its exit status. */
-static int run(const char *cmd)
-{
-    char full[8192];
-    const char *o = acc_test_tmp("replay.out");
-    FILE *f;
-    size_t n;
-    int rc;
-
-    snprintf(full, sizeof(full), "%s > '%s' 2>&1", cmd, o);
-    rc = system(full);
-    f = fopen(o, "rb");
-    n = f ? fread(out, 1, sizeof(out) - 1, f) : 0;
-    out[n] = '\0';
-    if (f)
-        fclose(f);
-    CHECK_MSG(rc != -1 && WIFEXITED(rc), "could not run %s", full);
-    return WEXITSTATUS(rc);
-}
 
 /* 64 gradients of 64 KiB over a 10 ms backward pass, 30 ms of compute in all, as a file. */
 static const char *toy_profile(void)
@@ -62,27 +41,28 @@ ACC_TEST(every_policy_then_a_measured_optimum)
     /* acc-tune's optimum of this key, simulated on the topology's H100s. */
     snprintf(cmd, sizeof(cmd), "%s --model '%s' --topo gpus=4 --nccl-only --quiet --db '%s'",
              ACC_TUNE_EXE, model, db);
-    CHECK_INT(run(cmd), 0);
+    CHECK_INT(cli_run(cmd), 0);
     snprintf(cmd, sizeof(cmd),
              "%s --model '%s' --runtime host --nranks 4 --topo gpus=4 --iters 40 --db '%s'",
              ACC_BENCH_EXE, model, db);
-    CHECK_INT(run(cmd), 0);
-    printf("%s", out);
-    CHECK(strstr(out, "# acc-bench --model replay-toy --runtime host: 4 ranks"));
-    CHECK(strstr(out, "\n  ddp ") && strstr(out, "(DDP defaults)"));
-    CHECK(strstr(out, "\n  horovod ") && strstr(out, "(Horovod defaults)"));
-    CHECK(strstr(out, "\n  acc ") && strstr(out, "(acc simulated optimum)"));
-    CHECK(strstr(out, "\n  online ") && strstr(out, "from the simulated optimum, tuned in"));
+    CHECK_INT(cli_run(cmd), 0);
+    printf("%s", cli_out);
+    CHECK(strstr(cli_out, "# acc-bench --model replay-toy --runtime host: 4 ranks"));
+    CHECK(strstr(cli_out, "\n  ddp ") && strstr(cli_out, "(DDP defaults)"));
+    CHECK(strstr(cli_out, "\n  horovod ") && strstr(cli_out, "(Horovod defaults)"));
+    CHECK(strstr(cli_out, "\n  acc ") && strstr(cli_out, "(acc simulated optimum)"));
+    CHECK(strstr(cli_out, "\n  online ") &&
+          strstr(cli_out, "from the simulated optimum, tuned in"));
     /* acc-tune show: the measured optimum beside the simulated one, and the measured runs. */
     snprintf(cmd, sizeof(cmd), "%s show --db '%s'", ACC_TUNE_EXE, db);
-    CHECK_INT(run(cmd), 0);
-    printf("%s", out);
-    CHECK(strstr(out, "optima (1)") && strstr(out, "measured (online tuning)"));
-    CHECK(strstr(out, "\n    itersim ") && strstr(out, "\n    measured "));
-    CHECK(strstr(out, " measured "));
+    CHECK_INT(cli_run(cmd), 0);
+    printf("%s", cli_out);
+    CHECK(strstr(cli_out, "optima (1)") && strstr(cli_out, "measured (online tuning)"));
+    CHECK(strstr(cli_out, "\n    itersim ") && strstr(cli_out, "\n    measured "));
+    CHECK(strstr(cli_out, " measured "));
     /* An unknown policy is a usage error. */
     snprintf(cmd, sizeof(cmd), "%s --model '%s' --runtime host --nranks 4 --policy fastest",
              ACC_BENCH_EXE, model);
-    CHECK_INT(run(cmd), 2);
-    CHECK(strstr(out, "--policy takes a list of ddp, horovod, acc and online"));
+    CHECK_INT(cli_run(cmd), 2);
+    CHECK(strstr(cli_out, "--policy takes a list of ddp, horovod, acc and online"));
 }
