@@ -9,6 +9,9 @@
 
 #include <string.h>
 
+/* Elements scaled at a time before a compressing cast: a buffer in L1. */
+#define CONVERT_BLOCK 1024
+
 static acc_status_t host_open(acc_fusion_t *f)
 {
     f->dev = NULL;
@@ -68,26 +71,32 @@ static acc_status_t host_zero(void *dst, size_t bytes, acc_cuda_stream_t q)
 static acc_status_t host_convert(const acc_fusion_t *f, void *dst, acc_dtype_t to, const void *src,
                                  acc_dtype_t from, uint64_t n, double scale, acc_cuda_stream_t q)
 {
-    uint64_t i;
-
     (void)f;
     (void)q;
     if (to == from && scale == 1.0) {
         memcpy(dst, src, (size_t)(n * acc_dtype_size(to)));
         return ACC_OK;
     }
-    /* The only conversions are fp32 <-> fp16/bf16; a scale only comes with them. */
+    /* The only conversions are fp32 <-> fp16/bf16; a scale only comes with them.  The CPU's
+     * vector conversions, with the reference's rounding (host_simd.c); a scaled block is
+     * multiplied in a small buffer first, as s[i] * k rounds in fp32. */
     if (from == ACC_DT_F32) {
-        const float *s = src;
+        const float *s = src, *block;
         uint16_t *d = dst;
-        float k = (float)scale;
-        for (i = 0; i < n; i++)
-            d[i] = to == ACC_DT_F16 ? hx_float_to_half(s[i] * k) : hx_float_to_bf16(s[i] * k);
+        float k = (float)scale, tmp[CONVERT_BLOCK];
+        uint64_t i, m;
+        for (i = 0; i < n; i += m) {
+            m = n - i < CONVERT_BLOCK ? n - i : CONVERT_BLOCK;
+            block = s + i;
+            if (k != 1.0f) {
+                memcpy(tmp, s + i, (size_t)m * sizeof(float));
+                hx_simd()->scale_f32(tmp, (size_t)m, k, 0);
+                block = tmp;
+            }
+            hx_narrow(to, d + i, block, (size_t)m);
+        }
     } else {
-        const uint16_t *s = src;
-        float *d = dst;
-        for (i = 0; i < n; i++)
-            d[i] = from == ACC_DT_F16 ? hx_half_to_float(s[i]) : hx_bf16_to_float(s[i]);
+        hx_widen(from, dst, src, (size_t)n);
     }
     return ACC_OK;
 }

@@ -122,6 +122,16 @@ static unsigned char *dst_chunk(hb_lane_t *lc, int r, acc_ref_t ref, uint32_t t,
     return p;
 }
 
+/* What the lane's operation divides what it reduces by: the rank count when it completes an
+ * average, else 1. */
+static int divisor(const hb_lane_t *lc)
+{
+    const hb_inst_t *in = lc->call->in;
+    if (lc->call->op != ACC_RED_AVG || !in->final || !in->final[in->lane_first[lc->lane] + lc->k])
+        return 1;
+    return in->plan->nranks;
+}
+
 /* ---- connections ------------------------------------------------------------------------ */
 
 static unsigned char *slot_data(const hb_conn_t *cn, hb_slot_t *s)
@@ -262,7 +272,7 @@ static int land(hb_lane_t *lc, hb_conn_t *cn, hb_slot_t *s, int with_src)
         if (!(d = dst_chunk(lc, in->rank, op->dst, t, n)))
             return -1;
         if (with_src)
-            hx_reduce2(call->dt, call->op, d, src, m + off, (size_t)n);
+            hx_reduce2_div(call->dt, call->op, d, src, m + off, (size_t)n, divisor(lc));
         else
             memcpy(d, m + off, (size_t)(n * in->es));
         off += n * in->es;
@@ -290,8 +300,8 @@ static int recv_reduce_send(hb_lane_t *lc, uint32_t k)
         if (!src)
             return -1;
         n = s->lens[t];
-        hx_reduce2(call->dt, call->op, slot_data(co, o) + off, src, slot_data(ci, s) + off,
-                   (size_t)n);
+        hx_reduce2_div(call->dt, call->op, slot_data(co, o) + off, src, slot_data(ci, s) + off,
+                       (size_t)n, divisor(lc));
         o->lens[t] = n;
         off += n * in->es;
     }
@@ -349,7 +359,7 @@ static int reduce_many(hb_lane_t *lc)
         }
         if (!(d = dst_chunk(lc, me, op->dst, t, n)))
             return -1;
-        hx_reduce_many(call->dt, call->op, d, lc->ptrs, nsrc, (size_t)n);
+        hx_reduce_many_div(call->dt, call->op, d, lc->ptrs, nsrc, (size_t)n, divisor(lc));
     }
     return 0;
 }
