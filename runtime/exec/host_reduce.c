@@ -343,12 +343,44 @@ void hx_divide(acc_dtype_t dt, void *buf, size_t n, int nranks)
     }
 }
 
-void hx_widen(acc_dtype_t dt, float *f, const uint16_t *h, size_t n)
-{
-    widen(dt, f, h, n);
-}
+/* Elements scaled at a time before a compressing cast: a buffer in L1. */
+#define CONVERT_BLOCK 1024
 
-void hx_narrow(acc_dtype_t dt, uint16_t *h, const float *f, size_t n)
+acc_status_t acc_host_convert(void *dst, acc_dtype_t to, const void *src, acc_dtype_t from,
+                              size_t n, double scale)
 {
-    narrow(dt, h, f, n);
+    int half_to = to == ACC_DT_F16 || to == ACC_DT_BF16;
+    int half_from = from == ACC_DT_F16 || from == ACC_DT_BF16;
+
+    if (to == from && scale == 1.0 && (unsigned)to < ACC_DT_COUNT) {
+        memcpy(dst, src, n * acc_dtype_size(to));
+        return ACC_OK;
+    }
+    if (from == ACC_DT_F32 && half_to) {
+        /* s[i] * k rounds in fp32 first, as the reference does: a scaled block is multiplied
+         * in a small buffer */
+        const float *s = src, *block;
+        uint16_t *d = dst;
+        float k = (float)scale, tmp[CONVERT_BLOCK];
+        size_t i, m;
+        for (i = 0; i < n; i += m) {
+            m = n - i < CONVERT_BLOCK ? n - i : CONVERT_BLOCK;
+            block = s + i;
+            if (k != 1.0f) {
+                memcpy(tmp, s + i, m * sizeof(float));
+                hx_simd()->scale_f32(tmp, m, k, 0);
+                block = tmp;
+            }
+            narrow(to, d + i, block, m);
+        }
+        return ACC_OK;
+    }
+    if (to == ACC_DT_F32 && half_from && scale == 1.0) {
+        widen(from, dst, src, n);
+        return ACC_OK;
+    }
+    return acc_error_set(ACC_ERR_INVALID,
+                         "acc_host_convert: %s to %s (scale %g): only copies, fp32 to fp16 or bf16 "
+                         "(scaled), and back",
+                         acc_dtype_name(from), acc_dtype_name(to), scale);
 }

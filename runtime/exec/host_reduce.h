@@ -30,10 +30,6 @@ void hx_reduce_many(acc_dtype_t dt, acc_redop_t op, void *dst, const void *const
                     size_t n);
 /* The AVG epilogue: buf[i] /= nranks (fp32 for the half types; integers truncate toward 0). */
 void hx_divide(acc_dtype_t dt, void *buf, size_t n, int nranks);
-/* Blocks of hx_half_to_float / hx_bf16_to_float (dt fp16 or bf16), and back, with the vector
- * kernels. */
-void hx_widen(acc_dtype_t dt, float *f, const uint16_t *h, size_t n);
-void hx_narrow(acc_dtype_t dt, uint16_t *h, const float *f, size_t n);
 /* hx_reduce2 and hx_reduce_many followed by hx_divide(divisor) of what they store (divisor 1:
  * none), block by block while the block is in the cache: the same bits as the two passes. */
 void hx_reduce2_div(acc_dtype_t dt, acc_redop_t op, void *dst, const void *a, const void *b,

@@ -5,12 +5,7 @@
  */
 #include "fusion_internal.h"
 
-#include "exec/host_reduce.h"
-
 #include <string.h>
-
-/* Elements scaled at a time before a compressing cast: a buffer in L1. */
-#define CONVERT_BLOCK 1024
 
 static acc_status_t host_open(acc_fusion_t *f)
 {
@@ -73,32 +68,7 @@ static acc_status_t host_convert(const acc_fusion_t *f, void *dst, acc_dtype_t t
 {
     (void)f;
     (void)q;
-    if (to == from && scale == 1.0) {
-        memcpy(dst, src, (size_t)(n * acc_dtype_size(to)));
-        return ACC_OK;
-    }
-    /* The only conversions are fp32 <-> fp16/bf16; a scale only comes with them.  The CPU's
-     * vector conversions, with the reference's rounding (host_simd.c); a scaled block is
-     * multiplied in a small buffer first, as s[i] * k rounds in fp32. */
-    if (from == ACC_DT_F32) {
-        const float *s = src, *block;
-        uint16_t *d = dst;
-        float k = (float)scale, tmp[CONVERT_BLOCK];
-        uint64_t i, m;
-        for (i = 0; i < n; i += m) {
-            m = n - i < CONVERT_BLOCK ? n - i : CONVERT_BLOCK;
-            block = s + i;
-            if (k != 1.0f) {
-                memcpy(tmp, s + i, (size_t)m * sizeof(float));
-                hx_simd()->scale_f32(tmp, (size_t)m, k, 0);
-                block = tmp;
-            }
-            hx_narrow(to, d + i, block, (size_t)m);
-        }
-    } else {
-        hx_widen(from, dst, src, (size_t)n);
-    }
-    return ACC_OK;
+    return acc_host_convert(dst, to, src, from, (size_t)n, scale);
 }
 
 static acc_status_t host_sync(acc_cuda_stream_t q)

@@ -241,3 +241,34 @@ ACC_TEST(sixteen_bit_reduction_as_the_reference)
     free(fa);
     free(fb);
 }
+
+/* The public conversion the fusion engine packs with: the reference's bits, a scale applied in
+ * fp32 before the cast, and a clear refusal of what it does not convert. */
+ACC_TEST(host_convert_as_the_engine_packs)
+{
+    const size_t n = 5003;
+    float *f = malloc(n * 4), *back = malloc(n * 4);
+    uint16_t *h = malloc(n * 2);
+    uint64_t seed = 5;
+    const float k = 1.0f / 3.0f;
+
+    for (size_t i = 0; i < n; i++)
+        f[i] = of_bits(next_rand(&seed) ^ (next_rand(&seed) << 16));
+    for (int bf = 0; bf < 2; bf++) {
+        acc_dtype_t dt = bf ? ACC_DT_BF16 : ACC_DT_F16;
+        CHECK_OK(acc_host_convert(h, dt, f, ACC_DT_F32, n, k));
+        for (size_t i = 0; i < n; i++)
+            CHECK(h[i] == (bf ? hx_float_to_bf16(f[i] * k) : hx_float_to_half(f[i] * k)));
+        CHECK_OK(acc_host_convert(back, ACC_DT_F32, h, dt, n, 1.0));
+        for (size_t i = 0; i < n; i++)
+            CHECK(bits(back[i]) == bits(bf ? hx_bf16_to_float(h[i]) : hx_half_to_float(h[i])));
+    }
+    CHECK_OK(acc_host_convert(back, ACC_DT_F32, f, ACC_DT_F32, n, 1.0));
+    CHECK(memcmp(back, f, n * 4) == 0);
+    CHECK_ERR(acc_host_convert(back, ACC_DT_F64, f, ACC_DT_F32, n, 1.0), ACC_ERR_INVALID);
+    CHECK_MSG_HAS("float to double");
+    CHECK_ERR(acc_host_convert(back, ACC_DT_F32, h, ACC_DT_F16, n, 0.5), ACC_ERR_INVALID);
+    free(f);
+    free(back);
+    free(h);
+}

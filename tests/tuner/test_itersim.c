@@ -373,6 +373,46 @@ ACC_TEST(compression_halves_the_bytes_on_the_network)
     acc_profile_destroy(p);
 }
 
+ACC_TEST(copies_into_and_out_of_buffers_are_priced)
+{
+    /* The same two 64 MiB gradients at the end of the backward pass, with a host engine's
+     * copies of 10 ms each way (5 ms cast to fp16 and back): copied in one after the other, each
+     * reduced once it is in (0.5 + 0.64 ms), then copied out on its stream before the next. */
+    static const double ready[2] = {1.0, 1.0};
+    acc_profile_t *p = toy(2, 64ull << 20, ready);
+    acc_tune_comm_t *c = linear(500, 10, 0, 0);
+    acc_itersim_t *sim = NULL;
+    acc_itersim_opts_t o;
+    acc_tune_config_t cfg;
+    acc_itersim_result_t r;
+    double mib64 = (double)(64ull << 20);
+
+    acc_itersim_opts_init(&o);
+    o.copy_gbs = mib64 / 10e6;
+    o.cast_gbs = o.uncast_gbs = mib64 / 5e6;
+    CHECK_OK(acc_itersim_create(p, &p->compute[0], c, &o, &sim));
+    acc_tune_config_nofusion(&cfg);
+    CHECK_OK(acc_itersim_run(sim, &cfg, &r));
+    /* copies end at 110 and 120; the first reduction 110 -> 111.14, out by 121.14; the second
+     * waits for the stream: 121.14 -> 122.28, out by 132.28 */
+    CHECK_NEAR(r.backward_ms, 120, 1e-9);
+    CHECK_NEAR(r.iteration_ms, 50 + 132.28, 1e-9);
+    cfg.compress = ACC_COMPRESS_FP16; /* casts of 5 ms, 32 MiB on the network */
+    CHECK_OK(acc_itersim_run(sim, &cfg, &r));
+    CHECK_NEAR(r.iteration_ms, 50 + 105 + 0.82 + 5 + 0.82 + 5, 1e-9);
+    acc_itersim_destroy(sim);
+    acc_tune_comm_destroy(c);
+    /* One GPU has no engine to copy. */
+    acc_tune_comm_point_t pt = {.nbytes = 1024};
+    CHECK_OK(acc_tune_comm_create_points(1, 0, &pt, 1, &c));
+    CHECK_OK(acc_itersim_create(p, &p->compute[0], c, &o, &sim));
+    CHECK_OK(acc_itersim_run(sim, &cfg, &r));
+    CHECK_NEAR(r.iteration_ms, 150, 1e-9);
+    acc_itersim_destroy(sim);
+    acc_tune_comm_destroy(c);
+    acc_profile_destroy(p);
+}
+
 ACC_TEST(horovod_cycles_take_what_is_ready)
 {
     /* Four 1 MiB gradients at 0, 25, 50 and 100 ms of the backward pass. */

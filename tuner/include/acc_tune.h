@@ -304,12 +304,18 @@ acc_status_t acc_tune_config_parse(const char *text, acc_tune_config_t *out);
  *    something: each concurrent collective takes its own SMs.  opts.sm_contention = 0 turns
  *    it off.
  *  - Compression.  A buffer of fp32 gradients costs what its 16-bit form costs.
+ *  - Copies (opts.copy_gbs, cast_gbs, uncast_gbs; 0: not modelled).  A fusion engine on the
+ *    host copies each gradient into its buffer when it is ready, on the thread that marks it,
+ *    one after another (cast to 16 bits under compression), so a gradient reaches the policy
+ *    when its copy ends, and the backward pass ends when the last copy does; after its
+ *    allreduce a stream copies (or casts back) the buffer's gradients out before it takes its
+ *    next buffer, a serial tail that shares no link.
  *  - The iteration ends when the backward pass has ended and the last reduction has landed.
  *
- * Not modelled: copies into and out of fusion buffers (DDP reduces bucket views) and the casts
- * of compression, framework overheads per buffer (Horovod's negotiation with its response
- * cache, kernel launches), skew between ranks, the forward pass of the next iteration
- * overlapping the tail.
+ * Not modelled: copies on GPUs (DDP reduces bucket views; device copies are small beside the
+ * network), framework overheads per buffer (Horovod's negotiation with its response cache,
+ * kernel launches), skew between ranks, the forward pass of the next iteration overlapping the
+ * tail.
  *
  * Outputs: iteration time, compute-only time (one GPU: exactly the profile's time), the exposed
  * communication (the difference), and the scaling efficiency compute / iteration.
@@ -323,6 +329,9 @@ typedef struct {
      * halving; a group cannot be split between buffers).  1 (the default) is exact. */
     double fidelity;
     int sm_contention; /* 1 (default): collectives take SMs from compute; 0: they do not */
+    /* The fusion engine's copies on the host, in GB/s of the gradients' own bytes: copied into
+     * or out of a buffer, cast from fp32 to 16 bits, cast back.  0 (default): not modelled. */
+    double copy_gbs, cast_gbs, uncast_gbs;
 } acc_itersim_opts_t;
 
 void acc_itersim_opts_init(acc_itersim_opts_t *opts);
