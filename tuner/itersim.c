@@ -204,7 +204,12 @@ typedef struct {
     uint64_t *bucket_bytes;
     acc_dtype_t *bucket_dtype;
     size_t nbuckets, next_bucket;
-    long tick; /* HOROVOD: the next cycle is tick x cycle_ms */
+    /* HOROVOD, NEGOTIATE: rounds of agreement on what is ready.  A round starts at
+     * round_start with the units copied by then (round_snap), lands round_ms later, and the
+     * next starts a cycle after it started, or when it lands if that is later. */
+    int round_open;
+    double round_start, next_round, round_ms;
+    size_t round_snap;
     double bwd_end, comm_end;
     acc_itersim_result_t *res;
     acc_status_t st;
@@ -408,7 +413,8 @@ static void unit_ready(run_t *r, size_t i)
         break;
     }
     case ACC_FUSION_HOROVOD:
-        break; /* the next cycle takes it */
+    case ACC_FUSION_NEGOTIATE:
+        break; /* the next round takes it */
     case ACC_FUSION_ACC:
         if (r->open_bytes[d] && r->open_bytes[d] + u->bytes > c->fusion_bytes)
             acc_flush(r, d);
@@ -424,14 +430,14 @@ static void unit_ready(run_t *r, size_t i)
     }
 }
 
-/* A Horovod cycle: fuse every ready tensor not yet taken, in order, per data type, into
- * buffers of at most fusion_bytes. */
-static void horovod_cycle(run_t *r)
+/* A round has landed: fuse every tensor it found ready and not yet taken, in order, per data
+ * type, into buffers of at most fusion_bytes (every rank's tensors are ready together here). */
+static void round_take(run_t *r)
 {
     uint64_t cur[ACC_DT_COUNT] = {0};
     int d;
 
-    for (; r->sent < r->packed; r->sent++) {
+    for (; r->sent < r->round_snap; r->sent++) {
         const unit_t *u = &r->sim->units[r->sent];
         d = (int)u->dtype;
         if (cur[d] && cur[d] + u->bytes > r->cfg->fusion_bytes) {
@@ -461,8 +467,8 @@ static double next_event(const run_t *r, double rate)
     }
     if (r->packed < r->ready)
         tn = fmin(tn, r->pack_end[r->packed]);
-    if (r->cfg->policy == ACC_FUSION_HOROVOD && r->reduce && r->sent < s->n)
-        tn = fmin(tn, (double)r->tick * r->cfg->cycle_ms);
+    if (r->round_ms >= 0 && r->reduce && r->sent < s->n)
+        tn = fmin(tn, r->round_open ? r->round_start + r->round_ms : r->next_round);
     if (r->cfg->policy == ACC_FUSION_ACC && r->cfg->cycle_ms > 0)
         for (i = 0; i < ACC_DT_COUNT; i++)
             if (r->open_bytes[i])
@@ -544,15 +550,43 @@ static void process(run_t *r)
             for (d = 0; d < ACC_DT_COUNT; d++)
                 acc_flush(r, d);
     }
-    if (r->cfg->policy == ACC_FUSION_HOROVOD && r->reduce &&
-        (double)r->tick * r->cfg->cycle_ms <= r->t + EPS_MS) {
-        horovod_cycle(r);
-        r->tick = (long)floor((r->t + EPS_MS) / r->cfg->cycle_ms) + 1;
+    while (r->round_ms >= 0 && r->reduce && r->sent < s->n) {
+        if (r->round_open && r->round_start + r->round_ms <= r->t + EPS_MS) {
+            round_take(r);
+            r->round_open = 0;
+            r->next_round = fmax(r->round_start + r->cfg->cycle_ms, r->round_start + r->round_ms);
+        } else if (!r->round_open && r->next_round <= r->t + EPS_MS) {
+            r->round_open = 1;
+            r->round_start = r->next_round;
+            r->round_snap = r->packed;
+        } else {
+            break;
+        }
     }
     if (r->cfg->policy == ACC_FUSION_ACC && r->cfg->cycle_ms > 0)
         for (d = 0; d < ACC_DT_COUNT; d++)
             if (r->open_bytes[d] && r->open_first[d] + r->cfg->cycle_ms <= r->t + EPS_MS)
                 acc_flush(r, d);
+}
+
+/* How long a round of agreement takes (-1: the policy has none): one allreduce of a word per
+ * tensor (NEGOTIATE), or a reduce to rank 0 and its broadcast back, two of them (Horovod's
+ * coordinator); its first round starts a cycle after the backward pass does. */
+static acc_status_t round_cost(run_t *r)
+{
+    const acc_tune_config_t *c = r->cfg;
+    acc_tune_cost_t k = {0};
+    acc_status_t st;
+
+    r->round_ms = -1;
+    if (c->policy != ACC_FUSION_HOROVOD && c->policy != ACC_FUSION_NEGOTIATE)
+        return ACC_OK;
+    if (r->reduce &&
+        (st = acc_tune_comm_cost(r->sim->comm, c->algo, 4 * (uint64_t)r->sim->n, &k)) != ACC_OK)
+        return st;
+    r->round_ms = k.us / 1000.0 * (c->policy == ACC_FUSION_HOROVOD ? 2 : 1);
+    r->next_round = c->cycle_ms;
+    return ACC_OK;
 }
 
 static acc_status_t run_alloc(run_t *r)
@@ -595,7 +629,8 @@ acc_status_t acc_itersim_run(const acc_itersim_t *sim, const acc_tune_config_t *
     r.res = out;
     r.reduce = sim->comm && acc_tune_comm_ranks(sim->comm) > 1;
     r.bwd_end = -1;
-    r.tick = 1;
+    if ((st = round_cost(&r)) != ACC_OK)
+        goto out;
     for (i = 0; i < ACC_TUNE_MAX_STREAMS; i++)
         r.streams[i].head = r.streams[i].tail = -1;
     if ((st = run_alloc(&r)) != ACC_OK)
