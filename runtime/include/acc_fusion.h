@@ -20,11 +20,15 @@
  *   is a run of consecutive gradients of one type.  Under acc's policy a bucket holds as many
  *   as fit in the fusion size (one larger gradient alone) and starts as soon as its last
  *   gradient is ready; DDP's policy closes a bucket once it reaches its cap (the first at
- *   first_bytes); Horovod's takes, every cycle, what is ready.  Bucket k goes to stream
- *   k mod streams (round robin), each stream a thread with a communicator of its own
- *   (acc_comm_dup) that reduces its buckets one after another.  When the configuration is
- *   time-driven (a cycle), rank 0 decides where buckets end and tells the others, so that every
- *   rank reduces the same buckets; otherwise every rank computes them from the sizes alone.
+ *   first_bytes); Horovod's and negotiate take, every cycle, what is ready on every rank, in
+ *   any order: a thread of the engine's runs rounds of agreement on a communicator of its own
+ *   (Horovod: rank 0 gathers what each rank has ready and answers with what all have, a
+ *   reduce and a broadcast; negotiate: one allreduce, no coordinator) and every rank fuses
+ *   exactly that set, so ranks that finish their gradients in different orders still fuse
+ *   the same buckets.  Bucket k goes to stream k mod streams (round robin), each stream a
+ *   thread with a communicator of its own (acc_comm_dup) that reduces its buckets one after
+ *   another.  Under acc's policy with a timeout (a cycle) rank 0 decides where buckets end and
+ *   tells the others; otherwise every rank computes them from the sizes alone.
  * Compression.  Under fp16 or bf16, fp32 gradients are cast when packed, reduced in the 16-bit
  *   type (accumulating in fp32) and cast back when unpacked; when averaging they are divided by
  *   the rank count before the cast, so that the sum stays in the 16-bit range (DDP's
