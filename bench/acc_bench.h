@@ -56,8 +56,10 @@ int bench_comm_opts(const bench_comm_t *b, acc_comm_opts_t *opts);
 typedef struct {
     const char *model;    /* a shipped profile or a profile file */
     const char *network;  /* NULL: the topology's own */
-    const char *policies; /* comma-separated: ddp, horovod, acc, online */
+    const char *policies; /* comma-separated: ddp, horovod, acc, negotiate, online */
     int iters;
+    double grad_scale; /* gradients and every fusion size times this (0: 1) */
+    int jitter;        /* ranks mark runs of this many gradients in orders of their own */
 } bench_replay_t;
 
 int bench_replay(const bench_comm_t *b, const bench_replay_t *r, FILE *out);

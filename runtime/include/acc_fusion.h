@@ -183,6 +183,12 @@ acc_status_t acc_fusion_replay_destroy(acc_fusion_replay_t *r);
 acc_fusion_t *acc_fusion_replay_engine(acc_fusion_replay_t *r);
 /* One iteration's compute: what it would take on a free network, in ms. */
 double acc_fusion_replay_compute_ms(const acc_fusion_replay_t *r);
+/* Ranks that finish their gradients in different orders: from the next iteration on, each
+ * rank marks the tensors of every run of `window` consecutive ones (in the profile's order) in
+ * an order of its own, drawn per rank and iteration from seed, each at the moment the profile
+ * gives the tensor whose place it takes (so the timeline's moments stay, their tensors move).
+ * window 0 or 1: the profile's order (the default). */
+acc_status_t acc_fusion_replay_set_jitter(acc_fusion_replay_t *r, int window, uint64_t seed);
 /* Run iters iterations; ms (optional, iters of them) receives each one's time from the end
  * of the previous iteration (or the start of this call) to its end. */
 acc_status_t acc_fusion_replay_run(acc_fusion_replay_t *r, int iters, double *ms);

@@ -51,8 +51,11 @@ ACC_TEST(every_policy_then_a_measured_optimum)
     CHECK(strstr(cli_out, "\n  ddp ") && strstr(cli_out, "(DDP defaults)"));
     CHECK(strstr(cli_out, "\n  horovod ") && strstr(cli_out, "(Horovod defaults)"));
     CHECK(strstr(cli_out, "\n  acc ") && strstr(cli_out, "(acc simulated optimum)"));
+    CHECK(strstr(cli_out, "\n  negotiate ") &&
+          strstr(cli_out, "(Horovod's defaults, no coordinator)"));
     CHECK(strstr(cli_out, "\n  online ") &&
           strstr(cli_out, "from the simulated optimum, tuned in"));
+    CHECK(strstr(cli_out, "# copies on this machine (for the prediction): "));
     /* acc-tune show: the measured optimum beside the simulated one, and the measured runs. */
     snprintf(cmd, sizeof(cmd), "%s show --db '%s'", ACC_TUNE_EXE, db);
     CHECK_INT(cli_run(cmd), 0);
@@ -64,5 +67,38 @@ ACC_TEST(every_policy_then_a_measured_optimum)
     snprintf(cmd, sizeof(cmd), "%s --model '%s' --runtime host --nranks 4 --policy fastest",
              ACC_BENCH_EXE, model);
     CHECK_INT(cli_run(cmd), 2);
-    CHECK(strstr(cli_out, "--policy takes a list of ddp, horovod, acc and online"));
+    CHECK(strstr(cli_out, "--policy takes a list of ddp, horovod, acc, negotiate and online"));
+}
+
+/* A faster network emulated on a slower one: gradients and fusion sizes scaled, ranks marking
+ * gradients in orders of their own; online tuning keeps its measurements apart. */
+ACC_TEST(scaled_gradients_and_orders_of_their_own)
+{
+    const char *model = toy_profile(), *db = acc_test_tmp("scaled.db");
+    char cmd[8192], scaled[4200];
+
+    unlink(db);
+    snprintf(scaled, sizeof(scaled), "%s.scaled.db", db);
+    unlink(scaled);
+    setenv("ACC_LOG_LEVEL", "error", 1);
+    setenv("ACC_TUNE_BUDGET", "12", 1);
+    snprintf(cmd, sizeof(cmd), "%s --model '%s' --topo gpus=4 --nccl-only --quiet --db '%s'",
+             ACC_TUNE_EXE, model, db);
+    CHECK_INT(cli_run(cmd), 0);
+    snprintf(cmd, sizeof(cmd),
+             "%s --model '%s' --runtime host --nranks 4 --topo gpus=4 --iters 16 --db '%s' "
+             "--grad-scale 1/4 --jitter 8 --policy ddp,negotiate,acc,online",
+             ACC_BENCH_EXE, model, db);
+    CHECK_INT(cli_run(cmd), 0);
+    printf("%s", cli_out);
+    /* 64 gradients of 64 KiB: 4.2 MB, a quarter of it */
+    CHECK(strstr(cli_out, "# gradients and fusion sizes x 0.25 (1.0 MB of gradients per "
+                          "iteration); ranks mark runs of 8 gradients in orders of their own"));
+    CHECK(strstr(cli_out, "policy=ddp fusion=6400K first=256K")); /* DDP's 25M and 1M / 4 */
+    CHECK(strstr(cli_out, "policy=negotiate fusion=32M"));
+    CHECK(strstr(cli_out, "\n  online ") && access(scaled, F_OK) == 0);
+    snprintf(cmd, sizeof(cmd), "%s --model '%s' --runtime host --nranks 4 --grad-scale 2",
+             ACC_BENCH_EXE, model);
+    CHECK_INT(cli_run(cmd), 2);
+    CHECK(strstr(cli_out, "--grad-scale takes a fraction in (0, 1]"));
 }

@@ -107,6 +107,11 @@ acc_status_t acc_profile_dump_yaml(const acc_profile_t *p, acc_buf_t *out);
  * precision; NULL when there is none.  Entries are listed mixed precision first. */
 const acc_profile_compute_t *acc_profile_find_compute(const acc_profile_t *p, int sm,
                                                       const char *precision);
+/* A copy of p whose every gradient has factor x its elements (rounded, at least one): the same
+ * tensors, order, moments and compute.  It emulates on a network 1/factor times slower the
+ * share of the iteration that communication takes on p's own (acc-bench --grad-scale).
+ * factor in (0, 1]; ACC_ERR_RANGE otherwise. */
+acc_status_t acc_profile_scale(const acc_profile_t *p, double factor, acc_profile_t **out);
 /* Backward time of one micro-batch: iteration_ms - forward_ms when forward_ms is known, else
  * two thirds of iteration_ms (backward costs about twice the forward pass). */
 double acc_profile_backward_ms(const acc_profile_compute_t *c);
