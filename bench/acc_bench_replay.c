@@ -207,33 +207,44 @@ static int fixed_config(replay_t *w, const char *policy, acc_tune_config_t *c, c
     return 1;
 }
 
-/* Run the replay: every iteration's time in ms[], the iterations online tuning took in
- * *tuned, and what the engine used at the end in *info. */
-static acc_status_t run(replay_t *w, const acc_fusion_opts_t *o, double *ms, int *tuned,
+/* Most iterations one replay runs (online tuning's budget is bounded by its setting). */
+#define MAX_ITERS 100000
+
+/* Run the replay: every iteration's time in (*ms)[0 .. *n) (taken), the iterations online
+ * tuning took in *tuned, and what the engine used at the end in *info.  A replay that tunes
+ * runs until tuning ends, then r->iters more: the steady state is what is measured. */
+static acc_status_t run(replay_t *w, const acc_fusion_opts_t *o, double **ms, int *n, int *tuned,
                         acc_fusion_info_t *info)
 {
     acc_fusion_replay_t *rp = NULL;
     acc_status_t st, dst;
+    size_t cap = 0;
 
-    *tuned = 0;
+    *tuned = *n = 0;
+    *ms = NULL;
     if ((st = acc_fusion_replay_create(w->comm, w->profile, w->compute, o, &rp)) != ACC_OK)
         return st;
     if (w->r->jitter > 1 && (st = acc_fusion_replay_set_jitter(rp, w->r->jitter, 1)) != ACC_OK) {
         acc_fusion_replay_destroy(rp);
         return st;
     }
-    for (int k = 0; k < w->r->iters && st == ACC_OK; k++) {
-        st = acc_fusion_replay_run(rp, 1, &ms[k]);
+    while (st == ACC_OK && *n < MAX_ITERS && (*n < w->r->iters || *n - *tuned < w->r->iters)) {
+        void *v = *ms;
+        if ((st = acc_array_reserve(&v, &cap, (size_t)*n + 1, sizeof(double))) != ACC_OK)
+            break;
+        *ms = v;
+        st = acc_fusion_replay_run(rp, 1, &(*ms)[*n]);
+        (*n)++;
         if (st == ACC_OK && (st = acc_fusion_info(acc_fusion_replay_engine(rp), info)) == ACC_OK &&
             info->tuning)
-            *tuned = k + 1;
+            *tuned = *n;
     }
     dst = acc_fusion_replay_destroy(rp);
     return st != ACC_OK ? st : dst;
 }
 
 /* One policy's row: measured beside predicted. */
-static void row(replay_t *w, const char *policy, const double *ms, int tuned,
+static void row(replay_t *w, const char *policy, const double *ms, int iters, int tuned,
                 const acc_fusion_info_t *info, const char *from)
 {
     double compute = w->compute->accumulation * w->compute->iteration_ms, meas;
@@ -243,7 +254,7 @@ static void row(replay_t *w, const char *policy, const double *ms, int tuned,
     int first = tuned ? tuned : 1, n = 0;
 
     /* The first iteration builds buffers and streams; after online tuning, its steady state. */
-    for (int k = first; k < w->r->iters && n < 4096; k++)
+    for (int k = first; k < iters && n < 4096; k++)
         times[n++] = ms[k];
     meas = acc_median(times, n);
     if (acc_itersim_run(w->sim, &info->config, &pred) != ACC_OK ||
@@ -307,42 +318,34 @@ static void policy(replay_t *w, const char *name)
     acc_tune_space_t space;
     char scaled_db[4200];
     const char *from = "online";
-    double *ms = calloc((size_t)w->r->iters + 1, sizeof(double));
-    int tuned = 0;
+    double *ms = NULL;
+    int tuned = 0, iters = 0;
 
     acc_fusion_opts_init(&o);
     o.model = w->t->key.model;
     o.network = w->r->network;
-    if (!ms) {
-        fprintf(stderr, "acc-bench: out of memory\n");
-        w->failed = 1;
-        return;
-    }
     if (!strcmp(name, "online")) {
         o.online = 1;
-        if (w->scale < 1 && online_scaled(w, &o, &c, &space, scaled_db, sizeof(scaled_db)) != 0) {
-            free(ms);
+        if (w->scale < 1 && online_scaled(w, &o, &c, &space, scaled_db, sizeof(scaled_db)) != 0)
             return;
-        }
     } else if (fixed_config(w, name, &c, &from)) {
         w->missing = 1;
-        free(ms);
         return;
     } else {
         scale_config(w, &c);
         o.config = &c;
         o.online = -1;
     }
-    if (run(w, &o, ms, &tuned, &info) != ACC_OK) {
+    if (run(w, &o, &ms, &iters, &tuned, &info) != ACC_OK) {
         fprintf(stderr, "acc-bench: rank %d: %s: %s\n", acc_comm_rank(w->comm), name,
                 acc_error_message());
         w->failed = 1;
     } else {
         if (!strcmp(name, "online"))
             from = acc_fusion_source_name(info.source);
-        row(w, name, ms, tuned, &info, from);
+        row(w, name, ms, iters, tuned, &info, from);
     }
-    free(ms);
+    acc_mem_free(ms);
 }
 
 static void header(replay_t *w)
