@@ -15,8 +15,9 @@ S = RATE / NET-GBPS, so every gradient and every policy's fusion sizes are scale
 network, and each bucket holds the tensors it would hold there.  What is not scaled: the
 network's latency (the emulated TCP's, tens of microseconds), the CPU's copies (priced by the
 prediction), and the cores the ranks share.  acc's stored optimum is what acc-tune finds for the
-stated cluster itself (its GPUs, its network); the host backend runs the tables it measured on
-the emulated cluster (acc-bench --tables).
+stated cluster itself (its GPUs, its network; fusion size x streams x compression none, fp16 or
+bf16), online tuning searches the same from there; the host backend runs the tables it measured
+on the emulated cluster (acc-bench --tables).
 
 Writes OUT/replays.md, replays.csv, replays.json, replays.svg (speedup over DDP per model and
 policy), negotiation.md/.svg.  Needs root (acc-cluster).
@@ -83,7 +84,8 @@ def replay(a, model, topo, db, policies, jitter=0, iters=None):
             "--policy", policies]
     if jitter:
         args += ["--jitter", str(jitter)]
-    env = ["env", "ACC_LOG_LEVEL=error", "ACC_TUNE_BUDGET=%d" % a.budget]
+    env = ["env", "ACC_LOG_LEVEL=error", "ACC_TUNE_BUDGET=%d" % a.budget,
+           "ACC_TUNE_COMPRESSION=none,fp16,bf16"]
     text = cluster(a.shape, a.rt + env + args, timeout=3600)
     return parse_policy_rows(text), [l for l in text.splitlines() if l.startswith("#")]
 
@@ -131,8 +133,8 @@ def main():
         topo = topology(a, arch)
         db = database(a, arch, topo, dbs)
         log("%s: acc-tune's optimum for the stated cluster" % m)
-        run([tool("acc-tune"), "--model", m, "--topo", topo, "--quiet", "--db", db],
-            env={"ACC_LOG_LEVEL": "error"})
+        run([tool("acc-tune"), "--model", m, "--topo", topo, "--compress", "none,fp16,bf16",
+             "--quiet", "--db", db], env={"ACC_LOG_LEVEL": "error"})
         results, header = [], []
         for r in range(a.repeats):
             log("%s: repeat %d of %d" % (m, r + 1, a.repeats))
