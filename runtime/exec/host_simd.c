@@ -13,6 +13,9 @@
  *                   AVX-512 BF16 conversion flushes subnormals, so it is not used);
  *   fp32 +,*,min,max  the IEEE operations of the scalar loop; min and max keep its operand
  *                   order, b < a ? b : a, which is what minps(b, a) computes, NaNs included;
+ *                   a sum or product of two NaNs is a's, quieted, in both (which one the
+ *                   hardware keeps depends on the operand order a compiler picks, so both say
+ *                   it explicitly);
  *   scale           d *= k, or d /= k where the quotient is wanted (x / 2^j equals x * 2^-j,
  *                   so host_reduce.c multiplies only by powers of two).
  * tests/runtime/test_host_simd.c checks each level against the scalar loops bit for bit: all
@@ -53,13 +56,23 @@ static void s_f2b(uint16_t *h, const float *f, size_t n)
         h[i] = hx_float_to_bf16(f[i]);
 }
 
+/* a, quieted (a NaN's payload kept, its quiet bit set). */
+static float quieted(float a)
+{
+    uint32_t x;
+    memcpy(&x, &a, 4);
+    x |= 0x00400000u;
+    memcpy(&a, &x, 4);
+    return a;
+}
+
 static void s_red(acc_redop_t op, float *d, const float *a, const float *b, size_t n)
 {
     size_t i;
     switch (op) {
     case ACC_RED_PROD:
         for (i = 0; i < n; i++)
-            d[i] = a[i] * b[i];
+            d[i] = a[i] != a[i] ? quieted(a[i]) : a[i] * b[i];
         break;
     case ACC_RED_MIN:
         for (i = 0; i < n; i++)
@@ -71,7 +84,7 @@ static void s_red(acc_redop_t op, float *d, const float *a, const float *b, size
         break;
     default:
         for (i = 0; i < n; i++)
-            d[i] = a[i] + b[i];
+            d[i] = a[i] != a[i] ? quieted(a[i]) : a[i] + b[i];
         break;
     }
 }
@@ -167,6 +180,13 @@ T2 static void a2_f2b(uint16_t *h, const float *f, size_t n)
     s_f2b(h + i, f + i, n - i);
 }
 
+/* z, but a's own NaN (quieted) where a is one. */
+T2 static __m256 a_nan_first(__m256 a, __m256 z)
+{
+    __m256 q = _mm256_or_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x00400000)));
+    return _mm256_blendv_ps(z, q, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+}
+
 T2 static void a2_red(acc_redop_t op, float *d, const float *a, const float *b, size_t n)
 {
     size_t i = 0;
@@ -174,7 +194,7 @@ T2 static void a2_red(acc_redop_t op, float *d, const float *a, const float *b, 
         __m256 x = _mm256_loadu_ps(a + i), y = _mm256_loadu_ps(b + i), z;
         switch (op) {
         case ACC_RED_PROD:
-            z = _mm256_mul_ps(x, y);
+            z = a_nan_first(x, _mm256_mul_ps(x, y));
             break;
         case ACC_RED_MIN:
             z = _mm256_min_ps(y, x);
@@ -183,7 +203,7 @@ T2 static void a2_red(acc_redop_t op, float *d, const float *a, const float *b, 
             z = _mm256_max_ps(y, x);
             break;
         default:
-            z = _mm256_add_ps(x, y);
+            z = a_nan_first(x, _mm256_add_ps(x, y));
             break;
         }
         _mm256_storeu_ps(d + i, z);
