@@ -18,8 +18,8 @@ static const char usage_text[] =
     "       acc-bench --runtime host|cuda --nranks N [--topo T] [--db F] [--coll C] [SWEEP]\n"
     "                 [--rank R --bootstrap HOST:PORT] [--tables FILE]\n"
     "       acc-bench --model M --runtime host|cuda --nranks N [--topo T] [--db F]\n"
-    "                 [--network NET] [--policy ddp,horovod,acc,negotiate,online] [--iters K]\n"
-    "                 [--grad-scale S] [--jitter W]\n"
+    "                 [--network NET] [--policy ddp,horovod,acc,negotiate,online,record]\n"
+    "                 [--iters K] [--grad-scale S] [--jitter W]\n"
     "       acc-bench --help\n"
     "where SWEEP is [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-d TYPE] [-o OP] [-n ITERS]\n"
     "[-w WARMUP] [-c 0|1].\n"
@@ -42,16 +42,19 @@ static const char usage_text[] =
     "20) per policy: ddp (DDP's defaults), horovod (Horovod's), acc (the optimum stored for M\n"
     "on T with NET: measured, else acc-tune's), negotiate (Horovod's fusion threshold and\n"
     "cycle, agreed by one allreduce instead of its coordinator), online (online tuning from\n"
-    "where a job would start, until it ends, then K more; it stores what it measures in F).\n"
-    "Each row gives the measured iteration time and exposed communication (the median;\n"
-    "online: after tuning) beside the iteration simulator's prediction for the same setting,\n"
-    "priced with allreduce times measured on the runtime first, and the copies into and out\n"
-    "of fusion buffers (and compression's casts) at rates measured there too.  T must name\n"
-    "GPUs the profile has a compute time for.  --grad-scale S (0 < S <= 1, or 1/K) emulates\n"
-    "on a network 1/S times slower the share communication has on T's: every gradient and\n"
-    "every policy's fusion sizes (DDP's caps, Horovod's threshold, the stored optimum, online\n"
-    "tuning's range) times S, so that each bucket holds the tensors it would on T; online\n"
-    "tuning then stores in F.scaled.db.\n"
+    "where a job would start, until it ends, then K more; it stores what it measures in F),\n"
+    "record (what recording the job's profile costs: DDP's defaults with and without\n"
+    "ACC_RECORD, alternately, K / 9 rounds; the recording is stored in F).  M is found as\n"
+    "acc-tune finds it (a job's recording in F for T's GPU first).  Each row gives the\n"
+    "measured iteration time and exposed communication (the median; online: after tuning)\n"
+    "beside the iteration simulator's prediction for the same setting, priced with allreduce\n"
+    "times measured on the runtime first, and the copies into and out of fusion buffers (and\n"
+    "compression's casts) at rates measured there too.  T must name GPUs the profile has a\n"
+    "compute time for.  --grad-scale S (0 < S <= 1, or 1/K) emulates on a network 1/S times\n"
+    "slower the share communication has on T's: every gradient and every policy's fusion\n"
+    "sizes (DDP's caps, Horovod's threshold, the stored optimum, online tuning's range) times\n"
+    "S, so that each bucket holds the tensors it would on T; online tuning then stores in\n"
+    "F.scaled.db.\n"
     "--jitter W: every rank marks each run of W gradients in an order of its own.\n"
     "\n"
     "PLAN is one of\n"
@@ -179,9 +182,9 @@ static int check_replay(options_t *o)
         size_t n = strcspn(p, ",");
         if (!((n == 3 && !strncmp(p, "ddp", 3)) || (n == 7 && !strncmp(p, "horovod", 7)) ||
               (n == 3 && !strncmp(p, "acc", 3)) || (n == 9 && !strncmp(p, "negotiate", 9)) ||
-              (n == 6 && !strncmp(p, "online", 6))))
-            return usage_error("--policy takes a list of ddp, horovod, acc, negotiate and "
-                               "online, not",
+              (n == 6 && !strncmp(p, "online", 6)) || (n == 6 && !strncmp(p, "record", 6))))
+            return usage_error("--policy takes a list of ddp, horovod, acc, negotiate, online "
+                               "and record, not",
                                r->policies);
         p += n + (p[n] == ',');
     }

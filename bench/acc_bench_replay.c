@@ -6,6 +6,14 @@
  * each printed with its measured iteration time and exposed communication beside the iteration
  * simulator's prediction for the same setting.
  *
+ * The policy `record` measures what recording the job's profile (ACC_RECORD) costs it: DDP's
+ * defaults replayed with and without recording, alternately (without, with, with, without, so
+ * that a drift of the machine cancels to first order), each run RECORD_WARMUP iterations, the
+ * RECORD_ITERS recorded and RECORD_AFTER more while rank 0's thread stores the profile; the row
+ * gives the median of those iterations with recording, and the settings column its difference
+ * to the median of the same iterations without, beside the engine's own account of the time
+ * its calls spent recording.  The recording is stored in the database like a job's.
+ *
  * The prediction prices allreduce with times measured on this runtime first (a few sizes from
  * 1 KiB to 64 MiB, the slowest rank's mean), not with the topology's GPUs, so that it predicts
  * what is measured here; the simulator reads between and beyond those sizes linearly.  The
@@ -23,8 +31,15 @@
 #include "acc_bench.h"
 #include "acc_fusion.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The record policy's runs (above). */
+#define RECORD_WARMUP 2
+#define RECORD_ITERS  5
+#define RECORD_AFTER  2
+#define RECORD_RUN    (RECORD_WARMUP + RECORD_ITERS + RECORD_AFTER)
 
 /* Sizes the allreduce is measured at for the prediction: 1 KiB to 64 MiB by factors of 16. */
 #define CALIB_MIN   (1ull << 10)
@@ -211,9 +226,11 @@ static int fixed_config(replay_t *w, const char *policy, acc_tune_config_t *c, c
 #define MAX_ITERS 100000
 
 /* Run the replay: every iteration's time in (*ms)[0 .. *n) (taken), the iterations online
- * tuning took in *tuned, and what the engine used at the end in *info.  A replay that tunes
- * runs until tuning ends, then r->iters more: the steady state is what is measured. */
-static acc_status_t run(replay_t *w, const acc_fusion_opts_t *o, double **ms, int *n, int *tuned,
+ * tuning took in *tuned, and what the engine used at the end in *info.  It runs iters
+ * iterations; one that tunes runs until tuning ends, then iters more: the steady state is what
+ * is measured. */
+static acc_status_t run(replay_t *w, const acc_fusion_opts_t *o, int iters, double **ms, int *n,
+                        int *tuned,
                         acc_fusion_info_t *info)
 {
     acc_fusion_replay_t *rp = NULL;
@@ -228,7 +245,7 @@ static acc_status_t run(replay_t *w, const acc_fusion_opts_t *o, double **ms, in
         acc_fusion_replay_destroy(rp);
         return st;
     }
-    while (st == ACC_OK && *n < MAX_ITERS && (*n < w->r->iters || *n - *tuned < w->r->iters)) {
+    while (st == ACC_OK && *n < MAX_ITERS && (*n < iters || *n - *tuned < iters)) {
         void *v = *ms;
         if ((st = acc_array_reserve(&v, &cap, (size_t)*n + 1, sizeof(double))) != ACC_OK)
             break;
@@ -310,6 +327,89 @@ static int online_scaled(replay_t *w, acc_fusion_opts_t *o, acc_tune_config_t *c
     return 0;
 }
 
+/* The record policy (above): rows of its own. */
+static void record_policy(replay_t *w)
+{
+    double with[64], without[64], first[32], last[32], record_ms = 0, med_with, med_without,
+        spread;
+    int rounds = w->r->iters / RECORD_RUN, nwith = 0, nwithout = 0, nfirst = 0, nlast = 0,
+        recorded = 0;
+    acc_fusion_opts_t o;
+    acc_fusion_info_t info;
+    acc_tune_config_t c;
+    char cfg[ACC_TUNE_CONFIG_TEXT_MAX], text[320];
+    acc_itersim_result_t pred;
+
+    if (rounds < 1)
+        rounds = 1;
+    if (rounds > 64 / (2 * (RECORD_ITERS + RECORD_AFTER)))
+        rounds = 64 / (2 * (RECORD_ITERS + RECORD_AFTER));
+    acc_tune_config_ddp(&c);
+    acc_fusion_opts_init(&o);
+    o.config = &c;
+    o.online = -1;
+    o.model = w->t->key.model;
+    o.network = w->r->network;
+    o.record_warmup = RECORD_WARMUP;
+    o.record_iters = RECORD_ITERS;
+    o.batch = w->t->compute->batch;
+    o.precision = w->t->compute->precision;
+    for (int k = 0; k < 4 * rounds && !w->failed; k++) {
+        int on = k % 4 == 1 || k % 4 == 2, tuned, n = 0;
+        double *ms = NULL;
+        o.record = on ? 1 : -1;
+        if (run(w, &o, RECORD_RUN, &ms, &n, &tuned, &info) != ACC_OK) {
+            acc_mem_free(ms);
+            fprintf(stderr, "acc-bench: rank %d: record: %s\n", acc_comm_rank(w->comm),
+                    acc_error_message());
+            w->failed = 1;
+            break;
+        }
+        for (int i = RECORD_WARMUP; i < RECORD_RUN; i++) {
+            if (on) {
+                with[nwith++] = ms[i];
+                continue;
+            }
+            without[nwithout++] = ms[i];
+            /* The two runs without of a round, apart: how far runs differ by themselves. */
+            if (k % 4 == 0)
+                first[nfirst++] = ms[i];
+            else
+                last[nlast++] = ms[i];
+        }
+        acc_mem_free(ms);
+        if (on) {
+            record_ms += info.record_ms;
+            recorded += RECORD_RUN;
+        }
+    }
+    if (w->failed || !w->out)
+        return;
+    med_with = acc_median(with, (size_t)nwith);
+    med_without = acc_median(without, (size_t)nwithout);
+    spread = fabs(acc_median(first, (size_t)nfirst) / acc_median(last, (size_t)nlast) - 1) * 100;
+    if (acc_itersim_run(w->sim, &info.config, &pred) != ACC_OK ||
+        acc_tune_config_format(&info.config, cfg, sizeof(cfg)) != ACC_OK) {
+        fprintf(stderr, "acc-bench: record: %s\n", acc_error_message());
+        w->failed = 1;
+        return;
+    }
+    snprintf(text, sizeof(text),
+             "recording: %+.2f %% against %.3f ms without (same run, %d round%s; runs without "
+             "differ by %.2f %%); the engine's calls %.4f ms per iteration (%.4f %%)",
+             (med_with / med_without - 1) * 100, med_without, rounds, rounds == 1 ? "" : "s",
+             spread, record_ms / recorded, record_ms / recorded / med_without * 100);
+    fprintf(w->out, "  %-8s %5d  %12.3f  %10.3f  %12.3f  %10.3f  %s (DDP defaults; %s)\n", "record",
+            nwith, med_with, med_with - w->t->compute->accumulation * w->t->compute->iteration_ms,
+            pred.iteration_ms,
+            pred.iteration_ms - w->t->compute->accumulation * w->t->compute->iteration_ms, cfg,
+            text);
+    fprintf(w->out,
+            "# the recording is stored as %s's for sm_%d: acc-tune --model %s tunes it there\n",
+            w->t->key.model, w->t->compute->sm, w->t->key.model);
+    fflush(w->out);
+}
+
 static void policy(replay_t *w, const char *name)
 {
     acc_fusion_opts_t o;
@@ -324,6 +424,13 @@ static void policy(replay_t *w, const char *name)
     acc_fusion_opts_init(&o);
     o.model = w->t->key.model;
     o.network = w->r->network;
+    /* What a job of the profile would say of itself, should it record (ACC_RECORD). */
+    o.batch = w->t->compute->batch;
+    o.precision = w->t->compute->precision;
+    if (!strcmp(name, "record")) {
+        record_policy(w);
+        return;
+    }
     if (!strcmp(name, "online")) {
         o.online = 1;
         if (w->scale < 1 && online_scaled(w, &o, &c, &space, scaled_db, sizeof(scaled_db)) != 0)
@@ -336,7 +443,7 @@ static void policy(replay_t *w, const char *name)
         o.config = &c;
         o.online = -1;
     }
-    if (run(w, &o, &ms, &iters, &tuned, &info) != ACC_OK) {
+    if (run(w, &o, w->r->iters, &ms, &iters, &tuned, &info) != ACC_OK) {
         fprintf(stderr, "acc-bench: rank %d: %s: %s\n", acc_comm_rank(w->comm), name,
                 acc_error_message());
         w->failed = 1;
@@ -375,6 +482,21 @@ static void table_head(replay_t *w)
             "exposed ms", "predicted ms", "exposed ms", "settings");
 }
 
+/* The model on the topology, found as acc-tune finds it: a job's recording for the topology's
+ * GPU in the database (--db, else ACC_DB) wins over a shipped profile. */
+static acc_status_t find_target(replay_t *w)
+{
+    const char *path = w->db ? w->db : acc_setting_str(ACC_SETTING_DB);
+    acc_db_t *db = NULL;
+    acc_status_t st;
+
+    if (path[0] && acc_db_open(path, ACC_DB_READONLY, &db) != ACC_OK)
+        db = NULL; /* no database yet: the shipped profiles and files */
+    st = acc_tune_target_load(w->r->model, w->topo, w->r->network, NULL, db, &w->t);
+    acc_db_close(db);
+    return st;
+}
+
 /* One rank: join, find the target, measure the collective, replay every policy, leave. */
 static int replay_rank(const bench_comm_t *b, const acc_unique_id_t *id, int rank, FILE *out,
                        void *ctx)
@@ -396,7 +518,7 @@ static int replay_rank(const bench_comm_t *b, const acc_unique_id_t *id, int ran
     so.sm_contention = 0; /* the host's cores are not a GPU's SMs */
     w.scale = w.r->grad_scale > 0 ? w.r->grad_scale : 1;
     if (acc_comm_init_rank(&w.comm, b->nranks, id, rank, &opts) != ACC_OK ||
-        acc_tune_target_load(w.r->model, w.topo, w.r->network, NULL, NULL, &w.t) != ACC_OK ||
+        find_target(&w) != ACC_OK ||
         (w.scale < 1 && acc_profile_scale(w.t->profile, w.scale, &w.scaled) != ACC_OK)) {
         fprintf(stderr, "acc-bench: rank %d: %s\n", rank, acc_error_message());
         acc_comm_abort(w.comm);

@@ -74,6 +74,8 @@ acc_status_t db_check_hash(const acc_db_t *db, const char *s, const char *field)
 /* Inside a transaction: ACC_ERR_NOT_FOUND, naming what (e.g. "the allreduce selection") and
  * the fingerprint, unless a topology of that fingerprint is stored. */
 acc_status_t db_check_topology_stored(acc_db_t *db, const char *fingerprint, const char *what);
+/* Now, as Unix time in microseconds: when a run or a recording was stored. */
+int64_t db_now_us(void);
 /* The first 12 hex digits of a hash, for messages. */
 const char *db_short(const char *hash, char buf[16]);
 

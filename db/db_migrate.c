@@ -185,6 +185,29 @@ static const char step7[] =
     "DROP TABLE optima;\n"
     "ALTER TABLE optima_v7 RENAME TO optima;\n";
 
+/* Version 8: profiles a training job recorded of itself (the fusion engine's gradient timeline:
+ * each gradient's size, type and ready time, and the iteration's compute time), one per model
+ * and GPU generation, with where and when they were recorded; and, for the profiles tuning runs
+ * refer to, where their text came from (a shipped profile, a file, a recording), which files of
+ * older versions did not keep ('' there). */
+static const char step8[] =
+    "CREATE TABLE recorded_profiles (\n"
+    "  name TEXT NOT NULL CHECK (length(name) > 0),\n"
+    "  sm INTEGER NOT NULL CHECK (sm >= 0),\n"
+    "  device TEXT NOT NULL,\n"
+    "  host TEXT NOT NULL,\n"
+    "  backend TEXT NOT NULL,\n"
+    "  ranks INTEGER NOT NULL CHECK (ranks >= 1),\n"
+    "  batch INTEGER NOT NULL CHECK (batch >= 0),\n"
+    "  iterations INTEGER NOT NULL CHECK (iterations >= 1),\n"
+    "  recorded_us INTEGER NOT NULL CHECK (recorded_us >= 0),\n"
+    "  acc_version TEXT NOT NULL,\n"
+    "  param_count INTEGER NOT NULL CHECK (param_count >= 0),\n"
+    "  yaml TEXT NOT NULL,\n"
+    "  PRIMARY KEY (name, sm)\n"
+    ");\n"
+    "ALTER TABLE model_profiles ADD COLUMN origin TEXT NOT NULL DEFAULT '';\n";
+
 static const db_migration_t migrations[] = {
     {1, "topologies, plans and selection tables", step1},
     {2, "kernels", step2},
@@ -193,6 +216,7 @@ static const db_migration_t migrations[] = {
     {5, "measured times per topology, plan and size", step5},
     {6, "NCCL's own choice per size range, for the tuner plugin", step6},
     {7, "optima by method: simulated and measured side by side", step7},
+    {8, "profiles recorded by training jobs; where stored profiles came from", step8},
 };
 
 /* The list and the version constant must move together. */

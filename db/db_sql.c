@@ -274,6 +274,13 @@ const char *db_short(const char *hash, char buf[16])
     return buf;
 }
 
+int64_t db_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 sqlite3_int64 db_u64_to_sql(uint64_t v)
 {
     sqlite3_int64 r;

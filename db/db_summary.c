@@ -219,7 +219,7 @@ static acc_status_t summarize(acc_db_t *db, void *ctx)
 {
     summary_t *sm = ctx;
     acc_buf_t *b = sm->out;
-    int64_t plans, profiles, networks, runs, optima, measured;
+    int64_t plans, profiles, recorded, networks, runs, optima, measured;
     acc_status_t s;
 
     b->len = sm->start;
@@ -228,6 +228,7 @@ static acc_status_t summarize(acc_db_t *db, void *ctx)
     acc_buf_printf(b, "database %s: acc schema version %d\n", db->path, db->version);
     if ((s = summarize_topologies(db, b)) != ACC_OK || (s = count(db, "plans", &plans)) != ACC_OK ||
         (s = count(db, "model_profiles", &profiles)) != ACC_OK ||
+        (s = count(db, "recorded_profiles", &recorded)) != ACC_OK ||
         (s = count(db, "networks", &networks)) != ACC_OK ||
         (s = count(db, "tuning_runs", &runs)) != ACC_OK ||
         (s = count(db, "optima", &optima)) != ACC_OK ||
@@ -237,8 +238,10 @@ static acc_status_t summarize(acc_db_t *db, void *ctx)
     if ((s = summarize_kernels(db, b)) != ACC_OK)
         return s;
     acc_buf_printf(b, "measured times: %lld\n", (long long)measured);
-    acc_buf_printf(b, "model profiles: %lld, networks: %lld, tuning runs: %lld\n",
-                   (long long)profiles, (long long)networks, (long long)runs);
+    acc_buf_printf(b,
+                   "model profiles: %lld, recorded by jobs: %lld, networks: %lld, tuning runs: "
+                   "%lld\n",
+                   (long long)profiles, (long long)recorded, (long long)networks, (long long)runs);
     acc_buf_printf(b, "optima: %lld\n", (long long)optima);
     if ((s = summarize_optima(db, b)) != ACC_OK)
         return s;

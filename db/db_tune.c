@@ -1,5 +1,5 @@
 /* What acc-tune keeps: model profiles and networks by name. Tuning runs and optima, which refer
- * to these, are in db_tune_runs.c. */
+ * to these, are in db_tune_runs.c; the profiles jobs recorded of themselves in db_recorded.c. */
 #include "db_internal.h"
 
 #include "acc_yaml.h"
@@ -7,7 +7,7 @@
 #include <string.h>
 
 typedef struct {
-    const char *name, *yaml;
+    const char *name, *yaml, *origin;
     uint64_t param_count;
     char *yaml_out;
 } profile_t;
@@ -19,29 +19,34 @@ static acc_status_t put_profile(acc_db_t *db, void *ctx)
     acc_status_t s;
 
     if ((s = db_prepare(db,
-                        "INSERT INTO model_profiles (name, yaml, param_count) VALUES (?1, ?2, ?3) "
-                        "ON CONFLICT (name) DO UPDATE SET yaml = excluded.yaml, param_count = "
-                        "excluded.param_count WHERE yaml IS NOT excluded.yaml OR param_count IS "
-                        "NOT excluded.param_count",
+                        "INSERT INTO model_profiles (name, yaml, param_count, origin) VALUES (?1, "
+                        "?2, ?3, ?4) ON CONFLICT (name) DO UPDATE SET yaml = excluded.yaml, "
+                        "param_count = excluded.param_count, origin = excluded.origin WHERE yaml "
+                        "IS NOT excluded.yaml OR param_count IS NOT excluded.param_count OR "
+                        "origin IS NOT excluded.origin",
                         &st)) != ACC_OK)
         return s;
     db_bind_text(st, 1, p->name);
     db_bind_text(st, 2, p->yaml);
     sqlite3_bind_int64(st, 3, (sqlite3_int64)p->param_count);
+    db_bind_text(st, 4, p->origin);
     s = db_step_done(db, st, "storing a model profile");
     sqlite3_finalize(st);
     return s;
 }
 
 acc_status_t acc_db_put_profile(acc_db_t *db, const char *name, const char *yaml,
-                                uint64_t param_count)
+                                uint64_t param_count, const char *origin)
 {
     char what[128];
     acc_yaml_doc_t *doc = NULL;
     profile_t p;
     acc_status_t s;
 
-    if ((s = db_check_field(db, name, ACC_DB_NAME_MAX, 1, "model profile name")) != ACC_OK)
+    if (!origin)
+        origin = "";
+    if ((s = db_check_field(db, name, ACC_DB_NAME_MAX, 1, "model profile name")) != ACC_OK ||
+        (s = db_check_field(db, origin, ACC_DB_TEXT_MAX, 0, "model profile origin")) != ACC_OK)
         return s;
     if (!yaml)
         return acc_error_set(ACC_ERR_INVALID, "%s: model profile %s has no text", db->path, name);
@@ -57,6 +62,7 @@ acc_status_t acc_db_put_profile(acc_db_t *db, const char *name, const char *yaml
     acc_yaml_destroy(doc);
     p.name = name;
     p.yaml = yaml;
+    p.origin = origin;
     p.param_count = param_count;
     snprintf(what, sizeof(what), "storing model profile %s", name);
     return db_txn(db, 1, what, put_profile, &p);
@@ -111,6 +117,61 @@ acc_status_t acc_db_get_profile(acc_db_t *db, const char *name, char **yaml, uin
     *yaml = p.yaml_out;
     if (param_count)
         *param_count = p.param_count;
+    return ACC_OK;
+}
+
+typedef struct {
+    acc_db_profile_t *items;
+    size_t n, cap;
+} list_profiles_t;
+
+static acc_status_t list_profiles(acc_db_t *db, void *ctx)
+{
+    list_profiles_t *l = ctx;
+    sqlite3_stmt *st = NULL;
+    acc_status_t s;
+    int r;
+
+    l->n = 0;
+    if ((s = db_prepare(db, "SELECT name, param_count, origin FROM model_profiles ORDER BY name",
+                        &st)) != ACC_OK)
+        return s;
+    while ((r = db_step_row(db, st, "listing model profiles")) == 1) {
+        void *v = l->items;
+        acc_db_profile_t *p;
+        if (acc_array_reserve(&v, &l->cap, l->n + 1, sizeof(*l->items)) != ACC_OK) {
+            s = acc_error_set(ACC_ERR_NOMEM, "out of memory listing model profiles");
+            break;
+        }
+        l->items = v;
+        p = &l->items[l->n];
+        memset(p, 0, sizeof(*p));
+        p->param_count = db_u64_from_sql(sqlite3_column_int64(st, 1));
+        if ((s = db_column_text(db, st, 0, p->name, sizeof(p->name), "model profile name")) !=
+                ACC_OK ||
+            (s = db_column_text(db, st, 2, p->origin, sizeof(p->origin), "model profile origin")) !=
+                ACC_OK)
+            break;
+        l->n++;
+    }
+    sqlite3_finalize(st);
+    return s != ACC_OK ? s : r < 0 ? (acc_status_t)r : ACC_OK;
+}
+
+acc_status_t acc_db_list_profiles(acc_db_t *db, acc_db_profile_t **out, size_t *count)
+{
+    list_profiles_t l;
+    acc_status_t s;
+
+    memset(&l, 0, sizeof(l));
+    *out = NULL;
+    *count = 0;
+    if ((s = db_txn(db, 0, "listing model profiles", list_profiles, &l)) != ACC_OK) {
+        acc_mem_free(l.items);
+        return s;
+    }
+    *out = l.items;
+    *count = l.n;
     return ACC_OK;
 }
 

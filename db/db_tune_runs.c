@@ -4,7 +4,6 @@
 
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 static acc_status_t check_tune_key(const acc_db_t *db, const char *model, const char *fp,
                                    const char *network)
@@ -128,11 +127,8 @@ acc_status_t acc_db_add_tuning_run(acc_db_t *db, const acc_db_tuning_run_t *run,
     a.run = *run;
     if (!a.run.acc_version[0])
         snprintf(a.run.acc_version, sizeof(a.run.acc_version), "%s", ACC_VERSION_STRING);
-    if (a.run.created_us == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        a.run.created_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-    }
+    if (a.run.created_us == 0)
+        a.run.created_us = db_now_us();
     snprintf(what, sizeof(what), "adding a tuning run of %s on %s", run->model,
              db_short(run->topo_fingerprint, sh));
     if ((s = db_txn(db, 1, what, add_run, &a)) != ACC_OK)

@@ -19,6 +19,7 @@ static const char usage_text[] =
     "       acc-tune show --db FILE [--model M] [--topo T [--network N]] [--csv]\n"
     "       acc-tune plot FILE.svg --db FILE --model M --topo T [--network N]\n"
     "       acc-tune export --format env|ddp|horovod --db FILE --model M --topo T [--network N]\n"
+    "       acc-tune profile export NAME --db FILE [--topo T] [-o FILE.yaml]\n"
     "       acc-tune --help | --version\n"
     "\n"
     "Tuning simulates one training iteration of model M on every GPU of topology T: the\n"
@@ -32,7 +33,9 @@ static const char usage_text[] =
     "1 ms cycle) and no fusion.\n"
     "\n"
     "  --model M          a shipped profile (resnet50, vgg16, bert-base, bert-large, gpt2,\n"
-    "                     gpt2-xl, vit-b16) or a profile file (tuner/models/README.md)\n"
+    "                     gpt2-xl, vit-b16), one a job recorded (ACC_RECORD=1; for T's GPU\n"
+    "                     it wins over a shipped one of its name) or a profile file\n"
+    "                     (tuner/models/README.md)\n"
     "  --topo T           a topology file, a shipped platform (dgx-h100-2node, ...) or a\n"
     "                     synthetic description (\"nodes=2 gpus=8 nvlink=18 nic=8x400\")\n"
     "  --network N        a network stored in the database, or its parameters:\n"
@@ -53,13 +56,17 @@ static const char usage_text[] =
     "  --quiet            no progress on standard error\n"
     "  --db FILE          the acc database (created when missing)\n"
     "\n"
-    "show     the optima, simulated and measured (by a job's online tuning) side by side,\n"
-    "         and the best runs (--csv: every run)\n"
+    "show     where each profile came from (shipped, a file, recorded on HOST/GPU at DATE),\n"
+    "         the recordings jobs made, the optima, simulated and measured (by a job's\n"
+    "         online tuning) side by side, and the best runs (--csv: every run)\n"
     "plot     an SVG heatmap of iteration time over fusion size x streams for one key, the\n"
     "         optimum framed and the baselines noted\n"
     "export   the optimum (the measured one when there is one) as settings: env\n"
     "         (ACC_FUSION_BYTES, ACC_STREAMS, ACC_COMPRESSION), ddp\n"
     "         (bucket_cap_mb) or horovod (HOROVOD_FUSION_THRESHOLD, HOROVOD_NUM_NCCL_STREAMS)\n"
+    "profile export  model NAME's profile (a job's recording: the one for T's GPU, or its\n"
+    "         only one) in the shipped profiles' format, to FILE.yaml (-o) or standard output,\n"
+    "         for --model FILE.yaml or ACC_MODEL_DIR\n"
     "\n"
     "Exit status: 0 success, 1 unusable input (model, topology, database, no optimum),\n"
     "2 bad command line, 3 output could not be written (database, file, standard output).\n"
@@ -105,6 +112,7 @@ enum {
     OPT_CSV,
     OPT_QUIET,
     OPT_FORMAT,
+    OPT_OUTPUT,
     OPT_VERSION
 };
 
@@ -128,6 +136,7 @@ static const struct option longopts[] = {
     {"csv", no_argument, NULL, OPT_CSV},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"format", required_argument, NULL, OPT_FORMAT},
+    {"output", required_argument, NULL, OPT_OUTPUT},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -188,6 +197,9 @@ static int parse_option(int c, const char *arg, tune_opts_t *o)
         break;
     case OPT_FORMAT:
         o->format = arg;
+        break;
+    case OPT_OUTPUT:
+        o->output = arg;
         break;
     case OPT_NCCL_ONLY:
         o->nccl_only = 1;
@@ -253,6 +265,13 @@ static int check_args(tune_opts_t *o)
 {
     if (!o->db)
         return usage_error("--db FILE is required", NULL);
+    if (o->cmd != CMD_PROFILE_EXPORT && o->output)
+        return usage_error("-o goes with profile export", NULL);
+    if (o->cmd == CMD_PROFILE_EXPORT) {
+        if (o->model || o->network || o->format || o->csv)
+            return usage_error("profile export takes NAME, --db, --topo and -o", NULL);
+        return 0;
+    }
     if (o->cmd != CMD_EXPORT && o->format)
         return usage_error("--format goes with export", NULL);
     if (o->cmd == CMD_EXPORT &&
@@ -293,13 +312,20 @@ static int parse_args(int argc, char **argv, tune_opts_t *o)
         o->cmd = CMD_PLOT;
     else if (argc > 1 && strcmp(argv[1], "export") == 0)
         o->cmd = CMD_EXPORT;
+    else if (argc > 1 && strcmp(argv[1], "profile") == 0) {
+        if (argc < 3 || strcmp(argv[2], "export") != 0)
+            return usage_error("profile takes the command export:", "acc-tune profile export NAME");
+        o->cmd = CMD_PROFILE_EXPORT;
+        argv++;
+        argc--;
+    }
     if (o->cmd != CMD_TUNE) {
         argv++;
         argc--;
     }
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         if (c == 'h') {
             fputs(usage_text, stdout);
             return -1;
@@ -312,15 +338,20 @@ static int parse_args(int argc, char **argv, tune_opts_t *o)
             return usage_error("this option needs a value:", argv[optind - 1]);
         if (c == '?')
             return usage_error("unknown option", argv[optind - 1]);
-        if ((rc = parse_option(c, optarg, o)) != 0)
+        if ((rc = parse_option(c == 'o' ? OPT_OUTPUT : c, optarg, o)) != 0)
             return rc;
     }
     if (o->cmd == CMD_PLOT && optind < argc)
         o->plot = argv[optind++];
+    if (o->cmd == CMD_PROFILE_EXPORT && optind < argc)
+        o->profile = argv[optind++];
     if (optind < argc)
         return usage_error("unexpected argument", argv[optind]);
     if (o->cmd == CMD_PLOT && !o->plot)
         return usage_error("plot needs the SVG file to write: acc-tune plot FILE.svg ...", NULL);
+    if (o->cmd == CMD_PROFILE_EXPORT && !o->profile)
+        return usage_error("profile export needs the model: acc-tune profile export NAME ...",
+                           NULL);
     return check_args(o);
 }
 
@@ -342,6 +373,8 @@ int main(int argc, char **argv)
         return tune_plot(&o);
     case CMD_EXPORT:
         return tune_export(&o);
+    case CMD_PROFILE_EXPORT:
+        return tune_profile_export(&o);
     default:
         return tune_run(&o);
     }

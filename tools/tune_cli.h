@@ -7,7 +7,7 @@
 
 #include "cli.h"
 
-typedef enum { CMD_TUNE = 0, CMD_SHOW, CMD_PLOT, CMD_EXPORT } tune_cmd_t;
+typedef enum { CMD_TUNE = 0, CMD_SHOW, CMD_PLOT, CMD_EXPORT, CMD_PROFILE_EXPORT } tune_cmd_t;
 
 typedef struct {
     tune_cmd_t cmd;
@@ -18,6 +18,8 @@ typedef struct {
     const char *db;
     const char *plot;   /* plot: the SVG file */
     const char *format; /* export: env, ddp or horovod */
+    const char *profile; /* profile export: the model */
+    const char *output;  /* profile export: the file; NULL: standard output */
     const char *precision;
     acc_search_strategy_t strategy;
     size_t budget;
@@ -40,5 +42,9 @@ int tune_run(const tune_opts_t *o);
 int tune_show(const tune_opts_t *o);
 int tune_plot(const tune_opts_t *o);
 int tune_export(const tune_opts_t *o);
+/* tune_profile.c: show's tables of stored profiles and recordings of model (NULL: all) into b,
+ * and `profile export`. */
+int tune_show_profiles(const char *model, acc_db_t *db, acc_buf_t *b);
+int tune_profile_export(const tune_opts_t *o);
 
 #endif

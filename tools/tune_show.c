@@ -1,6 +1,6 @@
 /*
- * tune_show.c - reading tuning results back: `acc-tune show` (optima and runs), `acc-tune plot`
- * (the heatmap of one key) and `acc-tune export` (the optimum as settings for acc, DDP or
+ * tune_show.c - reading tuning results back: `acc-tune show` (profiles, optima and runs), `acc-tune
+ * plot` (the heatmap of one key) and `acc-tune export` (the optimum as settings for acc, DDP or
  * Horovod).
  */
 #include <stdio.h>
@@ -198,6 +198,8 @@ int tune_show(const tune_opts_t *o)
             opt[keep++] = opt[i];
     if (o->csv)
         runs_csv(&b, runs, nruns, topos, ntopos);
+    else if ((rc = tune_show_profiles(model, db, &b)) != EXIT_OK)
+        goto out;
     else {
         optima_table(&b, opt, keep, runs, nruns, topos, ntopos);
         runs_table(&b, runs, nruns, topos, ntopos, 20);

@@ -31,6 +31,11 @@ int profile_precision_ok(const char *s)
     return 0;
 }
 
+int acc_profile_precision_valid(const char *s)
+{
+    return profile_precision_ok(s);
+}
+
 acc_status_t profile_resolve_gpu(const char *gpu, int *sm)
 {
     const acc_gpu_model_t *m;

@@ -13,13 +13,15 @@
 
 acc_status_t acc_tune_store_prepare(acc_db_t *db, const acc_tune_target_t *t)
 {
+    char origin[ACC_DB_TEXT_MAX];
     acc_buf_t yaml;
     acc_status_t st;
 
     acc_buf_init(&yaml);
+    acc_profile_origin_text(&t->origin, origin, sizeof(origin));
     if ((st = acc_profile_dump_yaml(t->profile, &yaml)) == ACC_OK &&
         (st = acc_buf_status(&yaml)) == ACC_OK)
-        st = acc_db_put_profile(db, t->profile->name, yaml.data, t->profile->params);
+        st = acc_db_put_profile(db, t->profile->name, yaml.data, t->profile->params, origin);
     acc_buf_free(&yaml);
     if (st == ACC_OK)
         st = acc_db_put_topology(db, t->topo, NULL);

@@ -1,6 +1,7 @@
 /*
- * The tuning key and what it is made of: the model's profile, the topology with the network
- * asked for, the network's name, and the profile's compute entry for the topology's GPU.  acc-tune
+ * The tuning key and what it is made of: the model's profile (acc_profile_find: a file, a job's
+ * recording for the topology's GPU, a shipped profile), the topology with the network asked
+ * for, the network's name, and the profile's compute entry for the topology's GPU.  acc-tune
  * builds one for every command, and the runtime will build one at job start to find the optimum
  * of ACC_MODEL on the machine it runs on.
  */
@@ -73,17 +74,6 @@ acc_status_t acc_tune_network_apply(const acc_topo_t *base, const char *network,
     return st;
 }
 
-static acc_status_t load_profile(const char *model, acc_profile_t **out)
-{
-    if (!model || !model[0])
-        return acc_error_set(ACC_ERR_INVALID, "no model given: name a shipped profile "
-                                              "(resnet50, ...) or a profile file");
-    /* A path names a file; a bare name a shipped profile. */
-    if (strchr(model, '/') || strstr(model, ".yaml"))
-        return acc_profile_load_file(model, out);
-    return acc_profile_load_builtin(model, out);
-}
-
 /* The profile's compute entry for the topology's GPU, or an error listing those it has. */
 static acc_status_t find_compute(acc_tune_target_t *t, const char *precision)
 {
@@ -108,10 +98,10 @@ static acc_status_t find_compute(acc_tune_target_t *t, const char *precision)
     return ACC_ERR_NOT_FOUND;
 }
 
-/* A target of profile (taken) on topo (borrowed) with network applied. */
-static acc_status_t target_build(acc_profile_t *profile, const acc_topo_t *topo,
-                                 const char *network, const char *precision, acc_db_t *db,
-                                 acc_tune_target_t **out)
+/* A target of profile (taken), found at origin, on topo (borrowed) with network applied. */
+static acc_status_t target_build(acc_profile_t *profile, const acc_profile_origin_t *origin,
+                                 const acc_topo_t *topo, const char *network, const char *precision,
+                                 acc_db_t *db, acc_tune_target_t **out)
 {
     acc_tune_target_t *t = acc_mem_calloc(1, sizeof(*t));
     acc_status_t st = ACC_OK;
@@ -122,6 +112,7 @@ static acc_status_t target_build(acc_profile_t *profile, const acc_topo_t *topo,
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a tuning target");
     }
     t->profile = profile;
+    t->origin = *origin;
     if (strlen(profile->name) >= sizeof(t->key.model)) {
         st = acc_error_set(ACC_ERR_RANGE,
                            "model '%s': a tuning key holds names of at most %d characters; "
@@ -144,10 +135,13 @@ acc_status_t acc_tune_target_create(const char *model, const acc_topo_t *topo, c
                                     const char *precision, acc_db_t *db, acc_tune_target_t **out)
 {
     acc_profile_t *profile = NULL;
-    acc_status_t st = load_profile(model, &profile);
+    acc_profile_origin_t origin;
+    acc_status_t st;
 
     *out = NULL;
-    return st == ACC_OK ? target_build(profile, topo, network, precision, db, out) : st;
+    if ((st = acc_profile_find(model, acc_profile_topo_sm(topo), db, &profile, &origin)) != ACC_OK)
+        return st;
+    return target_build(profile, &origin, topo, network, precision, db, out);
 }
 
 acc_status_t acc_tune_target_load(const char *model, const char *topo, const char *network,
@@ -155,17 +149,20 @@ acc_status_t acc_tune_target_load(const char *model, const char *topo, const cha
 {
     acc_profile_t *profile = NULL;
     acc_topo_t *base = NULL;
-    acc_status_t st;
+    char msg[1024];
+    acc_status_t st, mst;
 
     *out = NULL;
-    /* The model first: of two mistakes, the one in the first argument is reported. */
-    if ((st = load_profile(model, &profile)) != ACC_OK)
-        return st;
+    /* The profile depends on the topology's GPU, but of two mistakes the one in the first
+     * argument, the model, is reported. */
     if ((st = acc_topo_load(topo, &base)) != ACC_OK) {
+        snprintf(msg, sizeof(msg), "%s", acc_error_message());
+        if ((mst = acc_profile_find(model, 0, db, &profile, NULL)) != ACC_OK)
+            return mst;
         acc_profile_destroy(profile);
-        return st;
+        return acc_error_set(st, "%s", msg);
     }
-    st = target_build(profile, base, network, precision, db, out);
+    st = acc_tune_target_create(model, base, network, precision, db, out);
     acc_topo_destroy(base);
     return st;
 }

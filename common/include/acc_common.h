@@ -202,6 +202,10 @@ typedef enum {
     X(TUNE_COMPRESSION, ACC_SETTING_STRING, "none",                                                \
       "Comma-separated compressions online tuning may try (none, fp16, bf16); compression "        \
       "changes the numerics, so it is tried only where allowed.")                                  \
+    X(RECORD, ACC_SETTING_INT, "0",                                                                \
+      "1: the fusion engine records the job's gradient timeline (each gradient's or DDP "          \
+      "bucket's size, type and ready time, the compute time) for a few iterations after warm-up "  \
+      "and rank 0 stores it in the database as the profile of ACC_MODEL, for acc-tune.")           \
     X(LIBRARY, ACC_SETTING_PATH, "",                                                               \
       "The libacc.so the Python package (python/acc) loads; empty means the one the dynamic "      \
       "loader finds.  Read by the package before the library is loaded.")

@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define ACC_DB_APPLICATION_ID 0x41434331 /* "ACC1" in the file header */
-#define ACC_DB_SCHEMA_VERSION 7          /* the newest schema this acc reads and writes */
+#define ACC_DB_SCHEMA_VERSION 8          /* the newest schema this acc reads and writes */
 /* Longest time a call waits for other writers before giving up with ACC_ERR_BUSY. */
 #define ACC_DB_BUSY_MS 30000
 
@@ -236,11 +236,50 @@ acc_status_t acc_db_build(acc_db_t *db, const acc_topo_t *topo, const acc_db_bui
                           acc_db_build_report_t *report);
 
 /* ---- model profiles and networks, by name ---------------------------------------------- */
-/* yaml must be a well-formed YAML document; param_count is the model's parameter count. */
+/* The profile tuning runs of a model refer to.  yaml must be a well-formed YAML document;
+ * param_count is the model's parameter count; origin (NULL: "") says where the text came from,
+ * for people ("shipped: PATH", "file: PATH", "recorded on HOST/GPU at DATE"). */
 acc_status_t acc_db_put_profile(acc_db_t *db, const char *name, const char *yaml,
-                                uint64_t param_count);
+                                uint64_t param_count, const char *origin);
 /* *yaml taken (acc_mem_free). */
 acc_status_t acc_db_get_profile(acc_db_t *db, const char *name, char **yaml, uint64_t *param_count);
+
+typedef struct {
+    char name[ACC_DB_NAME_MAX];
+    uint64_t param_count;
+    char origin[ACC_DB_TEXT_MAX]; /* "" when unknown (stored before schema version 8) */
+} acc_db_profile_t;
+
+/* Every stored profile (without its text), by name; *out taken (acc_mem_free). */
+acc_status_t acc_db_list_profiles(acc_db_t *db, acc_db_profile_t **out, size_t *count);
+
+/* A profile a training job recorded of itself (the fusion engine's ACC_RECORD), one per name and
+ * GPU generation: recording again replaces it. */
+typedef struct {
+    char name[ACC_DB_NAME_MAX]; /* the profile's name: the job's model, or its gradient list's */
+    int sm;                     /* compute capability of its compute entry (90); 0: none */
+    char device[96];            /* what computed: the GPU's name, or "CPU (host backend)" */
+    char host[ACC_DB_NAME_MAX]; /* rank 0's host name */
+    char backend[16];           /* the communicator's: "cuda" or "host" */
+    int ranks;                  /* >= 1 */
+    int batch;                  /* samples per rank and micro-batch; 0: not given */
+    int iterations;             /* iterations the timeline is the median of, >= 1 */
+    int64_t recorded_us;        /* Unix time in microseconds; 0 means now */
+    char acc_version[32];       /* "" means this acc (ACC_VERSION_STRING) */
+    uint64_t param_count;       /* elements of all its gradients */
+} acc_db_recorded_t;
+
+/* Store rec with its profile's text (acc_profile_dump_yaml's; it must be a well-formed YAML
+ * document), replacing the recording of the same name and sm. */
+acc_status_t acc_db_put_recorded(acc_db_t *db, const acc_db_recorded_t *rec, const char *yaml);
+/* The recording of name for sm (*yaml taken, acc_mem_free; optional); ACC_ERR_NOT_FOUND naming
+ * both when there is none. */
+acc_status_t acc_db_get_recorded(acc_db_t *db, const char *name, int sm, acc_db_recorded_t *out,
+                                 char **yaml);
+/* Every recording (without its text) of name (NULL: of every name), by name then sm; *out taken
+ * (acc_mem_free). */
+acc_status_t acc_db_list_recorded(acc_db_t *db, const char *name, acc_db_recorded_t **out,
+                                  size_t *count);
 
 typedef struct {
     char name[ACC_DB_NAME_MAX];        /* "ib-ndr-rail" */

@@ -134,18 +134,27 @@ class FusionEngine:
     (addresses of contiguous buffers, in the order the backward pass produces them), mark them
     ready and wait() at the end of each iteration; or reduce() buffers fused elsewhere (DDP's
     buckets) and wait().  config: a configuration (config()); None lets the settings, the
-    stored optimum and the default decide.  online: True, False or None (ACC_TUNE_ONLINE)."""
+    stored optimum and the default decide.  online: True, False or None (ACC_TUNE_ONLINE).
+    record: True, False or None (ACC_RECORD): record the job's own profile (the timeline of its
+    gradients, or buffers, and its compute time) into the database for acc-tune, with batch
+    (samples per rank) and precision ("fp32", "tf32", "fp16", "bf16") when given; backward()
+    marks the start of each backward pass the recording measures from."""
 
     def __init__(self, comm, config=None, average=True, model=None, network=None, db=None,
-                 online=None):
+                 online=None, record=None, batch=None, precision=None, record_warmup=0,
+                 record_iters=0):
         opts = _lib.FusionOpts()
         load().acc_fusion_opts_init(ctypes.byref(opts))
-        self._keep = [config, _lib.cstr(model), _lib.cstr(network), _lib.cstr(db)]
+        self._keep = [config, _lib.cstr(model), _lib.cstr(network), _lib.cstr(db),
+                      _lib.cstr(precision)]
         if config is not None:
             opts.config = ctypes.pointer(config)
         opts.average = 1 if average else 0
-        opts.model, opts.network, opts.db = self._keep[1:]
+        opts.model, opts.network, opts.db, opts.precision = self._keep[1:]
         opts.online = 0 if online is None else (1 if online else -1)
+        opts.record = 0 if record is None else (1 if record else -1)
+        opts.record_warmup, opts.record_iters = record_warmup, record_iters
+        opts.batch = batch or 0
         self.handle = ctypes.c_void_p()
         self.comm = comm  # the engine borrows it
         _lib.call("acc_fusion_create", comm.handle, ctypes.byref(opts), ctypes.byref(self.handle))
@@ -161,6 +170,10 @@ class FusionEngine:
     def ready(self, index):
         _lib.call("acc_fusion_ready", self.handle, index)
 
+    def backward(self):
+        """The backward pass begins now (what a recording measures ready times from)."""
+        _lib.call("acc_fusion_backward", self.handle)
+
     def reduce(self, address, count, dtype):
         _lib.call("acc_fusion_reduce", self.handle, ctypes.c_void_p(address), count,
                   _lib.enum("acc_dtype_parse", dtype))
@@ -173,8 +186,9 @@ class FusionEngine:
 
     def info(self):
         """What the engine uses: its configuration, where it came from, the key looked up,
-        whether online tuning is measuring, and the last iteration's figures; None before the
-        first iteration."""
+        whether online tuning is measuring, the last iteration's figures, and the recording's
+        state ("off", "recording", "recorded": rank 0 stores it; the other ranks say
+        "recording") and cost; None before the first iteration."""
         i = _lib.FusionInfo()
         if _lib.no_data(_lib.call("acc_fusion_info", self.handle, ctypes.byref(i))):
             return None
@@ -183,7 +197,9 @@ class FusionEngine:
                     "started_from": _lib.text(load().acc_fusion_source_name(i.started_from)),
                     "model": _lib.text(i.key.model), "tuning": bool(i.tuning),
                     "iterations": i.iterations, "last_ms": i.last_ms,
-                    "last_exposed_ms": i.last_exposed_ms, "buckets": i.buckets})
+                    "last_exposed_ms": i.last_exposed_ms, "buckets": i.buckets,
+                    "recording": ("off", "recording", "recorded")[i.recording],
+                    "record_ms": i.record_ms})
         return out
 
     def close(self):

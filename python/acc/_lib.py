@@ -63,7 +63,10 @@ class FusionOpts(ctypes.Structure):
                 ("model", ctypes.c_char_p), ("network", ctypes.c_char_p), ("db", ctypes.c_char_p),
                 ("online", ctypes.c_int), ("space", ctypes.c_void_p), ("strategy", ctypes.c_int),
                 ("budget", ctypes.c_int), ("warmup", ctypes.c_int),
-                ("measure_iters", ctypes.c_int), ("seed", ctypes.c_uint64)]
+                ("measure_iters", ctypes.c_int), ("seed", ctypes.c_uint64),
+                ("record", ctypes.c_int), ("record_warmup", ctypes.c_int),
+                ("record_iters", ctypes.c_int), ("batch", ctypes.c_int),
+                ("precision", ctypes.c_char_p)]
 
 
 class FusionInfo(ctypes.Structure):
@@ -71,7 +74,8 @@ class FusionInfo(ctypes.Structure):
     _fields_ = [("config", Config), ("source", ctypes.c_int), ("started_from", ctypes.c_int),
                 ("key", Key), ("tuning", ctypes.c_int), ("iterations", ctypes.c_uint64),
                 ("last_ms", ctypes.c_double), ("last_exposed_ms", ctypes.c_double),
-                ("buckets", ctypes.c_uint64)]
+                ("buckets", ctypes.c_uint64), ("recording", ctypes.c_int),
+                ("record_ms", ctypes.c_double)]
 
 
 _P = ctypes.c_void_p
@@ -112,6 +116,7 @@ _PROTOTYPES = {
     "acc_fusion_destroy": (_STATUS, [_P]),
     "acc_fusion_register": (_STATUS, [_P, _P, ctypes.c_size_t, _I, ctypes.POINTER(_I)]),
     "acc_fusion_ready": (_STATUS, [_P, _I]),
+    "acc_fusion_backward": (_STATUS, [_P]),
     "acc_fusion_reduce": (_STATUS, [_P, _P, ctypes.c_size_t, _I]),
     "acc_fusion_wait": (_STATUS, [_P]),
     "acc_fusion_set_config": (_STATUS, [_P, ctypes.POINTER(Config)]),

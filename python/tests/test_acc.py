@@ -6,6 +6,7 @@ Run as a ctest (python.acc), with ACC_LIBRARY naming the libacc.so of the build.
 import ctypes
 import multiprocessing
 import os
+import sqlite3
 import tempfile
 import unittest
 
@@ -179,6 +180,33 @@ class Engine(unittest.TestCase):
                 self.assertEqual(f.info()["source"], "default")
         with self.assertRaises(ValueError):
             acc.Communicator(1, 0, b"short")
+
+    def test_one_rank_records_its_profile(self):
+        quiet_env(1)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "acc.db")
+            with acc.Communicator(1, 0, acc.unique_id()) as comm:
+                with self.assertRaises(acc.AccError) as e:
+                    acc.FusionEngine(comm, record=True, precision="fp8")
+                self.assertIn("fp8", str(e.exception))
+                bufs = [(ctypes.c_float * n)() for n in (300, 20)]
+                with acc.FusionEngine(comm, model="py-model", db=path, record=True, batch=8,
+                                      record_warmup=1, record_iters=2) as f:
+                    idx = [f.register(ctypes.addressof(b), len(b), "float") for b in bufs]
+                    for _ in range(3):
+                        f.backward()
+                        for i in idx:
+                            f.ready(i)
+                        f.wait()
+                    info = f.info()
+                    self.assertEqual(info["recording"], "recorded")
+                    self.assertGreater(info["record_ms"], 0)
+            # The engine waited for the recording to be stored before it closed.
+            db = sqlite3.connect(path)
+            rows = db.execute("SELECT name, sm, batch, ranks, iterations "
+                              "FROM recorded_profiles").fetchall()
+            db.close()
+            self.assertEqual(rows, [("py-model", 90, 8, 1, 2)])
 
 
 if __name__ == "__main__":

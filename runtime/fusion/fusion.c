@@ -1,6 +1,7 @@
 /*
- * The fusion engine's API: creation, registration, the iteration (gradients marked ready, the
- * caller's own buffers, its end) and what the engine tells about itself.  See acc_fusion.h.
+ * The fusion engine's API: creation, registration, the iteration (the backward pass's start,
+ * gradients marked ready, the caller's own buffers, its end) and what the engine tells about
+ * itself.  See acc_fusion.h.
  */
 #include "fusion_internal.h"
 
@@ -31,6 +32,17 @@ static acc_status_t check_opts(const acc_fusion_opts_t *o)
                              "fusion engine: budget %d, warmup %d and measure_iters %d must not "
                              "be negative (0: the default)",
                              o->budget, o->warmup, o->measure_iters);
+    if (o->record < -1 || o->record > 1 || o->record_warmup < 0 || o->record_iters < 0 ||
+        o->batch < 0)
+        return acc_error_set(ACC_ERR_INVALID,
+                             "fusion engine: record is %d (1 on, -1 off, 0 ACC_RECORD); "
+                             "record_warmup %d, record_iters %d and batch %d must not be "
+                             "negative (0: the default)",
+                             o->record, o->record_warmup, o->record_iters, o->batch);
+    if (o->precision && !acc_profile_precision_valid(o->precision))
+        return acc_error_set(ACC_ERR_INVALID,
+                             "fusion engine: precision '%s' is not fp32, tf32, fp16 or bf16",
+                             o->precision);
     if (o->config)
         return acc_tune_config_check(o->config);
     return o->space ? acc_tune_space_check(o->space) : ACC_OK;
@@ -57,11 +69,13 @@ static acc_status_t copy_opts(engine_t *e, const acc_fusion_opts_t *o)
     }
     if ((o->model && !(f->model = acc_mem_strdup(o->model))) ||
         (o->network && !(f->network = acc_mem_strdup(o->network))) ||
-        (o->db && !(f->db = acc_mem_strdup(o->db))))
+        (o->db && !(f->db = acc_mem_strdup(o->db))) ||
+        (o->precision && !(f->precision = acc_mem_strdup(o->precision))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a fusion engine");
     f->opts.model = f->model;
     f->opts.network = f->network;
     f->opts.db = f->db;
+    f->opts.precision = f->precision;
     return ACC_OK;
 }
 
@@ -80,6 +94,7 @@ static void engine_free(acc_fusion_t *f)
     acc_mem_free(f->model);
     acc_mem_free(f->network);
     acc_mem_free(f->db);
+    acc_mem_free(f->precision);
     acc_mem_free(f);
 }
 
@@ -177,7 +192,8 @@ static acc_status_t begin(acc_fusion_t *f)
     if (f->in_iter)
         return ACC_OK;
     if (!f->configured) {
-        if ((st = fu_configure(f)) != ACC_OK || (st = fu_online_start(f)) != ACC_OK)
+        if ((st = fu_configure(f)) != ACC_OK || (st = fu_online_start(f)) != ACC_OK ||
+            (st = fu_record_start(f)) != ACC_OK)
             return st;
         f->last_end = acc_now_s();
     }
@@ -238,6 +254,14 @@ acc_status_t acc_fusion_ready(acc_fusion_t *f, int index)
     return failed(f);
 }
 
+acc_status_t acc_fusion_backward(acc_fusion_t *f)
+{
+    if (!f)
+        return acc_error_set(ACC_ERR_INVALID, "acc_fusion_backward: NULL engine");
+    f->backward_s = acc_now_s();
+    return ACC_OK;
+}
+
 acc_status_t acc_fusion_reduce(acc_fusion_t *f, void *buf, size_t count, acc_dtype_t dt)
 {
     double t0 = acc_now_s();
@@ -264,6 +288,8 @@ acc_status_t acc_fusion_reduce(acc_fusion_t *f, void *buf, size_t count, acc_dty
     if (fu_stream_push(f, (int)(f->launched % (uint64_t)f->cfg.streams), &b) == ACC_OK)
         f->launched++;
     pthread_mutex_unlock(&f->lock);
+    if (f->rec)
+        fu_record_buffer(f, count, dt, t0);
     f->spent += acc_now_s() - t0;
     return failed(f);
 }
@@ -312,6 +338,8 @@ acc_status_t acc_fusion_wait(acc_fusion_t *f)
         return acc_error_set(ACC_ERR_INVALID, "acc_fusion_wait: NULL engine");
     if ((st = failed(f)) != ACC_OK || (st = begin(f)) != ACC_OK)
         return st;
+    if (f->rec)
+        fu_record_iteration(f, t0);
     finish(f);
     end = acc_now_s();
     f->spent += end - t0;
@@ -372,6 +400,8 @@ acc_status_t acc_fusion_info(const acc_fusion_t *f, acc_fusion_info_t *out)
     out->last_ms = f->last_ms;
     out->last_exposed_ms = f->last_exposed_ms;
     out->buckets = f->last_buckets;
+    out->recording = f->recording;
+    out->record_ms = f->record_s * 1e3;
     return ACC_OK;
 }
 
@@ -384,6 +414,7 @@ acc_status_t acc_fusion_destroy(acc_fusion_t *f)
         st = acc_fusion_wait(f);
     if (f->online)
         fu_online_stop(f, f->error == ACC_OK);
+    fu_record_stop(f);
     fu_streams_stop(f);
     fu_nego_stop(f);
     engine_free(f);

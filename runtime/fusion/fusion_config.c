@@ -43,8 +43,10 @@ static acc_status_t model_key(const char *model, char *out, size_t n)
 }
 
 /* The gradient list's own name: "grads-" and 16 hex digits of the SHA-256 of its types and
- * sizes, so that the same model registered again finds its optimum without being named. */
-static acc_status_t list_name(const acc_fusion_t *f, char *out, size_t n)
+ * sizes, so that the same model registered again finds its optimum without being named.  The
+ * list is counts/dts, or with counts NULL the registered gradients. */
+static acc_status_t list_name(const acc_fusion_t *f, const uint64_t *counts, const acc_dtype_t *dts,
+                              size_t n, char *out, size_t size)
 {
     char hex[ACC_SHA256_HEX_LEN + 1];
     acc_buf_t b;
@@ -52,15 +54,26 @@ static acc_status_t list_name(const acc_fusion_t *f, char *out, size_t n)
     size_t i;
 
     acc_buf_init(&b);
-    for (i = 0; i < f->ngrads; i++)
-        acc_buf_printf(&b, "%s %llu\n", acc_dtype_name(f->grads[i].dt),
-                       (unsigned long long)f->grads[i].count);
+    if (!counts)
+        n = f->ngrads;
+    for (i = 0; i < n; i++)
+        acc_buf_printf(&b, "%s %llu\n", acc_dtype_name(counts ? dts[i] : f->grads[i].dt),
+                       (unsigned long long)(counts ? counts[i] : f->grads[i].count));
     if ((st = acc_buf_status(&b)) == ACC_OK)
         st = acc_sha256_hex(b.data ? b.data : "", b.len, hex);
     acc_buf_free(&b);
     if (st == ACC_OK)
-        snprintf(out, n, "grads-%.16s", hex);
+        snprintf(out, size, "grads-%.16s", hex);
     return st;
+}
+
+acc_status_t fu_model_name(const acc_fusion_t *f, const uint64_t *counts, const acc_dtype_t *dts,
+                           size_t n, char *out, size_t size)
+{
+    const char *model = f->model ? f->model : acc_setting_str(ACC_SETTING_MODEL);
+    if (model[0])
+        return model_key(model, out, size);
+    return list_name(f, counts, dts, n, out, size);
 }
 
 /* The key of `model` on base (borrowed) with network applied; *topo (optional) receives the
@@ -137,7 +150,7 @@ acc_status_t fu_engine_key(acc_fusion_t *f, acc_tune_key_t *key, acc_topo_t **to
         if (!f->ngrads)
             return acc_error_set(ACC_NO_DATA,
                                  "no model named (ACC_MODEL) and no gradients registered");
-        if ((st = list_name(f, name, sizeof(name))) != ACC_OK)
+        if ((st = list_name(f, NULL, NULL, 0, name, sizeof(name))) != ACC_OK)
             return st;
         model = name;
     }

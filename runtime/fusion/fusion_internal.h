@@ -8,6 +8,8 @@
  *   fusion_online.c   online tuning: rank 0 measures, the tuner's search decides, all follow;
  *   fusion_negotiate.c  rounds of agreement (HOROVOD's coordinator, NEGOTIATE's allreduce) on
  *                     what is ready everywhere, and the buckets of exactly that;
+ *   fusion_record.c   recording the job's own profile: rank 0 notes the timeline, a thread of
+ *                     its own stores the medians as a model profile;
  *   fusion_mem.c      the engine's memory on the host backend: host memory, the CPU's copies;
  *   fusion_device.c   the same on the cuda backend: device memory, CUDA streams, a kernel that
  *                     converts.
@@ -122,6 +124,7 @@ typedef struct {
 
 typedef struct fu_online fu_online_t;
 typedef struct fu_nego fu_nego_t;
+typedef struct fu_record fu_record_t;
 
 struct acc_fusion {
     acc_comm_t *comm; /* the caller's, borrowed */
@@ -131,7 +134,7 @@ struct acc_fusion {
     acc_cuda_stream_t q; /* the main thread's queue */
     int rank, nranks;
     acc_fusion_opts_t opts; /* strings copied below */
-    char *model, *network, *db;
+    char *model, *network, *db, *precision;
 
     fu_grad_t *grads;
     size_t ngrads, gcap;
@@ -174,6 +177,12 @@ struct acc_fusion {
     uint64_t last_buckets;
 
     fu_online_t *online; /* NULL unless tuning */
+
+    /* recording (fusion_record.c) */
+    double backward_s; /* when acc_fusion_backward was last called; 0: never */
+    int recording;     /* as acc_fusion_info_t.recording, the same on every rank */
+    fu_record_t *rec;  /* rank 0's notes while recording, and its storing thread */
+    double record_s;   /* seconds the engine's calls spent on it */
 };
 
 /* fusion_plan.c */
@@ -245,5 +254,21 @@ acc_status_t fu_online_start(acc_fusion_t *f);
 acc_status_t fu_online_step(acc_fusion_t *f, double iteration_ms, double exposed_ms);
 /* Stop tuning: store what was measured (rank 0) and free it.  store = 0 drops it. */
 void fu_online_stop(acc_fusion_t *f, int store);
+
+/* fusion_record.c */
+/* Decide (rank 0, shared) whether to record and, on rank 0, get ready to.  Collective, once,
+ * when the first iteration starts. */
+acc_status_t fu_record_start(acc_fusion_t *f);
+/* A buffer of the caller's was handed over at t (acc_fusion_reduce).  Rank 0, recording. */
+void fu_record_buffer(acc_fusion_t *f, uint64_t count, acc_dtype_t dt, double t);
+/* The backward pass ended at t (acc_fusion_wait was called), before the gradients not marked
+ * count as ready: note the iteration, and once enough are noted, start storing them. */
+void fu_record_iteration(acc_fusion_t *f, double t);
+/* Wait for the storing thread and free the notes (acc_fusion_destroy). */
+void fu_record_stop(acc_fusion_t *f);
+/* The model part of the job's key (the option or ACC_MODEL, a profile file's name inside it),
+ * else the name of the list of (count, type) pairs given: "grads-" and 16 hex digits. */
+acc_status_t fu_model_name(const acc_fusion_t *f, const uint64_t *counts, const acc_dtype_t *dts,
+                           size_t n, char *out, size_t size);
 
 #endif

@@ -169,8 +169,9 @@ static acc_status_t online_space(const acc_fusion_t *f, acc_tune_space_t *sp)
 }
 
 /* Open the database for the measurements and store what they refer to: the key's profile (a
- * shipped one or a profile file of that name, else one made from the registered gradients) and
- * the topology.  Failing that, tuning goes on without storing, with one warning. */
+ * recording of it for this GPU, a shipped one or a profile file of that name, else one made
+ * from the registered gradients) and the topology.  Failing that, tuning goes on without
+ * storing, with one warning. */
 static void open_store(acc_fusion_t *f, fu_online_t *o)
 {
     const char *path = fu_db_path(f);
@@ -189,16 +190,20 @@ static void open_store(acc_fusion_t *f, fu_online_t *o)
                  !path ? "no database: set ACC_DB" : "no key: name the model with ACC_MODEL");
         return;
     }
-    st = acc_profile_load_builtin(f->key.model, &p);
-    if (st != ACC_OK && (st = acc_profile_create(f->key.model, &p)) == ACC_OK)
-        for (i = 0; i < f->ngrads && st == ACC_OK; i++) {
-            char name[32];
-            snprintf(name, sizeof(name), "grad%zu", i);
-            st = acc_profile_add_tensor(p, name, f->grads[i].count, f->grads[i].dt,
-                                        (double)(i + 1) / (double)f->ngrads);
-        }
-    if (st == ACC_OK && (st = fu_engine_key(f, &t.key, &topo)) == ACC_OK &&
-        (st = acc_db_open(path, 0, &o->db)) == ACC_OK) {
+    if ((st = fu_engine_key(f, &t.key, &topo)) == ACC_OK &&
+        (st = acc_db_open(path, 0, &o->db)) == ACC_OK &&
+        acc_profile_find(f->key.model, acc_profile_topo_sm(topo), o->db, &p, &t.origin) != ACC_OK) {
+        snprintf(t.origin.path, sizeof(t.origin.path),
+                 "made from the registered gradients by online tuning");
+        if ((st = acc_profile_create(f->key.model, &p)) == ACC_OK)
+            for (i = 0; i < f->ngrads && st == ACC_OK; i++) {
+                char name[32];
+                snprintf(name, sizeof(name), "grad%zu", i);
+                st = acc_profile_add_tensor(p, name, f->grads[i].count, f->grads[i].dt,
+                                            (double)(i + 1) / (double)f->ngrads);
+            }
+    }
+    if (st == ACC_OK) {
         t.profile = p;
         t.topo = topo;
         st = acc_tune_store_prepare(o->db, &t);

@@ -4,6 +4,7 @@
  */
 #include "fusion_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 struct acc_fusion_replay {
@@ -15,6 +16,8 @@ struct acc_fusion_replay {
     int window;         /* jitter: runs of this many tensors marked in a rank's own order */
     uint64_t seed, iter;
     int *order; /* the tensor marked at each moment of this iteration */
+    double cur_late_s;  /* the iteration's largest delay of a call behind the timeline */
+    double late_ms;     /* what lateness_ms says of the last run */
 };
 
 acc_status_t acc_fusion_replay_create(acc_comm_t *comm, const acc_profile_t *profile,
@@ -127,31 +130,70 @@ double acc_fusion_replay_compute_ms(const acc_fusion_replay_t *r)
     return r->pre_ms + r->backward_ms;
 }
 
+/* Sleep until t and note how late the moment is once it has come. */
+/* Sleep until t and note how late the moment is once it has come. */
+static void wait_for(acc_fusion_replay_t *r, double t)
+{
+    double late;
+    acc_sleep_until(t);
+    late = acc_now_s() - t;
+    if (late > r->cur_late_s)
+        r->cur_late_s = late;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 acc_status_t acc_fusion_replay_run(acc_fusion_replay_t *r, int iters, double *ms)
 {
-    double last = acc_now_s();
+    double last = acc_now_s(), worst = 0;
+    double *late = iters > 0 ? acc_mem_calloc((size_t)iters, sizeof(double)) : NULL;
     acc_status_t st = ACC_OK;
     int k;
 
     for (k = 0; k < iters && st == ACC_OK; k++) {
-        double bwd;
+        double bwd = acc_now_s() + r->pre_ms / 1e3;
         size_t i;
         int jitter = r->window > 1 && r->order;
         if (jitter)
             draw_order(r);
-        acc_sleep_until(acc_now_s() + r->pre_ms / 1e3);
-        bwd = acc_now_s();
+        r->cur_late_s = 0;
+        wait_for(r, bwd);
+        st = acc_fusion_backward(r->f);
         for (i = 0; i < r->p->ntensors && st == ACC_OK; i++) {
-            acc_sleep_until(bwd + r->p->tensors[i].ready * r->backward_ms / 1e3);
+            wait_for(r, bwd + r->p->tensors[i].ready * r->backward_ms / 1e3);
             st = acc_fusion_ready(r->f, jitter ? r->order[i] : (int)i);
         }
-        if (st == ACC_OK)
+        /* The backward pass goes on after its last gradient when that one is ready before 1. */
+        if (st == ACC_OK) {
+            wait_for(r, bwd + r->backward_ms / 1e3);
             st = acc_fusion_wait(r->f);
+        }
+        if (late)
+            late[k] = r->cur_late_s * 1e3;
+        if (r->cur_late_s * 1e3 > worst)
+            worst = r->cur_late_s * 1e3;
         if (ms) {
             double now = acc_now_s();
             ms[k] = (now - last) * 1e3;
             last = now;
         }
     }
+    /* The middle iteration by lateness (for an even count the later of the two); without the
+     * room to sort, the largest delay, which bounds it. */
+    r->late_ms = worst;
+    if (late && k > 0) {
+        qsort(late, (size_t)k, sizeof(double), by_value);
+        r->late_ms = late[k / 2];
+    }
+    acc_mem_free(late);
     return st;
+}
+
+double acc_fusion_replay_lateness_ms(const acc_fusion_replay_t *r)
+{
+    return r->late_ms;
 }

@@ -3,7 +3,8 @@
  * backward pass produces them, fused into buckets of the fusion size, on several streams, with
  * optional 16-bit compression; its configuration found in the database (the optimum acc-tune
  * stored, or one an earlier job measured) or in the settings table, and optionally tuned online
- * while the job runs, leaving its measurements in the database for the next job.
+ * while the job runs, leaving its measurements in the database for the next job; it can also
+ * record the job's own model profile there, for acc-tune.
  *
  * Conventions (errors, ownership, threads) as in acc_common.h and acc_runtime.h, and:
  *
@@ -48,6 +49,21 @@
  *   broadcasts every change, so all ranks switch between the same two iterations.  It stops
  *   at its budget of iterations or when nothing is expected to improve, keeps the best it
  *   measured, and stores every measurement and the optimum in the database as measured.
+ * Recording (ACC_RECORD=1 or the option).  The engine can record the job's own model profile
+ *   (acc_tune.h): for record_iters iterations after record_warmup, rank 0 notes when each
+ *   registered gradient is marked ready (or, on an engine of the caller's buffers, each
+ *   buffer's size, type and the moment it is handed over: DDP's buckets) relative to the start
+ *   of the backward pass (acc_fusion_backward; without it, the first gradient's moment), the
+ *   backward pass's length (until acc_fusion_wait is called) and what came before it since the
+ *   previous iteration ended (forward pass, optimizer step: the rest of the compute).  Once it
+ *   has them, a thread of rank 0's turns the medians into a profile - gradients in the order
+ *   they became ready, ready as a fraction of the backward pass, one compute entry for the GPU
+ *   (on the cuda backend the device's, on the host backend the topology's, which the host
+ *   stands in for) with the batch and precision given - and stores it in the database as the
+ *   recording of the job's model (the key's model: ACC_MODEL, else the gradient list's
+ *   fingerprint) with the host, the device, the rank count and the date; acc-tune --model NAME
+ *   finds it there.  It costs the job a clock reading per gradient and one pass over the
+ *   gradients per recorded iteration; a failure to store is one warning, never the job's.
  * Backends.  On the host backend gradients and buffers are host memory, packed and unpacked
  *   by the CPU.  On the cuda backend they are device memory of the communicator's GPU, final
  *   when handed over (the caller synchronises the CUDA stream that wrote them first): the pack
@@ -104,6 +120,14 @@ typedef struct {
     int warmup;        /* iterations after each change that are not measured; 0: 1 */
     int measure_iters; /* iterations measured per configuration (the median counts); 0: 5 */
     uint64_t seed;     /* the search's seed; 0: 1 */
+    /* Recording the job's profile (see above): */
+    int record;        /* 1: record; -1: do not; 0: ACC_RECORD */
+    int record_warmup; /* iterations not recorded first; 0: 2 */
+    int record_iters;  /* iterations recorded (the medians count); 0: 5 */
+    int batch;         /* the profile's batch: samples per rank and micro-batch; 0: not given */
+    /* The profile's math precision: fp32, tf32, fp16 or bf16; NULL: fp16 or bf16 when every
+     * gradient has that type, else fp32. */
+    const char *precision;
 } acc_fusion_opts_t;
 
 void acc_fusion_opts_init(acc_fusion_opts_t *opts);
@@ -123,6 +147,10 @@ acc_status_t acc_fusion_register(acc_fusion_t *f, void *grad, size_t count, acc_
 /* The gradient of this index is final for this iteration: pack it, and start every bucket
  * that is complete.  The first call of the job fixes the configuration. */
 acc_status_t acc_fusion_ready(acc_fusion_t *f, int index);
+/* The backward pass of this iteration (or of the next, between iterations) begins now: the
+ * moment a recording measures ready times from.  Only needed for recording; it does nothing
+ * else, is not collective and cannot fail but for a NULL engine. */
+acc_status_t acc_fusion_backward(acc_fusion_t *f);
 /* Reduce a buffer the caller fused (count elements of dt at buf, in place, borrowed until the
  * end of the iteration) on the next stream, compressed and averaged as configured.  Every rank
  * must hand over the same buffers in the same order.  Only on an engine without registered
@@ -146,6 +174,10 @@ typedef struct {
     double last_ms;                   /* the last iteration, end to end; 0 before the second */
     double last_exposed_ms;           /* of it, the time spent in the engine's calls */
     uint64_t buckets;                 /* collectives started in the last iteration */
+    /* Recording: 0 off, 1 recording, 2 recorded (rank 0 stores the profile on a thread of its
+     * own, which acc_fusion_destroy waits for) */
+    int recording;
+    double record_ms; /* time the engine's calls spent recording so far (rank 0) */
 } acc_fusion_info_t;
 
 /* What the engine uses now.  Before the first iteration the configuration is not fixed yet:
@@ -162,14 +194,15 @@ acc_status_t acc_fusion_stored(const char *model, const char *topo, const char *
  *
  * A model profile's data-parallel training iteration replayed on the runtime, for benchmarks
  * and tests: per iteration the forward pass (and the micro-batches accumulated before the last
- * one) as time that passes, then the backward pass, each gradient (one buffer per tensor of
- * the profile, zeros in the communicator's memory, registered in the profile's order) marked
- * ready at its moment of the profile's
- * timeline (ready x backward time after the backward pass began, or at once when the engine
- * made it late), then the end of the iteration.  Compute waits on the clock without holding
- * a core: on a GPU it would not hold the CPU either, and on the host backend the ranks'
- * communication needs the cores.  The compute time of an iteration is therefore that of the
- * profile's entry, as the iteration simulator counts it (acc_itersim_result_t.compute_ms).
+ * one) as time that passes, then the backward pass (begun with acc_fusion_backward), each
+ * gradient (one buffer per tensor of the profile, zeros in the communicator's memory,
+ * registered in the profile's order) marked ready at its moment of the profile's timeline
+ * (ready x backward time after the backward pass began, or at once when the engine made it
+ * late), then, once the backward time has passed, the end of the iteration.  Compute waits on
+ * the clock without holding a core: on a GPU it would not hold the CPU either, and on the host
+ * backend the ranks' communication needs the cores.  The compute time of an iteration is
+ * therefore that of the profile's entry, as the iteration simulator counts it
+ * (acc_itersim_result_t.compute_ms).
  */
 typedef struct acc_fusion_replay acc_fusion_replay_t;
 
@@ -190,8 +223,17 @@ double acc_fusion_replay_compute_ms(const acc_fusion_replay_t *r);
  * window 0 or 1: the profile's order (the default). */
 acc_status_t acc_fusion_replay_set_jitter(acc_fusion_replay_t *r, int window, uint64_t seed);
 /* Run iters iterations; ms (optional, iters of them) receives each one's time from the end
- * of the previous iteration (or the start of this call) to its end. */
+ * of the previous iteration (or the start of this call) to its end.  The backward pass of each
+ * begins with acc_fusion_backward. */
 acc_status_t acc_fusion_replay_run(acc_fusion_replay_t *r, int iters, double *ms);
+/* The replay's timing noise, in ms: each iteration's largest delay between a moment of the
+ * profile's timeline (the backward pass's start, a gradient's ready time, the backward pass's
+ * end) and the engine's call for it, as the replay's own clock reads it; of the iterations of
+ * the last acc_fusion_replay_run, the middle one's (for an even count the later of the two).
+ * A recording takes the median of what it notes per iteration, and a median is off by no more
+ * than the middle iteration's error, so a recording of those iterations differs from the
+ * profile by no more than this (plus the time a call takes to begin), in each moment. */
+double acc_fusion_replay_lateness_ms(const acc_fusion_replay_t *r);
 
 #ifdef __cplusplus
 }

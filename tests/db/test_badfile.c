@@ -303,7 +303,7 @@ static int full_disk_child(const char *path)
     memset(big, 'x', 1 << 20);
     memcpy(big, "blob: ", 6);
     big[(1 << 20) - 1] = '\0';
-    st = acc_db_put_profile(db, "huge", big, 1);
+    st = acc_db_put_profile(db, "huge", big, 1, NULL);
     fprintf(stderr, "full disk: %s\n", acc_error_message());
     acc_db_close(db);
     acc_mem_free(big);

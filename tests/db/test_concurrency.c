@@ -138,7 +138,7 @@ ACC_TEST(writers_and_readers_at_once)
         acc_select_destroy(t);
         acc_plan_destroy(plans[c]);
     }
-    CHECK_OK(acc_db_put_profile(db, "gpt3-1.3b", "layers: 24\n", 1300000000ull));
+    CHECK_OK(acc_db_put_profile(db, "gpt3-1.3b", "layers: 24\n", 1300000000ull, NULL));
     acc_db_close(db);
 
     CHECK(pipe(fds) == 0);

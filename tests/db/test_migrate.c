@@ -145,9 +145,12 @@ static void write_old_rows(const char *path, int k, old_data_t *d)
                                  -1, &st, NULL) == SQLITE_OK);
         bind_text(st, 1, d->fp);
         run(h, st);
+        /* Version 7 keys optima by method as well. */
         CHECK(sqlite3_prepare_v2(h,
-                                 "INSERT INTO optima VALUES ('gpt2', ?1, '', 26214400, 2, "
-                                 "'ring', '', 812.5, 5)",
+                                 k >= 7 ? "INSERT INTO optima VALUES ('gpt2', ?1, '', 'itersim', "
+                                          "26214400, 2, 'ring', '', 812.5, 5)"
+                                        : "INSERT INTO optima VALUES ('gpt2', ?1, '', 26214400, "
+                                          "2, 'ring', '', 812.5, 5)",
                                  -1, &st, NULL) == SQLITE_OK);
         bind_text(st, 1, d->fp);
         run(h, st);
@@ -191,6 +194,17 @@ static void check_upgraded(const char *path, int k, old_data_t *d)
         CHECK_INT(o.streams, 2);
         CHECK_INT(o.run_id, 5);
     }
+    if (k >= 3) {
+        /* Before version 8 a stored profile did not say where it came from. */
+        acc_db_profile_t *profs = NULL;
+        size_t n = 0;
+        CHECK_OK(acc_db_list_profiles(db, &profs, &n));
+        CHECK_INT(n, 1);
+        CHECK_STR(profs[0].name, "gpt2");
+        CHECK_STR(profs[0].origin, "");
+        CHECK(profs[0].param_count == 124000000ull);
+        acc_mem_free(profs);
+    }
     if (k >= 4) {
         CHECK_OK(acc_db_get_kernel(db, d->plan_hash, "sm_80", ACC_DT_F32, ACC_RED_SUM, "nvrtc 12.2",
                                    d->source_hash, &kern));
@@ -218,7 +232,28 @@ static void check_upgraded(const char *path, int k, old_data_t *d)
 
     /* What the new versions added is usable in the upgraded file. */
     db = tu_open(path, 0);
-    CHECK_OK(acc_db_put_profile(db, "bert-large", "layers: 24\n", 340000000ull));
+    CHECK_OK(acc_db_put_profile(db, "bert-large", "layers: 24\n", 340000000ull, "file a.yaml"));
+    {
+        /* Version 8: profiles jobs recorded, and where stored ones came from. */
+        acc_db_recorded_t rec, got;
+        acc_db_profile_t *profs = NULL;
+        char *yaml = NULL;
+        size_t n = 0;
+        memset(&rec, 0, sizeof(rec));
+        snprintf(rec.name, sizeof(rec.name), "my-model");
+        rec.sm = 90;
+        rec.ranks = 4;
+        rec.iterations = 5;
+        CHECK_OK(acc_db_put_recorded(db, &rec, "name: my-model\n"));
+        CHECK_OK(acc_db_get_recorded(db, "my-model", 90, &got, &yaml));
+        CHECK_STR(yaml, "name: my-model\n");
+        CHECK_INT(got.ranks, 4);
+        acc_mem_free(yaml);
+        CHECK_OK(acc_db_list_profiles(db, &profs, &n));
+        CHECK_STR(profs[0].name, "bert-large");
+        CHECK_STR(profs[0].origin, "file a.yaml");
+        acc_mem_free(profs);
+    }
     {
         acc_db_tuning_run_t r;
         memset(&r, 0, sizeof(r));

@@ -317,7 +317,7 @@ ACC_TEST(profile_and_network_round_trip)
     uint64_t params = 0;
     char longname[100];
 
-    CHECK_OK(acc_db_put_profile(db, "gpt3-1.3b", yaml, 1300000000ull));
+    CHECK_OK(acc_db_put_profile(db, "gpt3-1.3b", yaml, 1300000000ull, NULL));
     CHECK_OK(acc_db_get_profile(db, "gpt3-1.3b", &text, &params));
     CHECK_STR(text, yaml);
     CHECK(params == 1300000000ull);
@@ -325,11 +325,12 @@ ACC_TEST(profile_and_network_round_trip)
     CHECK_ERR(acc_db_get_profile(db, "llama", &text, &params), ACC_ERR_NOT_FOUND);
     CHECK(text == NULL);
     /* A profile that is not YAML is refused where it is stored, naming the line. */
-    CHECK_ERR(acc_db_put_profile(db, "broken", "layers: [1, 2\nhidden: 3\n", 1), ACC_ERR_PARSE);
+    CHECK_ERR(acc_db_put_profile(db, "broken", "layers: [1, 2\nhidden: 3\n", 1, NULL),
+              ACC_ERR_PARSE);
     CHECK_MSG_HAS("model profile broken");
     memset(longname, 'x', sizeof(longname) - 1);
     longname[sizeof(longname) - 1] = '\0';
-    CHECK_ERR(acc_db_put_profile(db, longname, yaml, 1), ACC_ERR_RANGE);
+    CHECK_ERR(acc_db_put_profile(db, longname, yaml, 1, NULL), ACC_ERR_RANGE);
 
     memset(&net, 0, sizeof(net));
     snprintf(net.name, sizeof(net.name), "ib-ndr-rail");
@@ -375,7 +376,7 @@ ACC_TEST(tuning_runs_and_optima_round_trip)
     r = make_run(fp, "fusion=25M streams=2", 130.5, 1700000000000001);
     CHECK_ERR(acc_db_add_tuning_run(db, &r, &id1), ACC_ERR_NOT_FOUND);
     CHECK_MSG_HAS("model profile gpt3-1.3b is not stored");
-    CHECK_OK(acc_db_put_profile(db, "gpt3-1.3b", "layers: 24\n", 1300000000ull));
+    CHECK_OK(acc_db_put_profile(db, "gpt3-1.3b", "layers: 24\n", 1300000000ull, NULL));
     CHECK_OK(acc_db_add_tuning_run(db, &r, &id1));
     r = make_run(fp, "fusion=64M streams=4", 120.25, 1700000000000002);
     CHECK_OK(acc_db_add_tuning_run(db, &r, &id2));
@@ -496,7 +497,7 @@ static void store_everything(acc_db_t *db, const char *topo_src, char fp[ACC_SHA
     k.cubin = cubin;
     k.cubin_size = sizeof(cubin);
     CHECK_OK(acc_db_put_kernel(db, &k));
-    CHECK_OK(acc_db_put_profile(db, "gpt3-1.3b", "layers: 24\n", 1300000000ull));
+    CHECK_OK(acc_db_put_profile(db, "gpt3-1.3b", "layers: 24\n", 1300000000ull, NULL));
     memset(&net, 0, sizeof(net));
     snprintf(net.name, sizeof(net.name), "ib-ndr");
     CHECK_OK(acc_db_put_network(db, &net));
@@ -558,7 +559,12 @@ ACC_TEST(summary_lists_what_the_file_holds)
     CHECK_OK(acc_db_summary(db, &b));
     printf("%s", b.data);
     CHECK(strncmp(b.data, "kept: database ", 15) == 0);
-    CHECK(strstr(b.data, "schema version 7") != NULL);
+    {
+        char version[64];
+        snprintf(version, sizeof(version), "schema version %d\n", ACC_DB_SCHEMA_VERSION);
+        CHECK(strstr(b.data, version) != NULL);
+    }
+    CHECK(strstr(b.data, ", recorded by jobs: 0, ") != NULL);
     CHECK(strstr(b.data, "measured times: 0\n") != NULL);
     CHECK(strstr(b.data, "topologies: 1\n  dgx-h100 (") != NULL);
     CHECK(strstr(b.data, "allreduce       20 ranges over [0 B, inf): acc 14, NCCL 6") != NULL);

@@ -1,7 +1,6 @@
 /*
- * cli_util.h - run one of the build's programs as a user would, from a test: its output
- * (stdout and stderr together) in cli_out, its exit status returned.  Header-only, for
- * tests/runtime.
+ * cli_util.h - run one of the build's programs as a user would, from a runtime test: a command
+ * line through the shell, its output kept for the checks.  Header-only, for tests/runtime.
  */
 #ifndef CLI_UTIL_H
 #define CLI_UTIL_H
@@ -12,11 +11,10 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
-static char cli_out[1 << 20];
-
-static inline int cli_run(const char *cmd)
+/* Run cmd; its standard output and error (at most cap - 1 bytes) in out; its exit status. */
+static inline int cli_run(const char *cmd, char *out, size_t cap)
 {
-    char full[8192 + 4352];
+    char full[8192 + 4200];
     const char *o = acc_test_tmp("cli.out");
     FILE *f;
     size_t n;
@@ -25,8 +23,8 @@ static inline int cli_run(const char *cmd)
     snprintf(full, sizeof(full), "%s > '%s' 2>&1", cmd, o);
     rc = system(full);
     f = fopen(o, "rb");
-    n = f ? fread(cli_out, 1, sizeof(cli_out) - 1, f) : 0;
-    cli_out[n] = '\0';
+    n = f ? fread(out, 1, cap - 1, f) : 0;
+    out[n] = '\0';
     if (f)
         fclose(f);
     CHECK_MSG(rc != -1 && WIFEXITED(rc), "could not run %s", full);

@@ -1,15 +1,18 @@
 /*
  * fusion_util.h - what the fusion engine's tests share: an environment that decides nothing
- * for the engine, and the values of their gradients (element e of tensor t on rank r in
- * iteration `seed`, and a buffer of them in the tensor's type).  Header-only, for tests/runtime.
+ * for the engine, a fresh database file, and the values of their gradients (element e of tensor t
+ * on rank r in iteration `seed`, and a buffer of them in the tensor's type).  Header-only, for
+ * tests/runtime.
  */
 #ifndef FUSION_UTIL_H
 #define FUSION_UTIL_H
 
 #include "acc_common.h"
+#include "acc_test.h"
 #include "exec/host_reduce.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 /* No setting of the engine's and the tuner's chooses for the test. */
 static inline void fusion_env_clear(void)
@@ -22,6 +25,20 @@ static inline void fusion_env_clear(void)
     unsetenv("ACC_TUNE_ONLINE");
     unsetenv("ACC_TUNE_BUDGET");
     unsetenv("ACC_TUNE_COMPRESSION");
+    unsetenv("ACC_RECORD");
+}
+
+/* The path of a database file of this case's, without the file or its -wal and -shm. */
+static inline const char *fusion_fresh_db(const char *name)
+{
+    char path[4096];
+    const char *db = acc_test_tmp(name);
+    unlink(db);
+    snprintf(path, sizeof(path), "%s-wal", db);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s-shm", db);
+    unlink(path);
+    return db;
 }
 
 /* exact: multiples of 1/8 below 32 in magnitude, whose sums over up to eight ranks and whose

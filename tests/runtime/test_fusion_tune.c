@@ -25,18 +25,6 @@ static void quiet_env(void)
     fusion_env_clear();
 }
 
-static const char *fresh_db(const char *name)
-{
-    char path[4096];
-    const char *db = acc_test_tmp(name);
-    unlink(db);
-    snprintf(path, sizeof(path), "%s-wal", db);
-    unlink(path);
-    snprintf(path, sizeof(path), "%s-shm", db);
-    unlink(path);
-    return db;
-}
-
 /* ---- warm start ------------------------------------------------------------------------ */
 
 typedef struct {
@@ -99,7 +87,7 @@ static void put_optimum(const char *path, uint64_t fusion, int streams, acc_comp
 
 ACC_TEST(warm_start_picks_the_stored_optimum)
 {
-    const char *path = fresh_db("fusion_warm.db");
+    const char *path = fusion_fresh_db("fusion_warm.db");
     expect_t want;
 
     quiet_env();
@@ -328,7 +316,7 @@ ACC_TEST(online_from_a_bad_start_to_the_grids_best)
 {
     dbs_t d;
     quiet_env();
-    d.grid_db = fresh_db("fusion_grid.db");
-    d.online_db = fresh_db("fusion_online.db");
+    d.grid_db = fusion_fresh_db("fusion_grid.db");
+    d.online_db = fusion_fresh_db("fusion_online.db");
     ranks_run(NRANKS, online, &d, 240);
 }

@@ -10,22 +10,20 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+static char out[1 << 20];
+
+/* Run a command line; its standard output in out, its exit status. */
+static int run(const char *cmd)
+{
+    return cli_run(cmd, out, sizeof(out));
+}
 
 /* 64 gradients of 64 KiB over a 10 ms backward pass, 30 ms of compute in all, as a file. */
 static const char *toy_profile(void)
 {
-    const char *path = acc_test_tmp("replay-toy.yaml");
-    acc_profile_t *p = toy_model("replay-toy", 64, 16384, 30, 20);
-    acc_buf_t b;
-
-    acc_buf_init(&b);
-    CHECK_OK(acc_profile_dump_yaml(p, &b));
-    CHECK_OK(acc_write_file(path, b.data, b.len));
-    acc_buf_free(&b);
-    acc_profile_destroy(p);
-    return path;
+    return toy_model_file(acc_test_tmp("replay-toy.yaml"), "replay-toy", 64, 16384, 30, 20);
 }
 
 ACC_TEST(every_policy_then_a_measured_optimum)
@@ -41,33 +39,31 @@ ACC_TEST(every_policy_then_a_measured_optimum)
     /* acc-tune's optimum of this key, simulated on the topology's H100s. */
     snprintf(cmd, sizeof(cmd), "%s --model '%s' --topo gpus=4 --nccl-only --quiet --db '%s'",
              ACC_TUNE_EXE, model, db);
-    CHECK_INT(cli_run(cmd), 0);
+    CHECK_INT(run(cmd), 0);
     snprintf(cmd, sizeof(cmd),
              "%s --model '%s' --runtime host --nranks 4 --topo gpus=4 --iters 40 --db '%s'",
              ACC_BENCH_EXE, model, db);
-    CHECK_INT(cli_run(cmd), 0);
-    printf("%s", cli_out);
-    CHECK(strstr(cli_out, "# acc-bench --model replay-toy --runtime host: 4 ranks"));
-    CHECK(strstr(cli_out, "\n  ddp ") && strstr(cli_out, "(DDP defaults)"));
-    CHECK(strstr(cli_out, "\n  horovod ") && strstr(cli_out, "(Horovod defaults)"));
-    CHECK(strstr(cli_out, "\n  acc ") && strstr(cli_out, "(acc simulated optimum)"));
-    CHECK(strstr(cli_out, "\n  negotiate ") &&
-          strstr(cli_out, "(Horovod's defaults, no coordinator)"));
-    CHECK(strstr(cli_out, "\n  online ") &&
-          strstr(cli_out, "from the simulated optimum, tuned in"));
-    CHECK(strstr(cli_out, "# copies on this machine (for the prediction): "));
+    CHECK_INT(run(cmd), 0);
+    printf("%s", out);
+    CHECK(strstr(out, "# acc-bench --model replay-toy --runtime host: 4 ranks"));
+    CHECK(strstr(out, "\n  ddp ") && strstr(out, "(DDP defaults)"));
+    CHECK(strstr(out, "\n  horovod ") && strstr(out, "(Horovod defaults)"));
+    CHECK(strstr(out, "\n  acc ") && strstr(out, "(acc simulated optimum)"));
+    CHECK(strstr(out, "\n  negotiate ") && strstr(out, "(Horovod's defaults, no coordinator)"));
+    CHECK(strstr(out, "\n  online ") && strstr(out, "from the simulated optimum, tuned in"));
+    CHECK(strstr(out, "# copies on this machine (for the prediction): "));
     /* acc-tune show: the measured optimum beside the simulated one, and the measured runs. */
     snprintf(cmd, sizeof(cmd), "%s show --db '%s'", ACC_TUNE_EXE, db);
-    CHECK_INT(cli_run(cmd), 0);
-    printf("%s", cli_out);
-    CHECK(strstr(cli_out, "optima (1)") && strstr(cli_out, "measured (online tuning)"));
-    CHECK(strstr(cli_out, "\n    itersim ") && strstr(cli_out, "\n    measured "));
-    CHECK(strstr(cli_out, " measured "));
+    CHECK_INT(run(cmd), 0);
+    printf("%s", out);
+    CHECK(strstr(out, "optima (1)") && strstr(out, "measured (online tuning)"));
+    CHECK(strstr(out, "\n    itersim ") && strstr(out, "\n    measured "));
+    CHECK(strstr(out, " measured "));
     /* An unknown policy is a usage error. */
     snprintf(cmd, sizeof(cmd), "%s --model '%s' --runtime host --nranks 4 --policy fastest",
              ACC_BENCH_EXE, model);
-    CHECK_INT(cli_run(cmd), 2);
-    CHECK(strstr(cli_out, "--policy takes a list of ddp, horovod, acc, negotiate and online"));
+    CHECK_INT(run(cmd), 2);
+    CHECK(strstr(out, "--policy takes a list of ddp, horovod, acc, negotiate, online and record"));
 }
 
 /* A faster network emulated on a slower one: gradients and fusion sizes scaled, ranks marking
@@ -84,21 +80,21 @@ ACC_TEST(scaled_gradients_and_orders_of_their_own)
     setenv("ACC_TUNE_BUDGET", "12", 1);
     snprintf(cmd, sizeof(cmd), "%s --model '%s' --topo gpus=4 --nccl-only --quiet --db '%s'",
              ACC_TUNE_EXE, model, db);
-    CHECK_INT(cli_run(cmd), 0);
+    CHECK_INT(run(cmd), 0);
     snprintf(cmd, sizeof(cmd),
              "%s --model '%s' --runtime host --nranks 4 --topo gpus=4 --iters 16 --db '%s' "
              "--grad-scale 1/4 --jitter 8 --policy ddp,negotiate,acc,online",
              ACC_BENCH_EXE, model, db);
-    CHECK_INT(cli_run(cmd), 0);
-    printf("%s", cli_out);
+    CHECK_INT(run(cmd), 0);
+    printf("%s", out);
     /* 64 gradients of 64 KiB: 4.2 MB, a quarter of it */
-    CHECK(strstr(cli_out, "# gradients and fusion sizes x 0.25 (1.0 MB of gradients per "
-                          "iteration); ranks mark runs of 8 gradients in orders of their own"));
-    CHECK(strstr(cli_out, "policy=ddp fusion=6400K first=256K")); /* DDP's 25M and 1M / 4 */
-    CHECK(strstr(cli_out, "policy=negotiate fusion=32M"));
-    CHECK(strstr(cli_out, "\n  online ") && access(scaled, F_OK) == 0);
+    CHECK(strstr(out, "# gradients and fusion sizes x 0.25 (1.0 MB of gradients per "
+                      "iteration); ranks mark runs of 8 gradients in orders of their own"));
+    CHECK(strstr(out, "policy=ddp fusion=6400K first=256K")); /* DDP's 25M and 1M / 4 */
+    CHECK(strstr(out, "policy=negotiate fusion=32M"));
+    CHECK(strstr(out, "\n  online ") && access(scaled, F_OK) == 0);
     snprintf(cmd, sizeof(cmd), "%s --model '%s' --runtime host --nranks 4 --grad-scale 2",
              ACC_BENCH_EXE, model);
-    CHECK_INT(cli_run(cmd), 2);
-    CHECK(strstr(cli_out, "--grad-scale takes a fraction in (0, 1]"));
+    CHECK_INT(run(cmd), 2);
+    CHECK(strstr(out, "--grad-scale takes a fraction in (0, 1]"));
 }

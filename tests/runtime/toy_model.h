@@ -35,4 +35,18 @@ static inline acc_profile_t *toy_model(const char *name, int n, uint64_t elems, 
     return p;
 }
 
+/* The same, written as a profile file at path (a scratch file of the case's); path returned. */
+static inline const char *toy_model_file(const char *path, const char *name, int n, uint64_t elems,
+                                         double iteration_ms, double forward_ms)
+{
+    acc_profile_t *p = toy_model(name, n, elems, iteration_ms, forward_ms);
+    acc_buf_t b;
+    acc_buf_init(&b);
+    CHECK_OK(acc_profile_dump_yaml(p, &b));
+    CHECK_OK(acc_write_file(path, b.data, b.len));
+    acc_buf_free(&b);
+    acc_profile_destroy(p);
+    return path;
+}
+
 #endif

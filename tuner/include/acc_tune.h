@@ -112,6 +112,8 @@ const acc_profile_compute_t *acc_profile_find_compute(const acc_profile_t *p, in
  * share of the iteration that communication takes on p's own (acc-bench --grad-scale).
  * factor in (0, 1]; ACC_ERR_RANGE otherwise. */
 acc_status_t acc_profile_scale(const acc_profile_t *p, double factor, acc_profile_t **out);
+/* 1 when s is a precision a compute entry may name (fp32, tf32, fp16, bf16), else 0. */
+int acc_profile_precision_valid(const char *s);
 /* Backward time of one micro-batch: iteration_ms - forward_ms when forward_ms is known, else
  * two thirds of iteration_ms (backward costs about twice the forward pass). */
 double acc_profile_backward_ms(const acc_profile_compute_t *c);
@@ -126,6 +128,43 @@ acc_status_t acc_profile_builtin_list(char ***names, size_t *count);
 /* Load <builtin dir>/<name>.yaml.  An unknown name is ACC_ERR_NOT_FOUND naming the directory
  * and the profiles it holds. */
 acc_status_t acc_profile_load_builtin(const char *name, acc_profile_t **out);
+
+/* ---- where a model's profile is found (tuner/profile_find.c) ---------------------------------
+ *
+ * A model is named three ways: a path (with '/', or ending in .yaml) is a profile file; a name
+ * is a profile a training job recorded of itself (the runtime's ACC_RECORD, kept in the
+ * database) or a shipped one.  For a given GPU generation a recording of that name for it wins
+ * over the shipped profile, which wins over a recording for another generation; so a job's own
+ * timeline replaces the published one where it was measured, and only there.
+ */
+typedef enum {
+    ACC_PROFILE_OTHER = 0, /* made by a program (acc_profile_create) */
+    ACC_PROFILE_SHIPPED,   /* the shipped set (acc_profile_builtin_dir) */
+    ACC_PROFILE_FILE,      /* a file the user named */
+    ACC_PROFILE_RECORDED   /* recorded by a training job, read from the database */
+} acc_profile_kind_t;
+
+typedef struct {
+    acc_profile_kind_t kind;
+    char path[1024];            /* SHIPPED, FILE: the file; OTHER: what made it, or "" */
+    acc_db_recorded_t recorded; /* RECORDED: where, when and how it was recorded */
+} acc_profile_origin_t;
+
+/* The profile of `model` for compute capability sm (0: any) as described above; db (NULL:
+ * none) holds the recordings.  *origin (optional) says where it was found.  ACC_ERR_NOT_FOUND
+ * names the shipped profiles and the recorded ones when the name is neither. */
+acc_status_t acc_profile_find(const char *model, int sm, acc_db_t *db, acc_profile_t **out,
+                              acc_profile_origin_t *origin);
+/* Store p in db as a training job's recording, described by rec (its name and param_count are
+ * taken from p; the rest as given), replacing that of the same name and rec->sm. */
+acc_status_t acc_profile_put_recorded(acc_db_t *db, const acc_profile_t *p,
+                                      const acc_db_recorded_t *rec);
+/* The compute capability whose compute entries a topology's profile needs: that of its GPUs
+ * (the first one's); 0 when it has none. */
+int acc_profile_topo_sm(const acc_topo_t *topo);
+/* For people: "shipped (PATH)", "file PATH", "recorded on HOST/DEVICE at 2025-06-01 12:34:56
+ * UTC (host backend, 4 ranks, batch 32, median of 5 iterations)", or OTHER's text. */
+void acc_profile_origin_text(const acc_profile_origin_t *o, char *buf, size_t n);
 
 /* ---- collective times (tuner/itersim_comm.c) ----------------------------------------------------
  *
@@ -570,6 +609,7 @@ typedef struct {
 typedef struct {
     acc_tune_key_t key;
     acc_profile_t *profile;               /* the model */
+    acc_profile_origin_t origin;          /* where the profile was found */
     acc_topo_t *topo;                     /* finalized, the network applied */
     const acc_profile_compute_t *compute; /* the profile's entry for the topology's GPU */
 } acc_tune_target_t;
@@ -580,10 +620,11 @@ typedef struct {
  * ACC_ERR_INVALID, bad parameters as acc_topo_with_network says. */
 acc_status_t acc_tune_network_apply(const acc_topo_t *base, const char *network, acc_db_t *db,
                                     acc_topo_t **topo, acc_tune_key_t *key);
-/* The target of `model` (a shipped profile's name or a profile file: a path with '/' or a name
- * ending in .yaml) on `topo` (borrowed) with `network` applied, computing in the profile's
- * entry for the topology's GPU of `precision` (NULL: the first listed for that GPU).  A profile
- * without an entry for the GPU is ACC_ERR_NOT_FOUND listing those it has. */
+/* The target of `model` (found as acc_profile_find finds it for the topology's GPU: a profile
+ * file, else a recording in db for that GPU, else a shipped profile) on `topo` (borrowed) with
+ * `network` applied, computing in the profile's entry for the topology's GPU of `precision`
+ * (NULL: the first listed for that GPU).  A profile without an entry for the GPU is
+ * ACC_ERR_NOT_FOUND listing those it has. */
 acc_status_t acc_tune_target_create(const char *model, const acc_topo_t *topo, const char *network,
                                     const char *precision, acc_db_t *db, acc_tune_target_t **out);
 /* The same with topo as acc_topo_load takes it ("dgx-h100", a file, "auto" for this machine). */
@@ -614,7 +655,8 @@ typedef struct {
     int measured;        /* 1: measured on the machine; 0: simulated */
 } acc_tune_optimum_t;
 
-/* Store the target's profile and topology, which its runs and optimum refer to. */
+/* Store the target's profile (with where it came from: acc_profile_origin_text, cut to
+ * ACC_DB_TEXT_MAX) and topology, which its runs and optimum refer to. */
 acc_status_t acc_tune_store_prepare(acc_db_t *db, const acc_tune_target_t *t);
 /* Add one evaluation of key as a tuning run; id (optional) receives its id.  The measured
  * form stores a time measured on the machine (method ACC_TUNE_MEASURED). */
