@@ -53,7 +53,7 @@ cat >"$out/RUN.md" <<EOF
 
     bench/cluster/run-all.sh ${flags[*]}
 
-- commit $(git rev-parse --short HEAD)$(git diff --quiet || echo " (with uncommitted changes)"), $(date -u +%Y-%m-%dT%H:%MZ)
+- commit $(git rev-parse --short HEAD)$([ -z "$(git status --porcelain --untracked-files=no)" ] || echo " (with uncommitted changes)"), $(date -u +%Y-%m-%dT%H:%MZ)
 - machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), $(free -g | awk '/Mem:/ {print $2}') GiB, Linux $(uname -r)
 - load average $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after
 - $(( (end - start) / 60 )) minutes in all
