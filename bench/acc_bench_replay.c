@@ -230,8 +230,7 @@ static int fixed_config(replay_t *w, const char *policy, acc_tune_config_t *c, c
  * iterations; one that tunes runs until tuning ends, then iters more: the steady state is what
  * is measured. */
 static acc_status_t run(replay_t *w, const acc_fusion_opts_t *o, int iters, double **ms, int *n,
-                        int *tuned,
-                        acc_fusion_info_t *info)
+                        int *tuned, acc_fusion_info_t *info)
 {
     acc_fusion_replay_t *rp = NULL;
     acc_status_t st, dst;
@@ -330,8 +329,7 @@ static int online_scaled(replay_t *w, acc_fusion_opts_t *o, acc_tune_config_t *c
 /* The record policy (above): rows of its own. */
 static void record_policy(replay_t *w)
 {
-    double with[64], without[64], first[32], last[32], record_ms = 0, med_with, med_without,
-        spread;
+    double with[64], without[64], first[32], last[32], record_ms = 0, med_with, med_without, spread;
     int rounds = w->r->iters / RECORD_RUN, nwith = 0, nwithout = 0, nfirst = 0, nlast = 0,
         recorded = 0;
     acc_fusion_opts_t o;

@@ -66,8 +66,8 @@ int main(int argc, char **argv)
         int len;
         MPI_Get_library_version(ver, &len);
         printf("# mpi_allreduce: %d ranks; %.*s\n", n, (int)strcspn(ver, "\n,"), ver);
-        printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s\n", "size", "count", "type",
-               "redop", "root", "time", "algbw", "busbw", "#wrong");
+        printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s\n", "size", "count", "type", "redop",
+               "root", "time", "algbw", "busbw", "#wrong");
         printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s\n", "(B)", "(elements)", "", "", "",
                "(us)", "(GB/s)", "(GB/s)", "");
     }

@@ -15,7 +15,7 @@ struct acc_fusion_replay {
     void **grads;       /* one buffer per tensor */
     int window;         /* jitter: runs of this many tensors marked in a rank's own order */
     uint64_t seed, iter;
-    int *order; /* the tensor marked at each moment of this iteration */
+    int *order;         /* the tensor marked at each moment of this iteration */
     double cur_late_s;  /* the iteration's largest delay of a call behind the timeline */
     double late_ms;     /* what lateness_ms says of the last run */
 };
