@@ -51,6 +51,24 @@ def cluster(args, cmd, timeout=3600, env=None, check=True):
                timeout=timeout + 120, env=env, check=check)
 
 
+def fresh_db(path):
+    """Remove a database and its journals (and what online tuning scaled kept beside it), so
+    that a run starts from nothing stored."""
+    for suffix in ("", "-wal", "-shm", ".scaled.db", ".scaled.db-wal", ".scaled.db-shm"):
+        if os.path.exists(path + suffix):
+            os.unlink(path + suffix)
+    return path
+
+
+def common_args(p, work):
+    """The options every measuring script takes."""
+    p.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    p.add_argument("--work", default=work)
+    p.add_argument("--nodes", type=int, default=4)
+    p.add_argument("--rate", default="1gbit")
+    p.add_argument("--rt", action="store_true", help="ranks at real-time priority (chrt -f 10)")
+
+
 def load_note():
     """The machine's load, said beside every figure."""
     with open("/proc/loadavg") as f:

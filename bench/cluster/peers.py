@@ -18,8 +18,8 @@ import os
 import shutil
 import sys
 
-from benchlib import (ROOT, build_dir, cluster, fmt, load_note, log, md_table, rows, run,
-                      save_json, tool, write)
+from benchlib import (ROOT, build_dir, cluster, common_args, fmt, fresh_db, load_note, log,
+                      md_table, rows, run, save_json, tool, write)
 
 OMPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
             "OMPI_MCA_mpi_yield_when_idle": "1"}
@@ -62,9 +62,7 @@ def best(*tables):
 
 def shared_memory(a, sweep, rt, mpi):
     db = os.path.join(a.work, "peers-shm.db")
-    for f in (db, db + "-wal", db + "-shm"):
-        if os.path.exists(f):
-            os.unlink(f)
+    fresh_db(db)
     bench = tool("acc-bench")
     env = {"ACC_LOG_LEVEL": "error"}
     run(rt + [bench, "--runtime", "host", "--nranks", "2", "--topo", "gpus=2", "--tables", db,
@@ -83,9 +81,7 @@ def shared_memory(a, sweep, rt, mpi):
 
 def across_nodes(a, sweep, rt, mpi):
     db = os.path.join(a.work, "peers-net.db")
-    for f in (db, db + "-wal", db + "-shm"):
-        if os.path.exists(f):
-            os.unlink(f)
+    fresh_db(db)
     bench = tool("acc-bench")
     shape = ["--nodes", str(a.nodes), "--rate", a.rate]
     topo = "nodes=%d gpus=1 nic=1x%g" % (a.nodes, a.gbps)
@@ -134,11 +130,7 @@ def compare(acc, mpi, nranks, label, lat_target):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
-    p.add_argument("--work", default="/tmp/acc-peers")
-    p.add_argument("--nodes", type=int, default=4)
-    p.add_argument("--rate", default="1gbit")
-    p.add_argument("--rt", action="store_true")
+    common_args(p, "/tmp/acc-peers")
     p.add_argument("--quick", action="store_true", help="fewer sizes and calls")
     a = p.parse_args()
     a.gbps = float(a.rate.replace("gbit", "")) if a.rate.endswith("gbit") else 1.0

@@ -31,8 +31,8 @@ import json
 import os
 import sys
 
-from benchlib import (ROOT, cluster, fmt, load_note, log, md_table, median, run, save_json,
-                      svg_bars, tool, write)
+from benchlib import (ROOT, cluster, common_args, fmt, fresh_db, load_note, log, md_table, median,
+                      run, save_json, svg_bars, tool, write)
 
 TOL = 0.01  # relative difference of the loss after N steps allowed to compression
 
@@ -57,10 +57,7 @@ def torchrun(a, args, env, timeout=1800):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
-    p.add_argument("--work", default="/tmp/acc-pytorch")
-    p.add_argument("--nodes", type=int, default=4)
-    p.add_argument("--rate", default="1gbit")
+    common_args(p, "/tmp/acc-pytorch")
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--repeats", type=int, default=2)
@@ -68,7 +65,6 @@ def main():
                    "(25, PyTorch's default, is gloo-fp16's run)")
     p.add_argument("--python", default=os.environ.get("ACC_TORCH_PYTHON",
                                                       "/root/.cache/acc/torch-venv/bin/python"))
-    p.add_argument("--rt", action="store_true", help="ranks at real-time priority")
     p.add_argument("--quick", action="store_true", help="1 repeat, 10 steps, one hand-set size")
     a = p.parse_args()
     if a.quick:
@@ -79,9 +75,7 @@ def main():
     gbps = float(a.rate.replace("gbit", "")) if a.rate.endswith("gbit") else 1.0
     topo = "nodes=%d gpus=1 nic=1x%g" % (a.nodes, gbps)
     db = os.path.join(a.work, "pytorch.db")
-    for suffix in ("", "-wal", "-shm"):
-        if os.path.exists(db + suffix):
-            os.unlink(db + suffix)
+    fresh_db(db)
     before = load_note()
     lib = os.path.join(os.environ.get("ACC_BUILD", os.path.join(ROOT, "build")), "libacc.so")
     env = {"OMP_NUM_THREADS": "1", "PYTHONPATH": os.path.join(ROOT, "python"),

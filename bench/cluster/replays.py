@@ -28,8 +28,8 @@ import io
 import os
 import sys
 
-from benchlib import (ROOT, cluster, fmt, load_note, log, md_table, median, parse_policy_rows,
-                      run, save_json, svg_bars, tool, write)
+from benchlib import (ROOT, cluster, common_args, fmt, fresh_db, load_note, log, md_table, median,
+                      parse_policy_rows, run, save_json, svg_bars, tool, write)
 
 # The GPU each profile has a published compute time for (acc-compile's synthetic arch names;
 # vit-b16's only entry is an sm_86 part: AWS g5's A10G, written as a topology file).
@@ -65,9 +65,7 @@ def database(a, arch, topo, done):
     if arch in done:
         return done[arch]
     db = os.path.join(a.work, "replay-%s.db" % arch)
-    for suffix in ("", "-wal", "-shm", ".scaled.db", ".scaled.db-wal", ".scaled.db-shm"):
-        if os.path.exists(db + suffix):
-            os.unlink(db + suffix)
+    fresh_db(db)
     cluster(a.shape, a.rt + ["env", "ACC_LOG_LEVEL=error", tool("acc-bench"), "--runtime", "host",
                              "--rank", "{rank}", "--nranks", "{nranks}", "--bootstrap",
                              "{bootstrap}", "--topo", topo, "--tables", db, "-b", "1K", "-e",
@@ -105,16 +103,12 @@ def summarize(results):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
-    p.add_argument("--work", default="/tmp/acc-replays")
+    common_args(p, "/tmp/acc-replays")
     p.add_argument("--models", default=",".join(m for m, _ in MODELS))
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--nodes", type=int, default=4)
-    p.add_argument("--rate", default="1gbit")
     p.add_argument("--net-gbps", type=float, default=25.0)
     p.add_argument("--jitter-model", default="bert-base")
     p.add_argument("--jitter", type=int, default=16)
-    p.add_argument("--rt", action="store_true", help="ranks at real-time priority (chrt -f 10)")
     p.add_argument("--quick", action="store_true", help="1 repeat, fewer iterations")
     a = p.parse_args()
     os.makedirs(a.work, exist_ok=True)
