@@ -16,9 +16,10 @@
 static const char usage_text[] =
     "usage: acc-bench --backend host PLAN [SWEEP]\n"
     "       acc-bench --runtime host|cuda --nranks N [--topo T] [--db F] [--coll C] [SWEEP]\n"
-    "                 [--rank R --bootstrap HOST:PORT]\n"
+    "                 [--rank R --bootstrap HOST:PORT] [--tables FILE]\n"
     "       acc-bench --model M --runtime host|cuda --nranks N [--topo T] [--db F]\n"
-    "                 [--network NET] [--policy ddp,horovod,acc,online,record] [--iters K]\n"
+    "                 [--network NET] [--policy ddp,horovod,acc,negotiate,online,record]\n"
+    "                 [--iters K] [--grad-scale S] [--jitter W]\n"
     "       acc-bench --help\n"
     "where SWEEP is [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-d TYPE] [-o OP] [-n ITERS]\n"
     "[-w WARMUP] [-c 0|1].\n"
@@ -31,18 +32,31 @@ static const char usage_text[] =
     "plan or the fallback.  C is allreduce (default), allgather, reduce_scatter, broadcast or\n"
     "reduce; -r picks the root.\n"
     "\n"
+    "--tables FILE (with --runtime host) measures instead every plan of C that applies to T\n"
+    "(each generator at 1, 2 and 4 lanes and chunks) through the runtime at every size of the\n"
+    "sweep and stores the fastest per size in FILE as the host backend's own table, with the\n"
+    "plans and their times; -n and -w count the calls timed per size.\n"
+    "\n"
     "--model replays model M's training iterations (a shipped profile or a profile file) on\n"
     "that runtime: per iteration the profile's compute as time that passes, its gradients\n"
     "handed to the fusion engine as the backward pass produces them, K iterations (default\n"
-    "20) per policy: ddp (DDP's defaults), horovod (Horovod's), acc (the optimum stored for\n"
-    "M on T with NET: measured, else acc-tune's), online (online tuning from where a job\n"
-    "would start; it stores what it measures in F), record (what recording the job's profile\n"
-    "costs: DDP's defaults with and without ACC_RECORD, alternately, K / 9 rounds; the\n"
-    "recording is stored in F).  M is found as acc-tune finds it (a job's recording in F\n"
-    "for T's GPU first).  Each row gives the measured iteration\n"
-    "time and exposed communication (the median; online: after tuning) beside the iteration\n"
-    "simulator's prediction for the same setting, priced with allreduce times measured on\n"
-    "the runtime first.  T must name GPUs the profile has a compute time for.\n"
+    "20) per policy: ddp (DDP's defaults), horovod (Horovod's), acc (the optimum stored for M\n"
+    "on T with NET: measured, else acc-tune's), negotiate (Horovod's fusion threshold and\n"
+    "cycle, agreed by one allreduce instead of its coordinator), online (online tuning from\n"
+    "where a job would start, until it ends, then K more; it stores what it measures in F),\n"
+    "record (what recording the job's profile costs: DDP's defaults with and without\n"
+    "ACC_RECORD, alternately, K / 9 rounds; the recording is stored in F).  M is found as\n"
+    "acc-tune finds it (a job's recording in F for T's GPU first).  Each row gives the\n"
+    "measured iteration time and exposed communication (the median; online: after tuning)\n"
+    "beside the iteration simulator's prediction for the same setting, priced with allreduce\n"
+    "times measured on the runtime first, and the copies into and out of fusion buffers (and\n"
+    "compression's casts) at rates measured there too.  T must name GPUs the profile has a\n"
+    "compute time for.  --grad-scale S (0 < S <= 1, or 1/K) emulates on a network 1/S times\n"
+    "slower the share communication has on T's: every gradient and every policy's fusion\n"
+    "sizes (DDP's caps, Horovod's threshold, the stored optimum, online tuning's range) times\n"
+    "S, so that each bucket holds the tensors it would on T; online tuning then stores in\n"
+    "F.scaled.db.\n"
+    "--jitter W: every rank marks each run of W gradients in an order of its own.\n"
     "\n"
     "PLAN is one of\n"
     "  --plan FILE.yaml     a plan in acc's YAML form (verified before it runs)\n"
@@ -75,7 +89,7 @@ static const char usage_text[] =
     "not written (standard output included).\n";
 
 /* --policy's default: every policy, in the order of the table. */
-static const char all_policies[] = "ddp,horovod,acc,online";
+static const char all_policies[] = "ddp,horovod,acc,negotiate,online";
 
 typedef struct {
     const char *backend, *plan, *msccl, *topo, *coll, *algo;
@@ -83,6 +97,7 @@ typedef struct {
     bench_sweep_t sweep;
     bench_comm_t comm;     /* --runtime */
     bench_replay_t replay; /* --model */
+    const char *tables;    /* --tables */
 } options_t;
 
 static int usage_error(const char *what, const char *arg)
@@ -101,6 +116,22 @@ static int parse_count(const char *arg, const char *what, int lo, int *out)
         return usage_error(msg, arg);
     }
     *out = (int)v;
+    return 0;
+}
+
+/* A fraction: 0.03125 or 1/32, in (0, 1]. */
+static int parse_scale(const char *arg, double *out)
+{
+    char *end = NULL;
+    double v = strtod(arg, &end);
+    if (end && *end == '/') {
+        double d = strtod(end + 1, &end);
+        v = d > 0 ? v / d : -1;
+    }
+    if (!end || *end || !(v > 0) || v > 1)
+        return usage_error("--grad-scale takes a fraction in (0, 1] such as 0.25 or 1/32, not",
+                           arg);
+    *out = v;
     return 0;
 }
 
@@ -154,9 +185,10 @@ static int check_replay(options_t *o)
     while (*p) {
         size_t n = strcspn(p, ",");
         if (!((n == 3 && !strncmp(p, "ddp", 3)) || (n == 7 && !strncmp(p, "horovod", 7)) ||
-              (n == 3 && !strncmp(p, "acc", 3)) || (n == 6 && !strncmp(p, "online", 6)) ||
-              (n == 6 && !strncmp(p, "record", 6))))
-            return usage_error("--policy takes a list of ddp, horovod, acc, online and record, not",
+              (n == 3 && !strncmp(p, "acc", 3)) || (n == 9 && !strncmp(p, "negotiate", 9)) ||
+              (n == 6 && !strncmp(p, "online", 6)) || (n == 6 && !strncmp(p, "record", 6))))
+            return usage_error("--policy takes a list of ddp, horovod, acc, negotiate, online "
+                               "and record, not",
                                r->policies);
         p += n + (p[n] == ',');
     }
@@ -190,6 +222,10 @@ static int check_runtime(options_t *o)
     b->root = o->root > 0 ? o->root : 0;
     if (b->root >= b->nranks)
         return usage_error("-r is not a rank below --nranks", NULL);
+    if (o->tables && (strcmp(b->runtime, "host") != 0 || o->replay.model))
+        return usage_error("--tables measures the host backend: it goes with --runtime host and "
+                           "without --model",
+                           NULL);
     if (o->sweep.min_bytes > o->sweep.max_bytes)
         return usage_error("-b is larger than -e", NULL);
     return o->replay.model ? check_replay(o) : 0;
@@ -201,10 +237,14 @@ static int check_args(options_t *o)
     const bench_sweep_t *s = &o->sweep;
     if (o->comm.runtime)
         return check_runtime(o);
-    if (o->replay.model || o->replay.network || o->replay.policies != all_policies)
-        return usage_error("--model, --network and --policy go with --runtime", NULL);
-    if (o->comm.nranks || o->comm.db || o->comm.bootstrap || o->comm.rank >= 0)
-        return usage_error("--nranks, --db, --rank and --bootstrap go with --runtime", NULL);
+    if (o->replay.model || o->replay.network || o->replay.policies != all_policies ||
+        o->replay.grad_scale || o->replay.jitter)
+        return usage_error("--model, --network, --policy, --grad-scale and --jitter go with "
+                           "--runtime",
+                           NULL);
+    if (o->comm.nranks || o->comm.db || o->comm.bootstrap || o->comm.rank >= 0 || o->tables)
+        return usage_error("--nranks, --db, --rank, --bootstrap and --tables go with --runtime",
+                           NULL);
     if (!o->backend)
         return usage_error("--backend host or --runtime host|cuda is required", NULL);
     if (strcmp(o->backend, "host") != 0)
@@ -238,7 +278,10 @@ static int parse_args(int argc, char **argv, options_t *o)
         OPT_DB,
         OPT_MODEL,
         OPT_NETWORK,
-        OPT_POLICY
+        OPT_POLICY,
+        OPT_TABLES,
+        OPT_GRAD_SCALE,
+        OPT_JITTER
     };
     static const struct option longopts[] = {
         {"backend", required_argument, NULL, OPT_BACKEND},
@@ -257,6 +300,9 @@ static int parse_args(int argc, char **argv, options_t *o)
         {"model", required_argument, NULL, OPT_MODEL},
         {"network", required_argument, NULL, OPT_NETWORK},
         {"policy", required_argument, NULL, OPT_POLICY},
+        {"tables", required_argument, NULL, OPT_TABLES},
+        {"grad-scale", required_argument, NULL, OPT_GRAD_SCALE},
+        {"jitter", required_argument, NULL, OPT_JITTER},
         {"minbytes", required_argument, NULL, 'b'},
         {"maxbytes", required_argument, NULL, 'e'},
         {"stepfactor", required_argument, NULL, 'f'},
@@ -339,6 +385,15 @@ static int parse_args(int argc, char **argv, options_t *o)
             break;
         case OPT_POLICY:
             o->replay.policies = optarg;
+            break;
+        case OPT_TABLES:
+            o->tables = optarg;
+            break;
+        case OPT_GRAD_SCALE:
+            rc = parse_scale(optarg, &o->replay.grad_scale);
+            break;
+        case OPT_JITTER:
+            rc = parse_count(optarg, "--jitter", 0, &o->replay.jitter);
             break;
         case 'b':
             rc = parse_size(optarg, "-b takes a size such as 8, 64K or 128M, not", &s->min_bytes);
@@ -453,6 +508,10 @@ static int run(int argc, char **argv)
         return rc;
     if (o.replay.model)
         return bench_replay(&o.comm, &o.replay, stdout);
+    if (o.tables) {
+        bench_tables_t t = {o.tables, &o.sweep};
+        return bench_tables(&o.comm, &t, stdout);
+    }
     if (o.comm.runtime)
         return bench_comm(&o.comm, &o.sweep, stdout);
     if (get_plan(&o, &plan) != ACC_OK) {

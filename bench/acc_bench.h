@@ -56,8 +56,10 @@ int bench_comm_opts(const bench_comm_t *b, acc_comm_opts_t *opts);
 typedef struct {
     const char *model;    /* a shipped profile or a profile file */
     const char *network;  /* NULL: the topology's own */
-    const char *policies; /* comma-separated: ddp, horovod, acc, online */
+    const char *policies; /* comma-separated: ddp, horovod, acc, negotiate, online */
     int iters;
+    double grad_scale; /* gradients and every fusion size times this (0: 1) */
+    int jitter;        /* ranks mark runs of this many gradients in orders of their own */
 } bench_replay_t;
 
 int bench_replay(const bench_comm_t *b, const bench_replay_t *r, FILE *out);
@@ -69,6 +71,15 @@ int bench_check_nranks(const bench_comm_t *b);
 int bench_check_plan_memory(const acc_plan_t *plan, const bench_sweep_t *s);
 int bench_check_runtime_memory(const bench_comm_t *b, const bench_sweep_t *s,
                                const bench_replay_t *r);
+
+/* The host backend's own tables (acc_bench_tables.c): every candidate plan measured through the
+ * runtime at every size of the sweep, the fastest per size stored in the database at path. */
+typedef struct {
+    const char *path;
+    const bench_sweep_t *sweep;
+} bench_tables_t;
+
+int bench_tables(const bench_comm_t *b, const bench_tables_t *t, FILE *out);
 
 /* Elements per byte of the size column, and nccl-tests' bus bandwidth factor. */
 uint64_t bench_size_mult(acc_coll_t coll, int nranks);

@@ -162,12 +162,14 @@ size_t acc_itersim_units(const acc_itersim_t *sim)
 
 /* ---- one run ---- */
 
-enum { B_QUEUED, B_LAT, B_BW, B_DONE };
+enum { B_QUEUED, B_LAT, B_BW, B_TAIL, B_DONE };
 
 typedef struct {
     double lat;     /* its latency part, ms */
     double lat_end; /* when that ends, once started */
     double bw_left; /* ms of bandwidth part left at the full rate */
+    double tail;    /* the copy out after the collective, ms (opts.copy_gbs) */
+    double tail_end;
     int ctas;
     int state;
     long next; /* next buffer queued on the same stream; -1 */
@@ -188,7 +190,11 @@ typedef struct {
     unsigned rr;
     double t, w;  /* wall time and backward work done since the last backward began, ms */
     size_t ready; /* units ready so far (they become ready in list order) */
-    size_t sent;  /* HOROVOD: units handed to a cycle so far */
+    /* units copied into their buffer (handed to the policy), when the copying thread is free,
+     * and when each unit's copy ends */
+    size_t packed;
+    double pack_free, *pack_end;
+    size_t sent; /* HOROVOD: units handed to a cycle so far */
     int inflight, inflight_bw, ctas;
     /* ACC: the open buffer of each data type */
     uint64_t open_bytes[ACC_DT_COUNT];
@@ -198,7 +204,12 @@ typedef struct {
     uint64_t *bucket_bytes;
     acc_dtype_t *bucket_dtype;
     size_t nbuckets, next_bucket;
-    long tick; /* HOROVOD: the next cycle is tick x cycle_ms */
+    /* HOROVOD, NEGOTIATE: rounds of agreement on what is ready.  A round starts at
+     * round_start with the units copied by then (round_snap), lands round_ms later, and the
+     * next starts a cycle after it started, or when it lands if that is later. */
+    int round_open;
+    double round_start, next_round, round_ms;
+    size_t round_snap;
     double bwd_end, comm_end;
     acc_itersim_result_t *res;
     acc_status_t st;
@@ -215,6 +226,20 @@ static double compute_rate(const run_t *r)
 }
 
 static void finish(run_t *r, long b);
+static void end_comm(run_t *r, long b);
+
+/* Milliseconds to copy `bytes` of gradients of type dt into or out of a buffer (out: the copy
+ * after the allreduce) under the configuration's compression; 0 when copies are not modelled. */
+static double copy_ms(const run_t *r, uint64_t bytes, acc_dtype_t dt, int out)
+{
+    const acc_itersim_opts_t *o = &r->sim->opts;
+    double gbs = o->copy_gbs;
+    if (!r->reduce)
+        return 0; /* one GPU: no engine, no copies */
+    if (acc_compress_dtype(r->cfg->compress, dt) != dt)
+        gbs = out ? o->uncast_gbs : o->cast_gbs;
+    return gbs > 0 ? (double)bytes / (gbs * 1e6) : 0;
+}
 
 /* Start the buffer at the head of stream s, if it is waiting; a call that costs nothing ends
  * at once and lets the next one start. */
@@ -240,7 +265,23 @@ static void start_head(run_t *r, int s)
         r->inflight_bw++;
         return;
     }
-    finish(r, b);
+    end_comm(r, b);
+}
+
+/* The collective of buffer b is over: its copy out follows, or it is done. */
+static void end_comm(run_t *r, long b)
+{
+    buf_t *x = &r->bufs[b];
+    if (x->tail <= 0) {
+        finish(r, b);
+        return;
+    }
+    if (x->state == B_BW)
+        r->inflight_bw--;
+    r->ctas -= x->ctas; /* a copy holds no SMs */
+    x->ctas = 0;
+    x->state = B_TAIL;
+    x->tail_end = r->t + x->tail;
 }
 
 static void finish(run_t *r, long b)
@@ -291,11 +332,12 @@ static void submit(run_t *r, uint64_t nbytes, acc_dtype_t dt)
     b = (long)r->nbufs++;
     r->bufs[b] = (buf_t){.lat = cost.lat_us / 1000.0,
                          .bw_left = cost.bw_us / 1000.0,
+                         .tail = copy_ms(r, nbytes, dt, 1),
                          .ctas = cost.ctas,
                          .state = B_QUEUED,
                          .next = -1};
     st = &r->streams[s];
-    st->est_end = (st->est_end > r->t ? st->est_end : r->t) + cost.us / 1000.0;
+    st->est_end = (st->est_end > r->t ? st->est_end : r->t) + cost.us / 1000.0 + r->bufs[b].tail;
     r->res->buffers++;
     r->res->bytes += nbytes;
     if (nbytes > r->res->largest)
@@ -371,7 +413,8 @@ static void unit_ready(run_t *r, size_t i)
         break;
     }
     case ACC_FUSION_HOROVOD:
-        break; /* the next cycle takes it */
+    case ACC_FUSION_NEGOTIATE:
+        break; /* the next round takes it */
     case ACC_FUSION_ACC:
         if (r->open_bytes[d] && r->open_bytes[d] + u->bytes > c->fusion_bytes)
             acc_flush(r, d);
@@ -387,14 +430,14 @@ static void unit_ready(run_t *r, size_t i)
     }
 }
 
-/* A Horovod cycle: fuse every ready tensor not yet taken, in order, per data type, into
- * buffers of at most fusion_bytes. */
-static void horovod_cycle(run_t *r)
+/* A round has landed: fuse every tensor it found ready and not yet taken, in order, per data
+ * type, into buffers of at most fusion_bytes (every rank's tensors are ready together here). */
+static void round_take(run_t *r)
 {
     uint64_t cur[ACC_DT_COUNT] = {0};
     int d;
 
-    for (; r->sent < r->ready; r->sent++) {
+    for (; r->sent < r->round_snap; r->sent++) {
         const unit_t *u = &r->sim->units[r->sent];
         d = (int)u->dtype;
         if (cur[d] && cur[d] + u->bytes > r->cfg->fusion_bytes) {
@@ -419,11 +462,13 @@ static double next_event(const run_t *r, double rate)
     if (rate > 0) {
         if (r->ready < s->n)
             tn = fmin(tn, r->t + (s->units[r->ready].ready - r->w) / rate);
-        if (r->bwd_end < 0)
+        if (r->bwd_end < 0 && r->w < s->backward_ms)
             tn = fmin(tn, r->t + (s->backward_ms - r->w) / rate);
     }
-    if (r->cfg->policy == ACC_FUSION_HOROVOD && r->reduce && r->sent < s->n)
-        tn = fmin(tn, (double)r->tick * r->cfg->cycle_ms);
+    if (r->packed < r->ready)
+        tn = fmin(tn, r->pack_end[r->packed]);
+    if (r->round_ms >= 0 && r->reduce && r->sent < s->n)
+        tn = fmin(tn, r->round_open ? r->round_start + r->round_ms : r->next_round);
     if (r->cfg->policy == ACC_FUSION_ACC && r->cfg->cycle_ms > 0)
         for (i = 0; i < ACC_DT_COUNT; i++)
             if (r->open_bytes[i])
@@ -436,6 +481,8 @@ static double next_event(const run_t *r, double rate)
             tn = fmin(tn, r->bufs[b].lat_end);
         else if (r->bufs[b].state == B_BW)
             tn = fmin(tn, r->t + r->bufs[b].bw_left * r->inflight_bw);
+        else if (r->bufs[b].state == B_TAIL)
+            tn = fmin(tn, r->bufs[b].tail_end);
     }
     return tn;
 }
@@ -473,28 +520,48 @@ static void process(run_t *r)
                 r->bufs[b].state = B_BW;
                 r->inflight_bw++;
             } else {
-                finish(r, b);
+                end_comm(r, b);
             }
         }
     }
     for (i = 0; i < r->cfg->streams; i++) {
         long b = r->streams[i].head;
         if (b >= 0 && r->bufs[b].state == B_BW && r->bufs[b].bw_left <= EPS_MS * 1e-3)
+            end_comm(r, b);
+    }
+    for (i = 0; i < r->cfg->streams; i++) {
+        long b = r->streams[i].head;
+        if (b >= 0 && r->bufs[b].state == B_TAIL && r->bufs[b].tail_end <= r->t + EPS_MS)
             finish(r, b);
     }
-    while (r->ready < s->n && s->units[r->ready].ready <= r->w + EPS_MS)
-        unit_ready(r, r->ready++);
-    if (r->bwd_end < 0 && r->ready == s->n && r->w >= s->backward_ms - EPS_MS) {
+    /* Ready gradients queue for the copying thread; each reaches the policy when copied. */
+    while (r->ready < s->n && s->units[r->ready].ready <= r->w + EPS_MS) {
+        const unit_t *u = &s->units[r->ready];
+        double start = r->pack_free > r->t ? r->pack_free : r->t;
+        r->pack_free = r->pack_end[r->ready++] = start + copy_ms(r, u->bytes, u->dtype, 0);
+    }
+    while (r->packed < r->ready && r->pack_end[r->packed] <= r->t + EPS_MS)
+        unit_ready(r, r->packed++);
+    if (r->w >= s->backward_ms - EPS_MS)
         r->w = s->backward_ms;
+    if (r->bwd_end < 0 && r->packed == s->n && r->w >= s->backward_ms) {
         r->bwd_end = r->t;
         if (r->cfg->policy == ACC_FUSION_ACC)
             for (d = 0; d < ACC_DT_COUNT; d++)
                 acc_flush(r, d);
     }
-    if (r->cfg->policy == ACC_FUSION_HOROVOD && r->reduce &&
-        (double)r->tick * r->cfg->cycle_ms <= r->t + EPS_MS) {
-        horovod_cycle(r);
-        r->tick = (long)floor((r->t + EPS_MS) / r->cfg->cycle_ms) + 1;
+    while (r->round_ms >= 0 && r->reduce && r->sent < s->n) {
+        if (r->round_open && r->round_start + r->round_ms <= r->t + EPS_MS) {
+            round_take(r);
+            r->round_open = 0;
+            r->next_round = fmax(r->round_start + r->cfg->cycle_ms, r->round_start + r->round_ms);
+        } else if (!r->round_open && r->next_round <= r->t + EPS_MS) {
+            r->round_open = 1;
+            r->round_start = r->next_round;
+            r->round_snap = r->packed;
+        } else {
+            break;
+        }
     }
     if (r->cfg->policy == ACC_FUSION_ACC && r->cfg->cycle_ms > 0)
         for (d = 0; d < ACC_DT_COUNT; d++)
@@ -502,10 +569,31 @@ static void process(run_t *r)
                 acc_flush(r, d);
 }
 
+/* How long a round of agreement takes (-1: the policy has none): one allreduce of a word per
+ * tensor (NEGOTIATE), or a reduce to rank 0 and its broadcast back, two of them (Horovod's
+ * coordinator); its first round starts a cycle after the backward pass does. */
+static acc_status_t round_cost(run_t *r)
+{
+    const acc_tune_config_t *c = r->cfg;
+    acc_tune_cost_t k = {0};
+    acc_status_t st;
+
+    r->round_ms = -1;
+    if (c->policy != ACC_FUSION_HOROVOD && c->policy != ACC_FUSION_NEGOTIATE)
+        return ACC_OK;
+    if (r->reduce &&
+        (st = acc_tune_comm_cost(r->sim->comm, c->algo, 4 * (uint64_t)r->sim->n, &k)) != ACC_OK)
+        return st;
+    r->round_ms = k.us / 1000.0 * (c->policy == ACC_FUSION_HOROVOD ? 2 : 1);
+    r->next_round = c->cycle_ms;
+    return ACC_OK;
+}
+
 static acc_status_t run_alloc(run_t *r)
 {
     size_t n = r->sim->n;
-    if (!(r->bufs = acc_mem_calloc(n, sizeof(*r->bufs))))
+    if (!(r->bufs = acc_mem_calloc(n, sizeof(*r->bufs))) ||
+        !(r->pack_end = acc_mem_calloc(n, sizeof(*r->pack_end))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory simulating %zu tensors", n);
     if (r->cfg->policy != ACC_FUSION_DDP)
         return ACC_OK;
@@ -541,7 +629,8 @@ acc_status_t acc_itersim_run(const acc_itersim_t *sim, const acc_tune_config_t *
     r.res = out;
     r.reduce = sim->comm && acc_tune_comm_ranks(sim->comm) > 1;
     r.bwd_end = -1;
-    r.tick = 1;
+    if ((st = round_cost(&r)) != ACC_OK)
+        goto out;
     for (i = 0; i < ACC_TUNE_MAX_STREAMS; i++)
         r.streams[i].head = r.streams[i].tail = -1;
     if ((st = run_alloc(&r)) != ACC_OK)
@@ -573,6 +662,7 @@ acc_status_t acc_itersim_run(const acc_itersim_t *sim, const acc_tune_config_t *
     out->efficiency = out->compute_ms / out->iteration_ms;
 out:
     acc_mem_free(r.bufs);
+    acc_mem_free(r.pack_end);
     acc_mem_free(r.bucket_of);
     acc_mem_free(r.missing);
     acc_mem_free(r.bucket_bytes);

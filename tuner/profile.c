@@ -378,3 +378,36 @@ acc_status_t acc_profile_load_builtin(const char *name, acc_profile_t **out)
     acc_buf_free(&known);
     return st;
 }
+
+acc_status_t acc_profile_scale(const acc_profile_t *p, double factor, acc_profile_t **out)
+{
+    acc_profile_t *q = NULL;
+    acc_status_t st;
+    size_t i;
+
+    *out = NULL;
+    if (!(factor > 0) || factor > 1)
+        return acc_error_set(ACC_ERR_RANGE, "scaling profile '%s' by %g: the factor lies in (0, 1]",
+                             p->name, factor);
+    if ((st = acc_profile_create(p->name, &q)) != ACC_OK)
+        return st;
+    st = acc_profile_set_description(q, p->description ? p->description : "");
+    if (st == ACC_OK)
+        st = acc_profile_set_sample(q, p->sample ? p->sample : "");
+    for (i = 0; i < p->nsources && st == ACC_OK; i++)
+        st = acc_profile_add_source(q, p->sources[i]);
+    for (i = 0; i < p->ntensors && st == ACC_OK; i++) {
+        const acc_profile_tensor_t *t = &p->tensors[i];
+        double e = (double)t->elems * factor + 0.5;
+        st = acc_profile_add_tensor(q, t->name, e < 1 ? 1 : (uint64_t)e, t->dtype, t->ready);
+    }
+    for (i = 0; i < p->ncompute && st == ACC_OK; i++)
+        st = acc_profile_add_compute(q, &p->compute[i]);
+    if (st != ACC_OK) {
+        acc_profile_destroy(q);
+        return st;
+    }
+    q->forward_flops = p->forward_flops;
+    *out = q;
+    return ACC_OK;
+}

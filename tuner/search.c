@@ -51,11 +51,11 @@ static int pow2(uint64_t v)
 
 acc_status_t acc_tune_space_check(const acc_tune_space_t *s)
 {
-    if (s->policy != ACC_FUSION_ACC && s->policy != ACC_FUSION_DDP &&
-        s->policy != ACC_FUSION_HOROVOD)
+    int rounds = s->policy == ACC_FUSION_HOROVOD || s->policy == ACC_FUSION_NEGOTIATE;
+    if (s->policy != ACC_FUSION_ACC && s->policy != ACC_FUSION_DDP && !rounds)
         return acc_error_set(ACC_ERR_INVALID,
                              "search space: policy %s has no fusion size to tune "
-                             "(acc, ddp or horovod)",
+                             "(acc, ddp, horovod or negotiate)",
                              acc_fusion_policy_name(s->policy));
     if (!pow2(s->fusion_min) || !pow2(s->fusion_max) || s->fusion_min > s->fusion_max ||
         s->fusion_max > (1ull << 40))
@@ -73,7 +73,7 @@ acc_status_t acc_tune_space_check(const acc_tune_space_t *s)
         (s->compressions >> ACC_COMPRESS_COUNT))
         return acc_error_set(ACC_ERR_INVALID,
                              "search space: no compression to search (none, fp16, bf16)");
-    if (!(s->cycle_ms >= 0) || (s->policy == ACC_FUSION_HOROVOD && !(s->cycle_ms > 0)))
+    if (!(s->cycle_ms >= 0) || (rounds && !(s->cycle_ms > 0)))
         return acc_error_set(ACC_ERR_RANGE, "search space: cycle %g ms is not valid for %s",
                              s->cycle_ms, acc_fusion_policy_name(s->policy));
     return ACC_OK;

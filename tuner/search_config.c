@@ -8,7 +8,8 @@
 
 #include "acc_tune.h"
 
-static const char *const policy_names[ACC_FUSION_POLICY_COUNT] = {"none", "ddp", "horovod", "acc"};
+static const char *const policy_names[ACC_FUSION_POLICY_COUNT] = {"none", "ddp", "horovod", "acc",
+                                                                  "negotiate"};
 
 const char *acc_fusion_policy_name(acc_fusion_policy_t p)
 {
@@ -24,9 +25,9 @@ acc_status_t acc_fusion_policy_parse(const char *s, acc_fusion_policy_t *out)
             return ACC_OK;
         }
     }
-    return acc_error_set(ACC_ERR_INVALID,
-                         "unknown fusion policy '%s' (expected none, ddp, horovod or acc)",
-                         s ? s : "");
+    return acc_error_set(
+        ACC_ERR_INVALID,
+        "unknown fusion policy '%s' (expected none, ddp, horovod, acc or negotiate)", s ? s : "");
 }
 
 static const char *const compress_names[ACC_COMPRESS_COUNT] = {"none", "fp16", "bf16"};
@@ -89,7 +90,7 @@ static void policy_defaults(acc_tune_config_t *c, acc_fusion_policy_t p)
     c->streams = 1;
     c->algo = ACC_TUNE_ALGO_NCCL;
     c->assign = p == ACC_FUSION_ACC ? ACC_STREAMS_LEAST_LOADED : ACC_STREAMS_ROUND_ROBIN;
-    c->cycle_ms = p == ACC_FUSION_HOROVOD ? 1.0 : 0.0;
+    c->cycle_ms = p == ACC_FUSION_HOROVOD || p == ACC_FUSION_NEGOTIATE ? 1.0 : 0.0;
     c->fusion_bytes = 1;
 }
 
@@ -108,6 +109,15 @@ void acc_tune_config_horovod(acc_tune_config_t *c)
      * 3ffe479e, 2020-11-19; operations.cc), HOROVOD_NUM_NCCL_STREAMS 1 (global_state.h). */
     policy_defaults(c, ACC_FUSION_HOROVOD);
     c->fusion_bytes = 128ull << 20;
+}
+
+void acc_tune_config_negotiate(acc_tune_config_t *c, uint64_t fusion_bytes, double cycle_ms,
+                               int streams)
+{
+    policy_defaults(c, ACC_FUSION_NEGOTIATE);
+    c->fusion_bytes = fusion_bytes;
+    c->cycle_ms = cycle_ms;
+    c->streams = streams;
 }
 
 void acc_tune_config_nofusion(acc_tune_config_t *c)
@@ -137,11 +147,11 @@ acc_status_t acc_tune_config_check(const acc_tune_config_t *c)
                              "fusion configuration: policy %s needs a fusion "
                              "size of at least 1 byte",
                              acc_fusion_policy_name(c->policy));
-    if (!(c->cycle_ms >= 0) || c->cycle_ms > 1e6 ||
-        (c->policy == ACC_FUSION_HOROVOD && !(c->cycle_ms > 0)))
+    int rounds = c->policy == ACC_FUSION_HOROVOD || c->policy == ACC_FUSION_NEGOTIATE;
+    if (!(c->cycle_ms >= 0) || c->cycle_ms > 1e6 || (rounds && !(c->cycle_ms > 0)))
         return acc_error_set(ACC_ERR_RANGE,
                              "fusion configuration: cycle %g ms must be %s and at most 1e6",
-                             c->cycle_ms, c->policy == ACC_FUSION_HOROVOD ? "> 0" : ">= 0");
+                             c->cycle_ms, rounds ? "> 0" : ">= 0");
     if ((unsigned)c->assign > ACC_STREAMS_LEAST_LOADED ||
         (unsigned)c->algo >= ACC_TUNE_ALGO_COUNT || (unsigned)c->compress >= ACC_COMPRESS_COUNT)
         return acc_error_set(

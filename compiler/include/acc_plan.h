@@ -210,6 +210,13 @@ acc_status_t acc_plan_dump_yaml_hash(const acc_plan_t *plan, acc_buf_t *yaml,
 acc_status_t acc_plan_verify(const acc_plan_t *plan);
 /* The same for one buffer mode only (inplace 0 or 1). */
 acc_status_t acc_plan_verify_mode(const acc_plan_t *plan, int inplace);
+/* Which operations of a plan complete a reduction: per operation, in program order (rank 0's
+ * lanes in order, then rank 1's, ...), 1 when every value it reduces into its destination (or,
+ * for recv_reduce_send, into its message) holds every rank's contribution, else 0.  An
+ * averaging executor divides there, once, instead of in a pass over the output after the call.
+ * The plan is verified (out of place) on the way; ACC_ERR_UNSUPPORTED when an operation
+ * completes some of its chunks and not others.  *flags taken (acc_mem_free), *n of them. */
+acc_status_t acc_plan_final_reductions(const acc_plan_t *plan, uint8_t **flags, size_t *n);
 
 /* ---- MSCCL algorithm XML --------------------------------------------------------------- */
 acc_status_t acc_plan_import_msccl(const char *text, size_t len, const char *name,

@@ -478,7 +478,8 @@ static acc_status_t check_post(pv_t *v)
 
 /* ---- entry points ----------------------------------------------------------------------- */
 
-acc_status_t acc_plan_verify_mode(const acc_plan_t *plan, int inplace)
+/* Verify in one buffer mode; finals (optional) receives the PV_FINAL_* bits per operation. */
+static acc_status_t verify(const acc_plan_t *plan, int inplace, uint8_t *finals, size_t *base)
 {
     pv_t v;
     acc_status_t st;
@@ -486,6 +487,8 @@ acc_status_t acc_plan_verify_mode(const acc_plan_t *plan, int inplace)
     if (!plan)
         return acc_error_set(ACC_ERR_INVALID, "acc_plan_verify: no plan");
     memset(&v, 0, sizeof(v));
+    v.finals = finals;
+    v.final_base = base;
     v.plan = plan;
     v.inplace = inplace ? 1 : 0;
     v.nranks = plan->nranks;
@@ -513,6 +516,51 @@ out:
     pv_values_free(&v.values);
     acc_mem_free(v.locs);
     return st;
+}
+
+acc_status_t acc_plan_verify_mode(const acc_plan_t *plan, int inplace)
+{
+    return verify(plan, inplace, NULL, NULL);
+}
+
+acc_status_t acc_plan_final_reductions(const acc_plan_t *plan, uint8_t **flags, size_t *n)
+{
+    size_t total = 0, *base = NULL, i, np;
+    uint8_t *f = NULL;
+    acc_status_t st;
+
+    *flags = NULL;
+    *n = 0;
+    if (!plan)
+        return acc_error_set(ACC_ERR_INVALID, "acc_plan_final_reductions: no plan");
+    np = (size_t)plan->nranks * (size_t)plan->nlanes;
+    if (!(base = acc_mem_calloc(np + 1, sizeof(size_t))))
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    for (i = 0; i < np; i++) {
+        base[i] = total;
+        total += plan->progs[i].nops;
+    }
+    if (!(f = acc_mem_calloc(total + 1, 1))) {
+        acc_mem_free(base);
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    }
+    st = verify(plan, 0, f, base);
+    for (i = 0; i < total && st == ACC_OK; i++) {
+        if (f[i] == (PV_FINAL_ALL | PV_FINAL_PART))
+            st = acc_error_set(ACC_ERR_UNSUPPORTED,
+                               "%s %s: an operation completes some of its chunks' reductions "
+                               "and not others",
+                               acc_coll_name(plan->coll), plan->algo);
+        f[i] = f[i] == PV_FINAL_ALL;
+    }
+    acc_mem_free(base);
+    if (st != ACC_OK) {
+        acc_mem_free(f);
+        return st;
+    }
+    *flags = f;
+    *n = total;
+    return ACC_OK;
 }
 
 acc_status_t acc_plan_verify(const acc_plan_t *plan)

@@ -159,7 +159,14 @@ typedef struct pv {
     uint32_t nctrs;
     pv_map_t ctr_map;
     pv_order_t order;
+    /* Optional (acc_plan_final_reductions): per operation, in program order over ranks and
+     * lanes from final_base[rank * nlanes + lane], PV_FINAL_* bits of the values its reduction
+     * produced. */
+    uint8_t *finals;
+    size_t *final_base;
 } pv_t;
+
+enum { PV_FINAL_ALL = 1, PV_FINAL_PART = 2 };
 
 /* plan_verify.c */
 /* Describe an operation: "rank 3 lane 0 op 7 (recv from 2)". */

@@ -293,6 +293,14 @@ static acc_status_t wr(pv_t *v, int rank, int lane, uint32_t op, int at, acc_ref
     return st;
 }
 
+/* Record whether a reduction of operation i produced a complete value (every rank's). */
+static void note_final(pv_t *v, int r, int l, uint32_t i, uint32_t val)
+{
+    if (v->finals)
+        v->finals[v->final_base[(size_t)r * v->nlanes + l] + i] |=
+            pv_value_is_all(&v->values, val, (uint32_t)v->nranks) ? PV_FINAL_ALL : PV_FINAL_PART;
+}
+
 /* ---- messages ------------------------------------------------------------------------------- */
 
 static acc_status_t push(pv_t *v, uint32_t c, uint32_t op, const uint32_t *vals, uint32_t cnt)
@@ -371,9 +379,11 @@ static acc_status_t move(pv_t *v, int r, int l, uint32_t i, const acc_op_t *o, u
         for (k = 0; k < cnt && !st; k++) {
             os.k = k;
             if ((st = rd(v, r, l, i, r, o->src, k, &a)) == ACC_OK &&
-                (st = reduce(v, r, l, i, a, &os, m->vals[k], &om, &tmp[k])) == ACC_OK &&
-                o->code != ACC_OP_RECV_REDUCE_SEND)
-                st = wr(v, r, l, i, r, o->dst, k, tmp[k]);
+                (st = reduce(v, r, l, i, a, &os, m->vals[k], &om, &tmp[k])) == ACC_OK) {
+                note_final(v, r, l, i, tmp[k]);
+                if (o->code != ACC_OP_RECV_REDUCE_SEND)
+                    st = wr(v, r, l, i, r, o->dst, k, tmp[k]);
+            }
         }
         break;
     case ACC_OP_COPY:
@@ -388,8 +398,10 @@ static acc_status_t move(pv_t *v, int r, int l, uint32_t i, const acc_op_t *o, u
             os.k = k;
             if ((st = rd(v, r, l, i, r, o->src, k, &a)) == ACC_OK &&
                 (st = rd(v, r, l, i, r, o->dst, k, &d)) == ACC_OK &&
-                (st = reduce(v, r, l, i, d, &od, a, &os, &tmp[k])) == ACC_OK)
+                (st = reduce(v, r, l, i, d, &od, a, &os, &tmp[k])) == ACC_OK) {
+                note_final(v, r, l, i, tmp[k]);
                 st = wr(v, r, l, i, r, o->dst, k, tmp[k]);
+            }
         }
         return st;
     case ACC_OP_PUT:
@@ -425,6 +437,8 @@ static acc_status_t move(pv_t *v, int r, int l, uint32_t i, const acc_op_t *o, u
                 }
                 st = reduce(v, r, l, i, acc, &oa, a, &os, &acc);
             }
+            if (!st && o->npeers > 1)
+                note_final(v, r, l, i, acc);
             if (!st)
                 st = wr(v, r, l, i, r, o->dst, k, acc);
         }

@@ -155,6 +155,33 @@ acc_status_t acc_comm_serves(const acc_comm_t *c, acc_coll_t coll, size_t count,
     return ACC_OK;
 }
 
+acc_status_t acc_comm_run_plan(acc_comm_t *c, const acc_plan_t *plan, const void *sendbuf,
+                               void *recvbuf, size_t count, acc_dtype_t dt, acc_redop_t op,
+                               acc_stream_t stream)
+{
+    rt_call_t k = {
+        .send = sendbuf, .recv = recvbuf, .count = count, .dt = dt, .op = op, .stream = stream};
+    acc_status_t st;
+    int broken = 0;
+
+    if (!plan)
+        return acc_error_set(ACC_ERR_INVALID, "acc_comm_run_plan: the plan is NULL");
+    k.coll = plan->coll;
+    k.root = plan->root;
+    if ((st = check_call(c, &k)) != ACC_OK)
+        return st;
+    if (plan->nranks != c->nranks)
+        return acc_error_set(ACC_ERR_INVALID,
+                             "acc_comm_run_plan: the plan %s has %d ranks, the communicator %d",
+                             plan->algo, plan->nranks, c->nranks);
+    if ((st = c->be->supports(c, plan)) != ACC_OK || k.count == 0)
+        return st;
+    __atomic_add_fetch(&c->inflight, 1, __ATOMIC_ACQ_REL);
+    st = c->be->run(c, c->be_state, plan, &k, &broken);
+    __atomic_sub_fetch(&c->inflight, 1, __ATOMIC_ACQ_REL);
+    return broken ? comm_break(c, st) : st;
+}
+
 /* ---- groups ---------------------------------------------------------------------------- */
 
 typedef struct {

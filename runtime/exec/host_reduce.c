@@ -122,27 +122,10 @@ void hx_store(acc_dtype_t dt, void *buf, size_t i, long double v)
 
 /* ---- kernels ------------------------------------------------------------------------------ */
 
+/* fp32 arithmetic goes to the vector kernels, which give the scalar loop's bits. */
 static void red_f32(acc_redop_t op, float *d, const float *a, const float *b, size_t n)
 {
-    size_t i;
-    switch (op) {
-    case ACC_RED_PROD:
-        for (i = 0; i < n; i++)
-            d[i] = a[i] * b[i];
-        break;
-    case ACC_RED_MIN:
-        for (i = 0; i < n; i++)
-            d[i] = b[i] < a[i] ? b[i] : a[i];
-        break;
-    case ACC_RED_MAX:
-        for (i = 0; i < n; i++)
-            d[i] = b[i] > a[i] ? b[i] : a[i];
-        break;
-    default:
-        for (i = 0; i < n; i++)
-            d[i] = a[i] + b[i];
-        break;
-    }
+    hx_simd()->reduce_f32(op, d, a, b, n);
 }
 
 static void red_f64(acc_redop_t op, double *d, const double *a, const double *b, size_t n)
@@ -195,55 +178,94 @@ static void red_i32(acc_redop_t op, int32_t *d, const int32_t *a, const int32_t 
 
 static void widen(acc_dtype_t dt, float *f, const uint16_t *h, size_t n)
 {
-    size_t i;
     if (dt == ACC_DT_F16)
-        for (i = 0; i < n; i++)
-            f[i] = hx_half_to_float(h[i]);
+        hx_simd()->half_to_float(f, h, n);
     else
-        for (i = 0; i < n; i++)
-            f[i] = hx_bf16_to_float(h[i]);
+        hx_simd()->bf16_to_float(f, h, n);
 }
 
 static void narrow(acc_dtype_t dt, uint16_t *h, const float *f, size_t n)
 {
-    size_t i;
     if (dt == ACC_DT_F16)
-        for (i = 0; i < n; i++)
-            h[i] = hx_float_to_half(f[i]);
+        hx_simd()->float_to_half(h, f, n);
     else
-        for (i = 0; i < n; i++)
-            h[i] = hx_float_to_bf16(f[i]);
+        hx_simd()->float_to_bf16(h, f, n);
+}
+
+/* x / 2^j is x * 2^-j exactly (the same real number, rounded the same way), and a multiply is
+ * several times cheaper than a divide: powers of two multiply. */
+static int pow2(int n)
+{
+    return n > 0 && (n & (n - 1)) == 0;
+}
+
+static void divide_f32(float *f, size_t n, int nranks)
+{
+    if (pow2(nranks))
+        hx_simd()->scale_f32(f, n, 1.0f / (float)nranks, 0);
+    else
+        hx_simd()->scale_f32(f, n, (float)nranks, 1);
+}
+
+/* The AVG epilogue of one block of fp32 sums of a half type, as if they had been stored and
+ * then divided: rounded to the type, widened, divided, rounded again (hx_divide's bits). */
+static void narrow_divided(acc_dtype_t dt, uint16_t *h, float *f, size_t m, int divisor)
+{
+    if (divisor > 1) {
+        narrow(dt, h, f, m);
+        widen(dt, f, h, m);
+        divide_f32(f, m, divisor);
+    }
+    narrow(dt, h, f, m);
+}
+
+void hx_reduce2_div(acc_dtype_t dt, acc_redop_t op, void *dst, const void *a, const void *b,
+                    size_t n, int divisor)
+{
+    float fa[BLOCK], fb[BLOCK];
+    size_t es = acc_dtype_size(dt), i, m;
+
+    for (i = 0; i < n; i += m) {
+        unsigned char *d = (unsigned char *)dst + i * es;
+        const unsigned char *pa = (const unsigned char *)a + i * es;
+        const unsigned char *pb = (const unsigned char *)b + i * es;
+        m = n - i < BLOCK ? n - i : BLOCK;
+        switch (dt) {
+        case ACC_DT_F32:
+            red_f32(op, (float *)d, (const float *)pa, (const float *)pb, m);
+            break;
+        case ACC_DT_F64:
+            red_f64(op, (double *)d, (const double *)pa, (const double *)pb, m);
+            break;
+        case ACC_DT_I32:
+            red_i32(op, (int32_t *)d, (const int32_t *)pa, (const int32_t *)pb, m);
+            break;
+        default:
+            widen(dt, fa, (const uint16_t *)(const void *)pa, m);
+            widen(dt, fb, (const uint16_t *)(const void *)pb, m);
+            red_f32(op, fa, fa, fb, m);
+            narrow_divided(dt, (uint16_t *)(void *)d, fa, m, divisor);
+            continue;
+        }
+        /* The block is still in the cache: the average costs no pass of its own. */
+        if (divisor > 1)
+            hx_divide(dt, d, m, divisor);
+    }
 }
 
 void hx_reduce2(acc_dtype_t dt, acc_redop_t op, void *dst, const void *a, const void *b, size_t n)
 {
-    float fa[BLOCK], fb[BLOCK];
-    size_t i, m;
-
-    switch (dt) {
-    case ACC_DT_F32:
-        red_f32(op, dst, a, b, n);
-        break;
-    case ACC_DT_F64:
-        red_f64(op, dst, a, b, n);
-        break;
-    case ACC_DT_I32:
-        red_i32(op, dst, a, b, n);
-        break;
-    default:
-        for (i = 0; i < n; i += m) {
-            m = n - i < BLOCK ? n - i : BLOCK;
-            widen(dt, fa, (const uint16_t *)a + i, m);
-            widen(dt, fb, (const uint16_t *)b + i, m);
-            red_f32(op, fa, fa, fb, m);
-            narrow(dt, (uint16_t *)dst + i, fa, m);
-        }
-        break;
-    }
+    hx_reduce2_div(dt, op, dst, a, b, n, 1);
 }
 
 void hx_reduce_many(acc_dtype_t dt, acc_redop_t op, void *dst, const void *const *srcs, size_t nsrc,
                     size_t n)
+{
+    hx_reduce_many_div(dt, op, dst, srcs, nsrc, n, 1);
+}
+
+void hx_reduce_many_div(acc_dtype_t dt, acc_redop_t op, void *dst, const void *const *srcs,
+                        size_t nsrc, size_t n, int divisor)
 {
     /* One block of every source is read before the block of dst is written, so dst may be one
      * of the sources. */
@@ -281,10 +303,13 @@ void hx_reduce_many(acc_dtype_t dt, acc_redop_t op, void *dst, const void *const
                 break;
             }
         }
-        if (dt == ACC_DT_F16 || dt == ACC_DT_BF16)
-            narrow(dt, (uint16_t *)dst + i, acc.f, m);
-        else
-            memcpy((unsigned char *)dst + i * es, &acc, m * es);
+        if (dt == ACC_DT_F16 || dt == ACC_DT_BF16) {
+            narrow_divided(dt, (uint16_t *)dst + i, acc.f, m, divisor);
+            continue;
+        }
+        if (divisor > 1)
+            hx_divide(dt, &acc, m, divisor);
+        memcpy((unsigned char *)dst + i * es, &acc, m * es);
     }
 }
 
@@ -293,8 +318,7 @@ void hx_divide(acc_dtype_t dt, void *buf, size_t n, int nranks)
     size_t i;
     switch (dt) {
     case ACC_DT_F32:
-        for (i = 0; i < n; i++)
-            ((float *)buf)[i] /= (float)nranks;
+        divide_f32(buf, n, nranks);
         break;
     case ACC_DT_F64:
         for (i = 0; i < n; i++)
@@ -307,15 +331,56 @@ void hx_divide(acc_dtype_t dt, void *buf, size_t n, int nranks)
         break;
     default: {
         float f[BLOCK];
-        size_t m, j;
+        size_t m;
         for (i = 0; i < n; i += m) {
             m = n - i < BLOCK ? n - i : BLOCK;
             widen(dt, f, (uint16_t *)buf + i, m);
-            for (j = 0; j < m; j++)
-                f[j] /= (float)nranks;
+            divide_f32(f, m, nranks);
             narrow(dt, (uint16_t *)buf + i, f, m);
         }
         break;
     }
     }
+}
+
+/* Elements scaled at a time before a compressing cast: a buffer in L1. */
+#define CONVERT_BLOCK 1024
+
+acc_status_t acc_host_convert(void *dst, acc_dtype_t to, const void *src, acc_dtype_t from,
+                              size_t n, double scale)
+{
+    int half_to = to == ACC_DT_F16 || to == ACC_DT_BF16;
+    int half_from = from == ACC_DT_F16 || from == ACC_DT_BF16;
+
+    if (to == from && scale == 1.0 && (unsigned)to < ACC_DT_COUNT) {
+        memcpy(dst, src, n * acc_dtype_size(to));
+        return ACC_OK;
+    }
+    if (from == ACC_DT_F32 && half_to) {
+        /* s[i] * k rounds in fp32 first, as the reference does: a scaled block is multiplied
+         * in a small buffer */
+        const float *s = src, *block;
+        uint16_t *d = dst;
+        float k = (float)scale, tmp[CONVERT_BLOCK];
+        size_t i, m;
+        for (i = 0; i < n; i += m) {
+            m = n - i < CONVERT_BLOCK ? n - i : CONVERT_BLOCK;
+            block = s + i;
+            if (k != 1.0f) {
+                memcpy(tmp, s + i, m * sizeof(float));
+                hx_simd()->scale_f32(tmp, m, k, 0);
+                block = tmp;
+            }
+            narrow(to, d + i, block, m);
+        }
+        return ACC_OK;
+    }
+    if (to == ACC_DT_F32 && half_from && scale == 1.0) {
+        widen(from, dst, src, n);
+        return ACC_OK;
+    }
+    return acc_error_set(ACC_ERR_INVALID,
+                         "acc_host_convert: %s to %s (scale %g): only copies, fp32 to fp16 or bf16 "
+                         "(scaled), and back",
+                         acc_dtype_name(from), acc_dtype_name(to), scale);
 }

@@ -30,5 +30,31 @@ void hx_reduce_many(acc_dtype_t dt, acc_redop_t op, void *dst, const void *const
                     size_t n);
 /* The AVG epilogue: buf[i] /= nranks (fp32 for the half types; integers truncate toward 0). */
 void hx_divide(acc_dtype_t dt, void *buf, size_t n, int nranks);
+/* hx_reduce2 and hx_reduce_many followed by hx_divide(divisor) of what they store (divisor 1:
+ * none), block by block while the block is in the cache: the same bits as the two passes. */
+void hx_reduce2_div(acc_dtype_t dt, acc_redop_t op, void *dst, const void *a, const void *b,
+                    size_t n, int divisor);
+void hx_reduce_many_div(acc_dtype_t dt, acc_redop_t op, void *dst, const void *const *srcs,
+                        size_t nsrc, size_t n, int divisor);
+
+/* ---- vector kernels (host_simd.c) ----
+ * Blocks of conversions and fp32 arithmetic with the CPU's vector instructions, giving exactly
+ * the bits of the scalar functions above (host_simd.c says how).  Level 0 is the scalar loops,
+ * 1 AVX2 with F16C, 2 AVX-512 (F, BW, VL). */
+typedef struct {
+    const char *name;
+    void (*half_to_float)(float *f, const uint16_t *h, size_t n);
+    void (*float_to_half)(uint16_t *h, const float *f, size_t n);
+    void (*bf16_to_float)(float *f, const uint16_t *h, size_t n);
+    void (*float_to_bf16)(uint16_t *h, const float *f, size_t n);
+    /* d[i] = a[i] (op) b[i], as the scalar loop of that reduction; d may alias a or b */
+    void (*reduce_f32)(acc_redop_t op, float *d, const float *a, const float *b, size_t n);
+    /* d[i] /= k (divide) or d[i] *= k */
+    void (*scale_f32)(float *d, size_t n, float k, int divide);
+} hx_simd_t;
+
+/* The kernels of one level, NULL when this CPU lacks it (tests); the best there is. */
+const hx_simd_t *hx_simd_level(int level);
+const hx_simd_t *hx_simd(void);
 
 #endif

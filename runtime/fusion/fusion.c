@@ -201,9 +201,9 @@ static acc_status_t begin(acc_fusion_t *f)
     f->gen++;
     f->prefix = f->next_first = 0;
     f->launched = f->ran = 0;
-    f->next_tick = acc_now_s() + f->cfg.cycle_ms / 1e3;
     f->in_iter = 1;
     fu_streams_begin(f);
+    fu_nego_begin(f);
     pthread_mutex_unlock(&f->lock);
     return ACC_OK;
 }
@@ -229,8 +229,18 @@ acc_status_t acc_fusion_ready(acc_fusion_t *f, int index)
         return acc_error_set(ACC_ERR_INVALID,
                              "acc_fusion_ready: gradient %d is already ready in this iteration",
                              index);
+    /* Negotiated: marked only, the negotiator packs it with its bucket. */
+    if (f->negotiated) {
+        pthread_mutex_lock(&f->lock);
+        g->gen = f->gen;
+        g->ready_s = t0;
+        g->zero = 0;
+        pthread_mutex_unlock(&f->lock);
+        f->spent += acc_now_s() - t0;
+        return failed(f);
+    }
     /* Packed means in memory: a stream may take the gradient as soon as it is published. */
-    if ((st = fu_pack(f, g, 0)) != ACC_OK || (st = f->mem->sync(f->q)) != ACC_OK)
+    if ((st = fu_pack(f, g, 0, f->q)) != ACC_OK || (st = f->mem->sync(f->q)) != ACC_OK)
         return broke(f, st);
     pthread_mutex_lock(&f->lock);
     g->gen = f->gen;
@@ -289,9 +299,22 @@ static void finish(acc_fusion_t *f)
 {
     acc_status_t st = ACC_OK;
     size_t i;
+    if (f->negotiated) {
+        /* The unmarked count as zeros; the negotiator's last rounds take them. */
+        pthread_mutex_lock(&f->lock);
+        for (i = 0; i < f->ngrads; i++)
+            if (f->grads[i].gen != f->gen) {
+                f->grads[i].gen = f->gen;
+                f->grads[i].zero = 1;
+            }
+        fu_streams_wait(f);
+        f->in_iter = 0;
+        pthread_mutex_unlock(&f->lock);
+        return;
+    }
     for (i = 0; i < f->ngrads && st == ACC_OK; i++)
         if (f->grads[i].gen != f->gen)
-            st = fu_pack(f, &f->grads[i], 1);
+            st = fu_pack(f, &f->grads[i], 1, f->q);
     /* A failure starts nothing more, but the streams still reach the end of the iteration. */
     if (st != ACC_OK || (st = f->mem->sync(f->q)) != ACC_OK)
         broke(f, st);
@@ -393,6 +416,7 @@ acc_status_t acc_fusion_destroy(acc_fusion_t *f)
         fu_online_stop(f, f->error == ACC_OK);
     fu_record_stop(f);
     fu_streams_stop(f);
+    fu_nego_stop(f);
     engine_free(f);
     return st;
 }

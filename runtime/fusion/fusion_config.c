@@ -329,9 +329,10 @@ acc_status_t fu_apply(acc_fusion_t *f, const acc_tune_config_t *cfg, acc_fusion_
         return st;
     f->cfg = c;
     f->source = src;
-    f->directed = !f->external && (c.policy == ACC_FUSION_HOROVOD ||
-                                   (c.policy == ACC_FUSION_ACC && c.cycle_ms > 0));
-    if ((st = fu_layout(f)) != ACC_OK)
+    f->directed = !f->external && c.policy == ACC_FUSION_ACC && c.cycle_ms > 0;
+    f->negotiated =
+        !f->external && (c.policy == ACC_FUSION_HOROVOD || c.policy == ACC_FUSION_NEGOTIATE);
+    if ((st = fu_layout(f)) != ACC_OK || (f->negotiated && (st = fu_nego_start(f)) != ACC_OK))
         return st;
     f->configured = 1;
     return ACC_OK;

@@ -6,6 +6,8 @@
  *   fusion_stream.c   the streams: a thread and a communicator each, packing and unpacking;
  *   fusion_config.c   the configuration a job starts with: options, settings, stored optimum;
  *   fusion_online.c   online tuning: rank 0 measures, the tuner's search decides, all follow;
+ *   fusion_negotiate.c  rounds of agreement (HOROVOD's coordinator, NEGOTIATE's allreduce) on
+ *                     what is ready everywhere, and the buckets of exactly that;
  *   fusion_record.c   recording the job's own profile: rank 0 notes the timeline, a thread of
  *                     its own stores the medians as a model profile;
  *   fusion_mem.c      the engine's memory on the host backend: host memory, the CPU's copies;
@@ -41,6 +43,9 @@
 
 #include <pthread.h>
 
+/* Pack offsets are aligned to the largest element so that every run starts aligned. */
+#define FU_PACK_ALIGN 8
+
 /* A registered gradient. */
 typedef struct {
     void *user;       /* the caller's buffer */
@@ -48,12 +53,13 @@ typedef struct {
     acc_dtype_t dt;   /* its type */
     acc_dtype_t wire; /* the type it travels in under the configuration */
     size_t offset;    /* bytes into the pack buffer */
-    uint64_t gen;     /* the iteration it was last packed for */
+    uint64_t gen;     /* the iteration it was last packed (negotiated: marked) for */
     double ready_s;   /* when (acc_now_s) it was marked, for the cycle */
+    int zero;         /* negotiated: counted as zero (unmarked at the end of the iteration) */
 } fu_grad_t;
 
-/* A bucket: gradients [first, last), or a buffer of the caller's (buf); last < 0 marks the end
- * of the iteration on its stream. */
+/* A bucket: gradients [first, last) (negotiated: f->order[first .. last)), or a buffer of the
+ * caller's (buf); last < 0 marks the end of the iteration on its stream. */
 typedef struct {
     int32_t first, last;
     void *buf;
@@ -117,6 +123,7 @@ typedef struct {
 } fu_stream_t;
 
 typedef struct fu_online fu_online_t;
+typedef struct fu_nego fu_nego_t;
 typedef struct fu_record fu_record_t;
 
 struct acc_fusion {
@@ -139,6 +146,9 @@ struct acc_fusion {
     acc_fusion_source_t source, started_from;
     acc_tune_key_t key;
     int directed;        /* 1: rank 0 decides where buckets end and tells the others */
+    int negotiated;      /* 1: rounds of agreement decide them (fusion_negotiate.c) */
+    fu_nego_t *nego;     /* its thread and state, made when a configuration first needs it */
+    int32_t *order;      /* negotiated: the gradients in the order buckets took them */
     unsigned char *pack; /* in the engine's memory */
     size_t pack_bytes, pack_cap;
 
@@ -158,7 +168,6 @@ struct acc_fusion {
     size_t next_first; /* gradients [0, next_first) are in buckets */
     uint64_t launched; /* buckets queued */
     uint64_t ran;      /* buckets the streams reduced */
-    double next_tick;  /* Horovod's next cycle */
 
     /* measurements */
     double last_end; /* when the previous iteration ended; 0: none yet */
@@ -183,8 +192,28 @@ acc_status_t fu_layout(acc_fusion_t *f);
  * the end, the end markers.  With f->lock held; on ranks that follow rank 0 it does nothing. */
 void fu_plan(acc_fusion_t *f, int end, double now);
 /* Queue the packing of gradient g (of this iteration) from the caller's buffer, or zeros, on
- * f->q; the caller syncs f->q before it publishes the gradient as packed. */
-acc_status_t fu_pack(acc_fusion_t *f, fu_grad_t *g, int zero);
+ * q; the caller syncs q before it publishes the gradient as packed. */
+acc_status_t fu_pack(acc_fusion_t *f, fu_grad_t *g, int zero, acc_cuda_stream_t q);
+/* Queue the bucket [first, last) on the next stream, round robin.  With f->lock held. */
+void fu_launch(acc_fusion_t *f, size_t first, size_t last);
+/* Queue the end of the iteration on every stream in use.  With f->lock held. */
+void fu_plan_end(acc_fusion_t *f);
+
+/* The gradient at position pos of a bucket's range. */
+static inline fu_grad_t *fu_bucket_grad(const acc_fusion_t *f, int32_t pos)
+{
+    return &f->grads[f->negotiated ? f->order[pos] : pos];
+}
+
+/* fusion_negotiate.c */
+/* Make the negotiation's communicator, queue and thread, once (collective). */
+acc_status_t fu_nego_start(acc_fusion_t *f);
+/* Iteration f->gen begins: its rounds start.  With f->lock held. */
+void fu_nego_begin(acc_fusion_t *f);
+/* Wake the negotiator (the engine stopping).  With f->lock held. */
+void fu_nego_wake(acc_fusion_t *f);
+/* Stop the thread (f->quit) and free the rest; NULL state does nothing. */
+void fu_nego_stop(acc_fusion_t *f);
 
 /* fusion_stream.c */
 /* Start streams until there are n (each a communicator of its own; collective). */

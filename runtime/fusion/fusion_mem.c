@@ -5,8 +5,6 @@
  */
 #include "fusion_internal.h"
 
-#include "exec/host_reduce.h"
-
 #include <string.h>
 
 static acc_status_t host_open(acc_fusion_t *f)
@@ -68,28 +66,9 @@ static acc_status_t host_zero(void *dst, size_t bytes, acc_cuda_stream_t q)
 static acc_status_t host_convert(const acc_fusion_t *f, void *dst, acc_dtype_t to, const void *src,
                                  acc_dtype_t from, uint64_t n, double scale, acc_cuda_stream_t q)
 {
-    uint64_t i;
-
     (void)f;
     (void)q;
-    if (to == from && scale == 1.0) {
-        memcpy(dst, src, (size_t)(n * acc_dtype_size(to)));
-        return ACC_OK;
-    }
-    /* The only conversions are fp32 <-> fp16/bf16; a scale only comes with them. */
-    if (from == ACC_DT_F32) {
-        const float *s = src;
-        uint16_t *d = dst;
-        float k = (float)scale;
-        for (i = 0; i < n; i++)
-            d[i] = to == ACC_DT_F16 ? hx_float_to_half(s[i] * k) : hx_float_to_bf16(s[i] * k);
-    } else {
-        const uint16_t *s = src;
-        float *d = dst;
-        for (i = 0; i < n; i++)
-            d[i] = from == ACC_DT_F16 ? hx_half_to_float(s[i]) : hx_bf16_to_float(s[i]);
-    }
-    return ACC_OK;
+    return acc_host_convert(dst, to, src, from, (size_t)n, scale);
 }
 
 static acc_status_t host_sync(acc_cuda_stream_t q)

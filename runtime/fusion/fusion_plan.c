@@ -12,18 +12,14 @@
  *   DDP      a bucket closes once it reaches its cap (first_bytes for the first of the
  *            iteration, fusion_bytes after), overshooting by at most one gradient; buckets
  *            start in order when complete (reducer.cpp, compute_bucket_assignment_by_size);
- *   Horovod  every cycle, what is packed and not yet taken, in buffers of at most the fusion
- *            size (a larger gradient alone), as its background loop fuses its ready tensors;
- *   none     a bucket per gradient.
- * The cycles are checked whenever the main thread is in the engine (each gradient marked
- * ready, and the end of the iteration), not by a timer of their own.
+ *   none     a bucket per gradient;
+ *   Horovod, negotiate  what every rank has ready, agreed in rounds (fusion_negotiate.c).
+ * acc's timeout is checked whenever the main thread is in the engine (each gradient marked
+ * ready, and the end of the iteration), not by a timer of its own.
  */
 #include "fusion_internal.h"
 
 #include <string.h>
-
-/* Pack offsets are aligned to the largest element so that every run starts aligned. */
-#define PACK_ALIGN 8
 
 static uint64_t grad_bytes(const fu_grad_t *g)
 {
@@ -40,10 +36,13 @@ acc_status_t fu_layout(acc_fusion_t *f)
         fu_grad_t *g = &f->grads[i];
         g->wire = acc_compress_dtype(f->cfg.compress, g->dt);
         if (i == 0 || g->dt != f->grads[i - 1].dt)
-            off = (off + PACK_ALIGN - 1) / PACK_ALIGN * PACK_ALIGN;
+            off = (off + FU_PACK_ALIGN - 1) / FU_PACK_ALIGN * FU_PACK_ALIGN;
         g->offset = off;
         off += (size_t)(g->count * acc_dtype_size(g->wire));
     }
+    /* Negotiated buckets pack gradients in the order taken, each aligned. */
+    if (f->negotiated)
+        off += f->ngrads * (FU_PACK_ALIGN - 1);
     f->pack_bytes = off;
     if (off > f->pack_cap) {
         /* Between iterations: what the old buffer held is spent. */
@@ -58,15 +57,15 @@ acc_status_t fu_layout(acc_fusion_t *f)
     return ACC_OK;
 }
 
-acc_status_t fu_pack(acc_fusion_t *f, fu_grad_t *g, int zero)
+acc_status_t fu_pack(acc_fusion_t *f, fu_grad_t *g, int zero, acc_cuda_stream_t q)
 {
     unsigned char *dst = f->pack + g->offset;
     int compressed = g->wire != g->dt;
 
     if (zero)
-        return f->mem->zero(dst, (size_t)(g->count * acc_dtype_size(g->wire)), f->q);
+        return f->mem->zero(dst, (size_t)(g->count * acc_dtype_size(g->wire)), q);
     return f->mem->convert(f, dst, g->wire, g->user, g->dt, g->count,
-                           compressed && f->opts.average ? 1.0 / f->nranks : 1.0, f->q);
+                           compressed && f->opts.average ? 1.0 / f->nranks : 1.0, q);
 }
 
 /* ---- bucket ends ---- */
@@ -93,7 +92,7 @@ static size_t cap_end(const acc_fusion_t *f, size_t first, uint64_t cap)
     return j;
 }
 
-static void launch(acc_fusion_t *f, size_t first, size_t last)
+void fu_launch(acc_fusion_t *f, size_t first, size_t last)
 {
     fu_bucket_t b;
     memset(&b, 0, sizeof(b));
@@ -117,43 +116,32 @@ static size_t static_end(const acc_fusion_t *f)
     return fit_end(f, f->next_first, c->fusion_bytes, f->ngrads);
 }
 
-/* Horovod's cycle: everything packed and not yet taken, in buckets of at most the fusion
- * size. */
-static void take_packed(acc_fusion_t *f)
+void fu_plan_end(acc_fusion_t *f)
 {
-    while (f->next_first < f->prefix && f->error == ACC_OK)
-        launch(f, f->next_first, fit_end(f, f->next_first, f->cfg.fusion_bytes, f->prefix));
+    fu_bucket_t mark;
+    memset(&mark, 0, sizeof(mark));
+    mark.first = mark.last = -1;
+    for (int s = 0; s < f->cfg.streams; s++)
+        fu_stream_push(f, s, &mark);
 }
 
 void fu_plan(acc_fusion_t *f, int end, double now)
 {
     const acc_tune_config_t *c = &f->cfg;
-    fu_bucket_t mark;
-    int s;
 
-    if (f->directed && f->rank != 0)
+    /* Negotiated buckets are the negotiator's to queue, its end too. */
+    if ((f->directed && f->rank != 0) || f->negotiated)
         return;
-    if (c->policy == ACC_FUSION_HOROVOD) {
-        if (end || now >= f->next_tick) {
-            take_packed(f);
-            f->next_tick = now + c->cycle_ms / 1e3;
-        }
-    } else {
-        while (f->next_first < f->ngrads && f->error == ACC_OK) {
-            size_t e = static_end(f);
-            if (e <= f->prefix)
-                launch(f, f->next_first, e);
-            else if (c->policy == ACC_FUSION_ACC && c->cycle_ms > 0 && f->prefix > f->next_first &&
-                     now - f->grads[f->next_first].ready_s >= c->cycle_ms / 1e3)
-                launch(f, f->next_first, f->prefix);
-            else
-                break;
-        }
+    while (f->next_first < f->ngrads && f->error == ACC_OK) {
+        size_t e = static_end(f);
+        if (e <= f->prefix)
+            fu_launch(f, f->next_first, e);
+        else if (c->policy == ACC_FUSION_ACC && c->cycle_ms > 0 && f->prefix > f->next_first &&
+                 now - f->grads[f->next_first].ready_s >= c->cycle_ms / 1e3)
+            fu_launch(f, f->next_first, f->prefix);
+        else
+            break;
     }
-    if (!end)
-        return;
-    memset(&mark, 0, sizeof(mark));
-    mark.first = mark.last = -1;
-    for (s = 0; s < c->streams; s++)
-        fu_stream_push(f, s, &mark);
+    if (end)
+        fu_plan_end(f);
 }

@@ -13,6 +13,9 @@ struct acc_fusion_replay {
     double pre_ms;      /* forward, and the micro-batches before the last */
     double backward_ms; /* the last micro-batch's backward pass */
     void **grads;       /* one buffer per tensor */
+    int window;         /* jitter: runs of this many tensors marked in a rank's own order */
+    uint64_t seed, iter;
+    int *order;         /* the tensor marked at each moment of this iteration */
     double cur_late_s;  /* the iteration's largest delay of a call behind the timeline */
     double late_ms;     /* what lateness_ms says of the last run */
 };
@@ -72,8 +75,49 @@ acc_status_t acc_fusion_replay_destroy(acc_fusion_replay_t *r)
     for (i = 0; i < r->p->ntensors; i++)
         mem->free(r->grads[i]);
     acc_mem_free(r->grads);
+    acc_mem_free(r->order);
     acc_mem_free(r);
     return st;
+}
+
+acc_status_t acc_fusion_replay_set_jitter(acc_fusion_replay_t *r, int window, uint64_t seed)
+{
+    if (!r || window < 0)
+        return acc_error_set(ACC_ERR_INVALID, "acc_fusion_replay_set_jitter: %s",
+                             r ? "a negative window" : "NULL replay");
+    if (window > 1 && !r->order && !(r->order = acc_mem_calloc(r->p->ntensors, sizeof(int))))
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    r->window = window;
+    r->seed = seed;
+    return ACC_OK;
+}
+
+/* xorshift64*, seeded per rank and iteration */
+static uint64_t next_rand(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545f4914f6cdd1dull;
+}
+
+/* This iteration's order: the profile's, each run of `window` shuffled (Fisher-Yates). */
+static void draw_order(acc_fusion_replay_t *r)
+{
+    size_t n = r->p->ntensors;
+    uint64_t s = (r->seed ^ 0x9e3779b97f4a7c15ull) * (uint64_t)(acc_comm_rank(r->f->comm) + 1) +
+                 ++r->iter * 0xbf58476d1ce4e5b9ull;
+    for (size_t i = 0; i < n; i++)
+        r->order[i] = (int)i;
+    for (size_t b = 0; b < n; b += (size_t)r->window) {
+        size_t m = n - b < (size_t)r->window ? n - b : (size_t)r->window;
+        for (size_t k = m - 1; k > 0; k--) {
+            size_t j = (size_t)(next_rand(&s) % (k + 1));
+            int t = r->order[b + k];
+            r->order[b + k] = r->order[b + j];
+            r->order[b + j] = t;
+        }
+    }
 }
 
 acc_fusion_t *acc_fusion_replay_engine(acc_fusion_replay_t *r)
@@ -113,12 +157,15 @@ acc_status_t acc_fusion_replay_run(acc_fusion_replay_t *r, int iters, double *ms
     for (k = 0; k < iters && st == ACC_OK; k++) {
         double bwd = acc_now_s() + r->pre_ms / 1e3;
         size_t i;
+        int jitter = r->window > 1 && r->order;
+        if (jitter)
+            draw_order(r);
         r->cur_late_s = 0;
         wait_for(r, bwd);
         st = acc_fusion_backward(r->f);
         for (i = 0; i < r->p->ntensors && st == ACC_OK; i++) {
             wait_for(r, bwd + r->p->tensors[i].ready * r->backward_ms / 1e3);
-            st = acc_fusion_ready(r->f, (int)i);
+            st = acc_fusion_ready(r->f, jitter ? r->order[i] : (int)i);
         }
         /* The backward pass goes on after its last gradient when that one is ready before 1. */
         if (st == ACC_OK) {

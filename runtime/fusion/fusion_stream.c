@@ -18,6 +18,7 @@ static void wake_all(acc_fusion_t *f)
     int s;
     pthread_cond_broadcast(&f->done);
     pthread_cond_broadcast(&f->packed);
+    fu_nego_wake(f);
     for (s = 0; s < f->nstreams_made; s++)
         pthread_cond_signal(&f->streams[s].cv);
 }
@@ -115,19 +116,20 @@ static acc_redop_t reduction(const acc_fusion_t *f, acc_dtype_t dt, acc_dtype_t 
 static acc_status_t run_range(fu_stream_t *x, const fu_bucket_t *b)
 {
     acc_fusion_t *f = x->f;
-    const fu_grad_t *g0 = &f->grads[b->first];
+    const fu_grad_t *g0 = fu_bucket_grad(f, b->first);
     uint64_t count = 0;
     acc_status_t st;
     int32_t i;
 
     if (follows(x) && (st = wait_packed(x, (size_t)b->last)) != ACC_OK)
         return st;
+    /* A bucket's gradients lie one after another from its first one's offset. */
     for (i = b->first; i < b->last; i++)
-        count += f->grads[i].count;
+        count += fu_bucket_grad(f, i)->count;
     st = acc_allreduce(f->pack + g0->offset, f->pack + g0->offset, (size_t)count, g0->wire,
                        reduction(f, g0->dt, g0->wire), x->comm, x->q);
     for (i = b->first; i < b->last && st == ACC_OK; i++) {
-        const fu_grad_t *g = &f->grads[i];
+        const fu_grad_t *g = fu_bucket_grad(f, i);
         st = f->mem->convert(f, g->user, g->dt, f->pack + g->offset, g->wire, g->count, 1.0, x->q);
     }
     return st;

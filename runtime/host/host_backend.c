@@ -1,7 +1,7 @@
 /*
  * The host backend's face to the communicator: which instance serves a call (made on first
  * use, remade larger when a call outgrows it), the caller's buffers in and out, and the AVG
- * epilogue.
+ * epilogue where the plan's reductions could not take it.
  */
 #include "host_internal.h"
 
@@ -143,7 +143,9 @@ static acc_status_t run(acc_comm_t *c, void *state, const acc_plan_t *plan, cons
         has_out = plan->coll != ACC_COLL_REDUCE || in->rank == plan->root;
         if (in->staged && has_out && call.elems[ACC_BUF_OUT])
             memcpy(rc->recv, call.base[ACC_BUF_OUT], (size_t)(call.elems[ACC_BUF_OUT] * es));
-        if (rc->op == ACC_RED_AVG && acc_coll_reduces(plan->coll) && has_out)
+        /* The operations that complete the sums divided them already where the plan says
+         * which they are (host_data.c). */
+        if (rc->op == ACC_RED_AVG && acc_coll_reduces(plan->coll) && has_out && !in->final)
             hx_divide(rc->dt, rc->recv, (size_t)call.elems[ACC_BUF_OUT], plan->nranks);
     }
     acc_mem_free(tmp);

@@ -122,6 +122,16 @@ static unsigned char *dst_chunk(hb_lane_t *lc, int r, acc_ref_t ref, uint32_t t,
     return p;
 }
 
+/* What the lane's operation divides what it reduces by: the rank count when it completes an
+ * average, else 1. */
+static int divisor(const hb_lane_t *lc)
+{
+    const hb_inst_t *in = lc->call->in;
+    if (lc->call->op != ACC_RED_AVG || !in->final || !in->final[in->lane_first[lc->lane] + lc->k])
+        return 1;
+    return in->plan->nranks;
+}
+
 /* ---- connections ------------------------------------------------------------------------ */
 
 static unsigned char *slot_data(const hb_conn_t *cn, hb_slot_t *s)
@@ -134,17 +144,33 @@ static uint32_t load(hb_word_t *w)
     return atomic_load_explicit(&w->value, memory_order_acquire);
 }
 
-/* Is there room for the next message: in the ring, or in the outbox of a remote connection? */
+/* Is there room for the next message: in the ring, or in the outbox of a remote connection
+ * (whose lane's own writes never occupy it)? */
 static int has_room(const hb_inst_t *in, hb_conn_t *cn)
 {
     uint32_t slots = (uint32_t)in->plan->slots;
-    uint32_t gone = cn->remote ? load(&cn->drained) : load(&hb_ring(in, cn)->taken);
-    return cn->count - gone < slots;
+    if (cn->remote)
+        return load(&cn->queued) - load(&cn->drained) < slots;
+    return cn->count - load(&hb_ring(in, cn)->taken) < slots;
 }
 
 static int has_message(const hb_inst_t *in, hb_conn_t *cn)
 {
     return load(&hb_ring(in, cn)->sent) != cn->count;
+}
+
+/* The next message is in the ring: for a remote connection, read from the socket now if not.
+ * 1 yes, 0 not yet, -1 the connection broke (the call's failure recorded). */
+static int arrived(hb_lane_t *lc, hb_conn_t *cn)
+{
+    hb_inst_t *in = lc->call->in;
+    char why[256];
+
+    if (has_message(in, cn) || !cn->remote)
+        return has_message(in, cn);
+    if (hb_net_pull(in, cn, why, sizeof(why)) != 0)
+        return hb_fail(lc, ACC_ERR_TIMEOUT, "waiting for message %u: %s", cn->count, why);
+    return has_message(in, cn);
 }
 
 /* Ring rank r's doorbell: something it may wait for has happened. */
@@ -159,17 +185,17 @@ static void ring_bell(const hb_inst_t *in, int r)
 static hb_slot_t *outgoing(hb_lane_t *lc, hb_conn_t *cn)
 {
     hb_inst_t *in = lc->call->in;
-    return cn->remote ? hb_outbox_slot(in, cn, cn->count) : hb_slot(in, cn, cn->count);
+    return cn->remote ? hb_outbox_slot(in, cn, load(&cn->queued)) : hb_slot(in, cn, cn->count);
 }
 
 /* Hand the filled slot on: to the receiver through the ring (and its doorbell), or to the
- * sending thread through the outbox. */
+ * socket (host_net.c). */
 static void commit(hb_lane_t *lc, hb_conn_t *cn)
 {
     hb_inst_t *in = lc->call->in;
     cn->count++;
     if (cn->remote) {
-        hb_raise(&cn->queued);
+        hb_net_post(in, cn);
         return;
     }
     hb_raise(&hb_ring(in, cn)->sent);
@@ -246,7 +272,7 @@ static int land(hb_lane_t *lc, hb_conn_t *cn, hb_slot_t *s, int with_src)
         if (!(d = dst_chunk(lc, in->rank, op->dst, t, n)))
             return -1;
         if (with_src)
-            hx_reduce2(call->dt, call->op, d, src, m + off, (size_t)n);
+            hx_reduce2_div(call->dt, call->op, d, src, m + off, (size_t)n, divisor(lc));
         else
             memcpy(d, m + off, (size_t)(n * in->es));
         off += n * in->es;
@@ -274,8 +300,8 @@ static int recv_reduce_send(hb_lane_t *lc, uint32_t k)
         if (!src)
             return -1;
         n = s->lens[t];
-        hx_reduce2(call->dt, call->op, slot_data(co, o) + off, src, slot_data(ci, s) + off,
-                   (size_t)n);
+        hx_reduce2_div(call->dt, call->op, slot_data(co, o) + off, src, slot_data(ci, s) + off,
+                       (size_t)n, divisor(lc));
         o->lens[t] = n;
         off += n * in->es;
     }
@@ -333,7 +359,7 @@ static int reduce_many(hb_lane_t *lc)
         }
         if (!(d = dst_chunk(lc, me, op->dst, t, n)))
             return -1;
-        hx_reduce_many(call->dt, call->op, d, lc->ptrs, nsrc, (size_t)n);
+        hx_reduce_many_div(call->dt, call->op, d, lc->ptrs, nsrc, (size_t)n, divisor(lc));
     }
     return 0;
 }
@@ -365,17 +391,32 @@ int hb_op_ready(hb_lane_t *lc)
         return has_room(in, &in->conns[in->out_conn[k]]);
     case ACC_OP_RECV:
     case ACC_OP_RECV_REDUCE_COPY:
-        return has_message(in, &in->conns[in->in_conn[k]]);
+        return arrived(lc, &in->conns[in->in_conn[k]]);
     case ACC_OP_RECV_COPY_SEND:
     case ACC_OP_RECV_REDUCE_SEND:
     case ACC_OP_RECV_REDUCE_COPY_SEND:
-        return has_message(in, &in->conns[in->in_conn[k]]) &&
-               has_room(in, &in->conns[in->out_conn[k]]);
+        if (!has_room(in, &in->conns[in->out_conn[k]]))
+            return 0;
+        return arrived(lc, &in->conns[in->in_conn[k]]);
     case ACC_OP_WAIT:
         return hb_reached(load(counter(in, in->ctr[k])), wait_target(lc));
     default:
         return 1;
     }
+}
+
+int hb_op_wait_on(hb_lane_t *lc)
+{
+    hb_inst_t *in = lc->call->in;
+    uint32_t k = in->lane_first[lc->lane] + lc->k;
+    hb_conn_t *ci = in->in_conn[k] != UINT32_MAX ? &in->conns[in->in_conn[k]] : NULL;
+    hb_conn_t *co = in->out_conn[k] != UINT32_MAX ? &in->conns[in->out_conn[k]] : NULL;
+
+    if (co && !has_room(in, co))
+        return co->remote ? HB_WAIT_EVENT : HB_WAIT_BELL;
+    if (ci && !has_message(in, ci))
+        return ci->remote ? ci->fd : HB_WAIT_BELL;
+    return HB_WAIT_BELL;
 }
 
 int hb_op_wait_text(hb_lane_t *lc, char *buf, size_t n)

@@ -192,6 +192,30 @@ static acc_status_t index_ops(hb_inst_t *in)
     return ACC_OK;
 }
 
+/* This rank's operations that complete a reduction, where an average is divided.  A plan whose
+ * operations complete only some of their chunks keeps the division at the end of the call. */
+static acc_status_t find_finals(hb_inst_t *in)
+{
+    const acc_plan_t *p = in->plan;
+    uint8_t *all = NULL;
+    size_t n = 0, first = 0;
+    acc_status_t st;
+
+    if (!acc_coll_reduces(p->coll))
+        return ACC_OK;
+    if ((st = acc_plan_final_reductions(p, &all, &n)) == ACC_ERR_UNSUPPORTED)
+        return ACC_OK;
+    if (st != ACC_OK)
+        return st;
+    for (int r = 0; r < in->rank; r++)
+        for (int l = 0; l < p->nlanes; l++)
+            first += acc_plan_prog(p, r, l)->nops;
+    if ((in->final = acc_mem_calloc((size_t)in->lane_first[p->nlanes] + 1, 1)))
+        memcpy(in->final, all + first, in->lane_first[p->nlanes]);
+    acc_mem_free(all);
+    return in->final ? ACC_OK : acc_error_set(ACC_ERR_NOMEM, "out of memory");
+}
+
 /* Every rank's segment layout, at capacity in->cap. */
 static acc_status_t lay_out(acc_comm_t *c, hb_inst_t *in)
 {
@@ -293,7 +317,7 @@ static acc_status_t prepare(acc_comm_t *c, hb_inst_t *in)
     acc_status_t st;
     const acc_plan_t *p = in->plan;
     if ((st = collect(in)) != ACC_OK || (st = index_ops(in)) != ACC_OK ||
-        (st = lay_out(c, in)) != ACC_OK)
+        (st = find_finals(in)) != ACC_OK || (st = lay_out(c, in)) != ACC_OK)
         return st;
     in->seg = acc_mem_calloc((size_t)p->nranks, sizeof(unsigned char *));
     in->seg_bytes = acc_mem_calloc((size_t)p->nranks, sizeof(uint64_t));
@@ -324,6 +348,7 @@ acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_
     in->plan = plan;
     in->rank = c->rank;
     in->id = id;
+    in->evfd = -1;
     in->es = es;
     in->cap = cap ? cap : 1;
     /* Each step ends with every rank knowing whether every rank managed it, so that all give
@@ -368,6 +393,7 @@ void hb_inst_destroy(acc_comm_t *c, hb_inst_t *in)
     acc_mem_free(in->in_conn);
     acc_mem_free(in->out_conn);
     acc_mem_free(in->ctr);
+    acc_mem_free(in->final);
     acc_mem_free(in->next);
     acc_mem_free(in);
     (void)c;

@@ -17,9 +17,10 @@
  * Every rank computes every segment's layout from the plan alone, so only names travel.
  *
  * Between nodes.  A connection whose ends are on different nodes is a TCP socket.  The sending
- * lane puts each message into an outbox of `slots` slots in its own memory, which a thread
- * writes to the socket (its length table, then its data); a thread of the receiver reads it
- * into the ring in the receiver's segment as slots free up.  A message waits in the outbox
+ * lane builds each message in an outbox of `slots` slots in its own memory and writes it to the
+ * socket itself when nothing is queued before it; what the socket does not take waits in the
+ * outbox for the connection's thread (host_net.c).  The receiving lane reads messages from the
+ * socket into the ring in its own segment as slots free up.  A message waits in the outbox
  * exactly when the ring and the socket are full, the capacity the verifier assumed or more, so
  * verified plans cannot deadlock here either.  Peer-memory operations between nodes
  * cannot run on this backend (the instance is refused and the call takes the fallback).
@@ -34,7 +35,10 @@
  * there: a message, room for one, a signal, the operation of another lane it depends on) and
  * moving to the next.  When no lane can move it sleeps on the rank's doorbell, a word in its
  * segment that everything that could unblock it rings: a peer committing a message to it or
- * taking one from it, a signal, the threads of its remote connections.  Threads per lane, on a
+ * taking one from it, a signal, the threads of its remote connections; or, when lanes wait for
+ * remote messages or outbox room, in poll() on those sockets and the instance's eventfd, which
+ * the connections' threads write (briefly, when lanes also wait on the doorbell, since poll()
+ * cannot wait on a futex).  Threads per lane, on a
  * machine with fewer cores than ranks x lanes, would mostly wait for each other.  A call fails
  * when no lane has moved for ACC_TIMEOUT_MS, naming what the first stuck lane waits for.
  *
@@ -79,9 +83,13 @@ typedef struct {
     /* this rank's end */
     uint32_t count; /* messages sent or taken so far */
     int fd;         /* remote: the socket (-1 otherwise) */
-    /* remote, sending: the outbox (slots of slot_bytes) its thread writes to the socket */
+    /* remote, sending: the outbox (slots of slot_bytes); messages handed to its thread
+     * (queued) and written by it (drained), and where the lane's own write of the first one
+     * stopped */
     unsigned char *outbox;
     hb_word_t queued, drained;
+    uint64_t tx_off;
+    uint64_t rx_off; /* remote, receiving: bytes of the next message read so far */
 } hb_conn_t;
 
 /* The segment's first page: its magic, then the rank's doorbell. */
@@ -138,11 +146,15 @@ struct hb_inst {
      * counter it raises or waits on; lane_first[l] + k indexes them */
     uint32_t *lane_first;
     uint32_t *in_conn, *out_conn, *ctr;
+    /* per operation of this rank's lanes, likewise: it completes a reduction, so an average
+     * divides there (acc_plan_final_reductions); NULL: the call divides its output at the end */
+    uint8_t *final;
     uint32_t *next; /* per lane: its next operation in the call in flight */
     uint64_t calls; /* calls completed */
-    /* the threads of remote connections: receivers fill rings, senders empty outboxes */
+    /* the threads of remote sending connections, which empty outboxes and then write evfd */
     pthread_t *net_threads;
     int nnet;
+    int evfd;
     volatile int stop; /* those threads end (read and written with __atomic) */
 };
 
@@ -188,18 +200,28 @@ static inline int hb_reached(uint32_t value, uint32_t target)
 }
 
 /* ---- operations (host_data.c) ---- */
-/* Can the lane's operation run now without waiting?  1 yes, 0 not yet. */
+/* Can the lane's operation run now without waiting?  1 yes, 0 not yet, -1 the call failed
+ * (a remote peer's connection broke). */
 int hb_op_ready(hb_lane_t *lc);
+/* What the waiting operation waits for: HB_WAIT_BELL, HB_WAIT_EVENT (room in an outbox), or
+ * the socket it waits to read (>= 0). */
+#define HB_WAIT_BELL  (-1)
+#define HB_WAIT_EVENT (-2)
+int hb_op_wait_on(hb_lane_t *lc);
 /* Run it (it must be ready): 0, or -1 with the call's failure recorded. */
 int hb_run_op(hb_lane_t *lc);
 /* What the lane's operation waits for, in words; returns the rank it waits on (-1: none). */
 int hb_op_wait_text(hb_lane_t *lc, char *buf, size_t n);
 
 /* ---- between nodes (host_net.c) ---- */
-/* Connect the remote connections of an instance and start their threads: a sender per
- * outgoing connection (outbox to socket), a receiver per incoming one (socket to ring). */
+/* Connect the remote connections of an instance and start a thread per outgoing one. */
 acc_status_t hb_net_connect(acc_comm_t *c, hb_inst_t *in);
 void hb_net_stop(hb_inst_t *in);
+/* The lane filled the outbox slot of message `queued`: on the wire now, or to the thread. */
+void hb_net_post(hb_inst_t *in, hb_conn_t *cn);
+/* Read what the socket of an incoming remote connection holds into the ring, as far as it has
+ * room: 0 (whatever arrived is in), or -1 with why the connection failed in why. */
+int hb_net_pull(hb_inst_t *in, hb_conn_t *cn, char *why, size_t n);
 
 /* The slot of message number `n` of connection cn, in the receiver's segment as mapped here. */
 static inline hb_slot_t *hb_slot(const hb_inst_t *in, const hb_conn_t *cn, uint32_t n)

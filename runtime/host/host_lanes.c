@@ -7,6 +7,8 @@
 
 #include <limits.h>
 #include <linux/futex.h>
+#include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -18,6 +20,9 @@
 /* Passes over the lanes that find nothing to do before the thread sleeps: a peer that is about
  * to answer is cheaper to wait for than a system call each way. */
 #define IDLE_PASSES 64
+/* How long one poll() lasts when lanes wait on sockets and on the doorbell at once (only
+ * passes over the lanes see the doorbell then): short, yet far from a busy wait. */
+#define MIXED_SLICE_MS 1
 
 /* Non-private futex operations: the words may be in memory shared between processes. */
 static void futex_sleep(_Atomic uint32_t *addr, uint32_t seen, long ns)
@@ -86,13 +91,15 @@ static int advance(hb_call_t *call, hb_lane_t *lc, int l)
 {
     hb_inst_t *in = call->in;
     const acc_lane_prog_t *prog = acc_plan_prog(in->plan, in->rank, l);
-    int ran = 0;
+    int ran = 0, r;
 
     lc->lane = l;
     while (in->next[l] < prog->nops) {
         lc->k = in->next[l];
         lc->op = &prog->ops[lc->k];
-        if (!ready(lc))
+        if ((r = ready(lc)) < 0)
+            return -1;
+        if (!r)
             break;
         if (hb_run_op(lc) != 0)
             return -1;
@@ -134,19 +141,66 @@ static acc_status_t stuck(hb_call_t *call, hb_lane_t *lc)
     return call->status;
 }
 
+/* Sleep until something a stuck lane waits for may have happened, at most SLICE_NS: on the
+ * doorbell when every lane waits on it; else in poll() on the sockets lanes wait to read and
+ * the eventfd of outbox room, and only briefly when some lane waits on the doorbell too. */
+static void idle_wait(hb_call_t *call, hb_lane_t *lc, uint32_t seen, struct pollfd *fds)
+{
+    hb_inst_t *in = call->in;
+    int n = 0, bell = 0, event = 0;
+
+    for (int l = 0; l < in->plan->nlanes; l++) {
+        const acc_lane_prog_t *prog = acc_plan_prog(in->plan, in->rank, l);
+        int w;
+        if (in->next[l] >= prog->nops)
+            continue;
+        lc->lane = l;
+        lc->k = in->next[l];
+        lc->op = &prog->ops[lc->k];
+        if (lc->op->dep_lane >= 0 && in->next[lc->op->dep_lane] <= (uint32_t)lc->op->dep_op)
+            continue; /* that lane's own wait covers it */
+        w = hb_op_wait_on(lc);
+        if (w == HB_WAIT_BELL)
+            bell = 1;
+        else if (w == HB_WAIT_EVENT)
+            event = 1;
+        else
+            fds[n++] = (struct pollfd){.fd = w, .events = POLLIN};
+    }
+    if (!n && !event) {
+        hb_sleep(hb_bell(in, in->rank), seen, SLICE_NS);
+        return;
+    }
+    if (event)
+        fds[n++] = (struct pollfd){.fd = in->evfd, .events = POLLIN};
+    if (poll(fds, (nfds_t)n, bell ? MIXED_SLICE_MS : (int)(SLICE_NS / 1000000L)) > 0 && event &&
+        (fds[n - 1].revents & POLLIN)) {
+        uint64_t v;
+        if (read(in->evfd, &v, sizeof(v)) < 0) {
+            /* nothing to reset */
+        }
+    }
+}
+
 acc_status_t hb_run_lanes(hb_call_t *call)
 {
     hb_inst_t *in = call->in;
     const acc_plan_t *p = in->plan;
     hb_word_t *bell = hb_bell(in, in->rank);
     const void *ptrs_small[16];
+    struct pollfd fds_small[16], *fds = fds_small;
     hb_lane_t lc = {.call = call};
     double last = acc_now_s();
     int idle = 0;
 
     lc.ptrs = p->npeer_pool + 2 <= 16 ? ptrs_small : acc_mem_calloc(p->npeer_pool + 2, sizeof(void *));
-    if (!lc.ptrs)
+    if (p->nlanes + 1 > 16)
+        fds = acc_mem_calloc((size_t)p->nlanes + 1, sizeof(*fds));
+    if (!lc.ptrs || !fds) {
+        if (lc.ptrs != ptrs_small)
+            acc_mem_free((void *)lc.ptrs);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    }
     memset(in->next, 0, (size_t)p->nlanes * sizeof(uint32_t));
     for (;;) {
         uint32_t seen = atomic_load_explicit(&bell->value, memory_order_acquire);
@@ -174,11 +228,17 @@ acc_status_t hb_run_lanes(hb_call_t *call)
             stuck(call, &lc);
             goto out;
         }
+        /* A peer about to answer is cheaper to wait for than a sleep, but the core may be the
+         * one that peer needs (more ranks than cores): give it up while waiting. */
         if (++idle >= IDLE_PASSES)
-            hb_sleep(bell, seen, SLICE_NS);
+            idle_wait(call, &lc, seen, fds);
+        else
+            sched_yield();
     }
 out:
     if (lc.ptrs != ptrs_small)
         acc_mem_free((void *)lc.ptrs);
+    if (fds != fds_small)
+        acc_mem_free(fds);
     return call->status;
 }

@@ -1,13 +1,28 @@
 /*
- * The host backend between nodes: a TCP connection per remote (sender, receiver, lane), a
- * thread per sending end that writes the outbox to the socket, and one per receiving end that
- * moves messages from the socket into the ring as slots free up.
- * On the wire a message is its chunk count (32 bits, then 32 of padding), its chunk lengths
- * (64 bits each) and its data.
+ * The host backend between nodes: a TCP connection per remote (sender, receiver, lane).
+ *
+ * The calling thread does the socket work itself whenever it can, since every hand-off to
+ * another thread costs a wake-up, which on a busy machine is most of a small message's time.
+ * A lane sends a message straight from its outbox slot when the connection has nothing queued
+ * (one send(); the slot is free again at once); only what the socket did not take then goes to
+ * the connection's thread, which writes the rest and every later message until the outbox is
+ * empty again.  A lane that waits for a message reads it from the socket into the ring itself,
+ * as the bytes arrive (host_data.c asks here when a remote ring is empty), and a thread that
+ * has nothing to do sleeps in poll() on the sockets it waits for (host_lanes.c).  Nothing reads
+ * a socket between calls: the kernel's buffers and the sender's outbox hold what arrives early,
+ * and every rank enters the same calls in the same order, so it is read in its turn.
+ *
+ * On the wire a message is its slot as laid out in memory: the header of hb_slot_header(maxcnt)
+ * bytes (chunk count, padding, maxcnt chunk lengths), then the data, so the sender writes one
+ * contiguous range and the receiver reads it into the same layout in the ring.
  */
 #include "host_internal.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #define CONN_MAGIC 0x61636372u /* "accr" */
 
@@ -25,97 +40,124 @@ typedef struct {
     hb_conn_t *cn;
 } net_arg_t;
 
-/* Socket to ring: message n goes into its slot once the receiver has taken message
- * n - slots, then the receiver's doorbell rings. */
-static void *receiver_main(void *arg)
+/* Bytes of a message as it travels: its slot's header and data. */
+static uint64_t wire_bytes(const hb_inst_t *in, const hb_conn_t *cn, const hb_slot_t *s)
 {
-    net_arg_t a = *(net_arg_t *)arg;
-    hb_inst_t *in = a.in;
-    hb_conn_t *cn = a.cn;
-    hb_ring_t *ring = hb_ring(in, cn);
-    uint32_t slots = (uint32_t)in->plan->slots, n = 0;
-
-    acc_mem_free(arg);
-    for (;; n++) {
-        hb_slot_t *s;
-        uint64_t bytes = 0;
-        uint32_t head[2], t;
-
-        while (n >= slots && !hb_reached(atomic_load(&ring->taken.value), n - slots + 1)) {
-            if (__atomic_load_n(&in->stop, __ATOMIC_ACQUIRE))
-                return NULL;
-            hb_sleep(&ring->taken, atomic_load(&ring->taken.value), 100000000L);
-        }
-        s = hb_slot(in, cn, n);
-        if (net_recv(cn->fd, head, sizeof(head), 0, &in->stop) != ACC_OK)
-            break; /* stopped, or the sender went away: the receiving lane's timeout says so */
-        if (head[0] > cn->maxcnt ||
-            net_recv(cn->fd, s->lens, (size_t)head[0] * sizeof(uint64_t), 0, &in->stop) != ACC_OK)
-            break;
-        for (t = 0; t < head[0]; t++)
-            bytes += s->lens[t] * in->es;
-        if (bytes > cn->slot_bytes - hb_slot_header(cn->maxcnt)) {
-            ACC_ERROR(RUNTIME,
-                      "host backend: rank %d sent a message of %llu bytes on lane %d, "
-                      "more than its slot holds; the connection is closed",
-                      cn->from, (unsigned long long)bytes, cn->lane);
-            break;
-        }
-        s->nchunks = head[0];
-        if (net_recv(cn->fd, (unsigned char *)s + hb_slot_header(cn->maxcnt), (size_t)bytes, 0,
-                     &in->stop) != ACC_OK)
-            break;
-        hb_raise(&ring->sent);
-        hb_raise(hb_bell(in, cn->to));
-    }
-    return NULL;
+    uint64_t bytes = hb_slot_header(cn->maxcnt);
+    for (uint32_t t = 0; t < s->nchunks && t < cn->maxcnt; t++)
+        bytes += s->lens[t] * in->es;
+    return bytes;
 }
 
-/* Outbox to socket: message n once the lane has queued it; then the sender's doorbell rings,
- * since its slot is free again. */
+/* Outbox to socket: every message the lane queued, from where its own write stopped; then the
+ * slot is free again, which the lane hears through its doorbell and the instance's eventfd. */
 static void *sender_main(void *arg)
 {
     net_arg_t a = *(net_arg_t *)arg;
     hb_inst_t *in = a.in;
     hb_conn_t *cn = a.cn;
-    uint32_t n = 0;
+    const uint64_t one = 1;
 
     acc_mem_free(arg);
-    for (;; n++) {
-        const hb_slot_t *s;
-        uint64_t bytes = 0;
-        uint32_t head[2];
+    for (;;) {
+        uint32_t d = atomic_load(&cn->drained.value), q = atomic_load(&cn->queued.value);
+        const unsigned char *s;
+        uint64_t off;
 
-        while (!hb_reached(atomic_load(&cn->queued.value), n + 1)) {
+        if (d == q) {
             if (__atomic_load_n(&in->stop, __ATOMIC_ACQUIRE))
                 return NULL;
-            hb_sleep(&cn->queued, atomic_load(&cn->queued.value), 100000000L);
+            hb_sleep(&cn->queued, q, 100000000L);
+            continue;
         }
-        s = hb_outbox_slot(in, cn, n);
-        head[0] = s->nchunks;
-        head[1] = 0;
-        for (uint32_t t = 0; t < s->nchunks; t++)
-            bytes += s->lens[t] * in->es;
-        if (net_send(cn->fd, head, sizeof(head), 0, &in->stop) != ACC_OK ||
-            net_send(cn->fd, s->lens, (size_t)s->nchunks * sizeof(uint64_t), 0, &in->stop) !=
-                ACC_OK ||
-            net_send(cn->fd, (const unsigned char *)s + hb_slot_header(cn->maxcnt), (size_t)bytes,
-                     0, &in->stop) != ACC_OK)
-            break; /* stopped, or the receiver went away: the lane's timeout says so */
+        /* The lane wrote tx_off before it queued the message, and writes it again only once the
+         * outbox is empty: it is this thread's until then. */
+        s = (const unsigned char *)hb_outbox_slot(in, cn, d);
+        off = cn->tx_off;
+        cn->tx_off = 0;
+        if (net_send(cn->fd, s + off, (size_t)(wire_bytes(in, cn, (const hb_slot_t *)s) - off), 0,
+                     &in->stop) != ACC_OK)
+            return NULL; /* stopped, or the receiver went away: the lanes' waits say so */
         hb_raise(&cn->drained);
         hb_raise(hb_bell(in, cn->from));
+        if (write(in->evfd, &one, sizeof(one)) < 0) {
+            /* an eventfd's counter cannot overflow here: the lane reads it whenever it wakes */
+        }
     }
-    return NULL;
 }
 
-static acc_status_t start_thread(hb_inst_t *in, hb_conn_t *cn, void *(*fn)(void *))
+void hb_net_post(hb_inst_t *in, hb_conn_t *cn)
+{
+    uint32_t q = atomic_load(&cn->queued.value);
+    const hb_slot_t *s = hb_outbox_slot(in, cn, q);
+    uint64_t bytes = wire_bytes(in, cn, s);
+
+    if (atomic_load(&cn->drained.value) == q) {
+        /* Nothing queued: the thread is idle and the socket is the lane's. */
+        ssize_t w = send(cn->fd, s, (size_t)bytes, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (w == (ssize_t)bytes)
+            return;
+        /* The rest, and errors, go to the thread, whose send says what happened. */
+        cn->tx_off = w > 0 ? (uint64_t)w : 0;
+    }
+    hb_raise(&cn->queued);
+}
+
+int hb_net_pull(hb_inst_t *in, hb_conn_t *cn, char *why, size_t n)
+{
+    hb_ring_t *ring = hb_ring(in, cn);
+    uint64_t head = hb_slot_header(cn->maxcnt);
+    uint32_t slots = (uint32_t)in->plan->slots;
+
+    for (;;) {
+        uint32_t got = atomic_load(&ring->sent.value);
+        hb_slot_t *s;
+        uint64_t want = head;
+        ssize_t r;
+
+        if (got - atomic_load(&ring->taken.value) >= slots)
+            return 0; /* no room: the lane takes a message first */
+        s = hb_slot(in, cn, got);
+        if (cn->rx_off >= head) {
+            if (s->nchunks > cn->maxcnt || (want = wire_bytes(in, cn, s)) > cn->slot_bytes) {
+                snprintf(why, n,
+                         "rank %d sent a message of %u chunks and %llu bytes on lane %d, more "
+                         "than its slot holds (%u chunks, %llu bytes)",
+                         cn->from, s->nchunks, (unsigned long long)want, cn->lane, cn->maxcnt,
+                         (unsigned long long)cn->slot_bytes);
+                return -1;
+            }
+            if (cn->rx_off == want) {
+                cn->rx_off = 0;
+                hb_raise(&ring->sent);
+                continue;
+            }
+        }
+        r = recv(cn->fd, (unsigned char *)s + cn->rx_off, (size_t)(want - cn->rx_off),
+                 MSG_DONTWAIT);
+        if (r > 0) {
+            cn->rx_off += (uint64_t)r;
+            continue;
+        }
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (r < 0 && errno == EINTR)
+            continue;
+        snprintf(why, n,
+                 "rank %d closed the connection of lane %d (%s): it may have exited or died",
+                 cn->from, cn->lane, r == 0 ? "end of stream" : strerror(errno));
+        return -1;
+    }
+}
+
+static acc_status_t start_thread(hb_inst_t *in, hb_conn_t *cn)
 {
     net_arg_t *a = acc_mem_alloc(sizeof(*a));
     if (!a)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     a->in = in;
     a->cn = cn;
-    if (pthread_create(&in->net_threads[in->nnet], NULL, fn, a) != 0) {
+    if (pthread_create(&in->net_threads[in->nnet], NULL, sender_main, a) != 0) {
         acc_mem_free(a);
         return acc_error_set(ACC_ERR_SYSTEM, "cannot start a thread for a connection");
     }
@@ -126,17 +168,19 @@ static acc_status_t start_thread(hb_inst_t *in, hb_conn_t *cn, void *(*fn)(void 
 acc_status_t hb_net_connect(acc_comm_t *c, hb_inst_t *in)
 {
     double deadline = c->timeout_ms > 0 ? acc_now_s() + c->timeout_ms / 1e3 : 0;
-    uint32_t i, expect = 0;
+    uint32_t i, expect = 0, senders = 0;
     acc_status_t st;
 
-    uint32_t threads = 0;
     for (i = 0; i < in->nconns; i++) {
         expect += in->conns[i].remote && in->conns[i].to == in->rank;
-        threads +=
-            in->conns[i].remote && (in->conns[i].to == in->rank || in->conns[i].from == in->rank);
+        senders += in->conns[i].remote && in->conns[i].from == in->rank;
     }
-    if (threads && !(in->net_threads = acc_mem_calloc(threads, sizeof(pthread_t))))
-        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    if (senders) {
+        if (!(in->net_threads = acc_mem_calloc(senders, sizeof(pthread_t))))
+            return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+        if ((in->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
+            return acc_error_set(ACC_ERR_SYSTEM, "eventfd: %s", strerror(errno));
+    }
     /* Connects complete in the peers' listening backlog, so every rank connects first and
      * accepts afterwards without waiting for one another. */
     for (i = 0; i < in->nconns; i++) {
@@ -149,7 +193,7 @@ acc_status_t hb_net_connect(acc_comm_t *c, hb_inst_t *in)
                 ACC_OK ||
             (st = net_send(cn->fd, &h, sizeof(h), deadline, &c->abort)) != ACC_OK)
             return acc_error_prefix(st, "connecting to rank %d (lane %d): ", cn->to, cn->lane);
-        if ((st = start_thread(in, cn, sender_main)) != ACC_OK)
+        if ((st = start_thread(in, cn)) != ACC_OK)
             return st;
     }
     while (expect > 0) {
@@ -165,8 +209,6 @@ acc_status_t hb_net_connect(acc_comm_t *c, hb_inst_t *in)
             continue;
         }
         in->conns[h.conn].fd = fd;
-        if ((st = start_thread(in, &in->conns[h.conn], receiver_main)) != ACC_OK)
-            return st;
         expect--;
     }
     return ACC_OK;
@@ -182,4 +224,5 @@ void hb_net_stop(hb_inst_t *in)
     in->net_threads = NULL;
     for (uint32_t i = 0; i < in->nconns; i++)
         net_close(&in->conns[i].fd);
+    net_close(&in->evfd);
 }

@@ -21,11 +21,15 @@
  *   is a run of consecutive gradients of one type.  Under acc's policy a bucket holds as many
  *   as fit in the fusion size (one larger gradient alone) and starts as soon as its last
  *   gradient is ready; DDP's policy closes a bucket once it reaches its cap (the first at
- *   first_bytes); Horovod's takes, every cycle, what is ready.  Bucket k goes to stream
- *   k mod streams (round robin), each stream a thread with a communicator of its own
- *   (acc_comm_dup) that reduces its buckets one after another.  When the configuration is
- *   time-driven (a cycle), rank 0 decides where buckets end and tells the others, so that every
- *   rank reduces the same buckets; otherwise every rank computes them from the sizes alone.
+ *   first_bytes); Horovod's and negotiate take, every cycle, what is ready on every rank, in
+ *   any order: a thread of the engine's runs rounds of agreement on a communicator of its own
+ *   (Horovod: rank 0 gathers what each rank has ready and answers with what all have, a
+ *   reduce and a broadcast; negotiate: one allreduce, no coordinator) and every rank fuses
+ *   exactly that set, so ranks that finish their gradients in different orders still fuse
+ *   the same buckets.  Bucket k goes to stream k mod streams (round robin), each stream a
+ *   thread with a communicator of its own (acc_comm_dup) that reduces its buckets one after
+ *   another.  Under acc's policy with a timeout (a cycle) rank 0 decides where buckets end and
+ *   tells the others; otherwise every rank computes them from the sizes alone.
  * Compression.  Under fp16 or bf16, fp32 gradients are cast when packed, reduced in the 16-bit
  *   type (accumulating in fp32) and cast back when unpacked; when averaging they are divided by
  *   the rank count before the cast, so that the sum stays in the 16-bit range (DDP's
@@ -216,6 +220,12 @@ acc_status_t acc_fusion_replay_destroy(acc_fusion_replay_t *r);
 acc_fusion_t *acc_fusion_replay_engine(acc_fusion_replay_t *r);
 /* One iteration's compute: what it would take on a free network, in ms. */
 double acc_fusion_replay_compute_ms(const acc_fusion_replay_t *r);
+/* Ranks that finish their gradients in different orders: from the next iteration on, each
+ * rank marks the tensors of every run of `window` consecutive ones (in the profile's order) in
+ * an order of its own, drawn per rank and iteration from seed, each at the moment the profile
+ * gives the tensor whose place it takes (so the timeline's moments stay, their tensors move).
+ * window 0 or 1: the profile's order (the default). */
+acc_status_t acc_fusion_replay_set_jitter(acc_fusion_replay_t *r, int window, uint64_t seed);
 /* Run iters iterations; ms (optional, iters of them) receives each one's time from the end
  * of the previous iteration (or the start of this call) to its end.  The backward pass of each
  * begins with acc_fusion_backward. */

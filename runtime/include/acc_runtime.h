@@ -72,6 +72,14 @@ uint64_t acc_host_check_rank(acc_coll_t coll, int nranks, int root, int rank, ac
                              acc_redop_t op, acc_fill_t mode, uint32_t seed, uint64_t count,
                              const void *out, double *worst);
 
+/* n elements of type `from` at src as type `to` at dst, on this CPU, as the host backend's
+ * fusion engine packs and unpacks gradients: a copy for equal types (scale 1), fp32 to fp16 or
+ * bf16 multiplied by scale first (in fp32), or fp16/bf16 to fp32 (scale 1); rounded to nearest,
+ * ties to even, with the CPU's vector conversions where it has them (the same bits as without).
+ * ACC_ERR_INVALID for any other pair.  dst and src must not overlap. */
+acc_status_t acc_host_convert(void *dst, acc_dtype_t to, const void *src, acc_dtype_t from,
+                              size_t n, double scale);
+
 /* ---- the CUDA driver, opened at first use ----------------------------------------------- */
 
 typedef struct acc_cuda_stream *acc_cuda_stream_t; /* NULL: the legacy default stream */
@@ -283,6 +291,18 @@ acc_status_t acc_group_end(void);
  * call, when the backend cannot set a plan up (then every rank falls back together). */
 acc_status_t acc_comm_serves(const acc_comm_t *comm, acc_coll_t coll, size_t count, acc_dtype_t dt,
                              int root, int *serves);
+
+/* Run one verified plan of this communicator's rank count through its backend, whatever the
+ * tables say: for benchmarks, and for measuring the backend's own tables (acc-bench --tables).
+ * The collective is the plan's (its root for broadcast and reduce), the arguments those of the
+ * collective's call (count as acc_allreduce's, acc_allgather's, ...).  Collective: every rank
+ * with the same plan.  ACC_ERR_UNSUPPORTED, on every rank alike, when the backend cannot run
+ * the plan on these ranks (peer memory between nodes on the host backend); other failures
+ * break the communicator as a collective's do.  Not counted in acc_comm_stats.  The plan is
+ * borrowed until the communicator is destroyed: the backend keeps what it set up for it. */
+acc_status_t acc_comm_run_plan(acc_comm_t *comm, const acc_plan_t *plan, const void *sendbuf,
+                               void *recvbuf, size_t count, acc_dtype_t dt, acc_redop_t op,
+                               acc_stream_t stream);
 
 /* What ran, per collective and size range of the tables (and one row per fallback reason):
  * calls and bytes since creation. */

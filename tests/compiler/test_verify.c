@@ -517,3 +517,42 @@ ACC_TEST(inplace_aliasing_of_allgather_and_reduce_scatter)
                   "ranks {0}, in[1] holds ranks {0}");
     acc_plan_destroy(p);
 }
+
+/* ---- where reductions complete ------------------------------------------------------------ */
+
+ACC_TEST(final_reductions_of_a_ring)
+{
+    /* Ring allreduce of n ranks: per rank and lane one send, n-2 partial recv_reduce_sends, the
+     * recv_reduce_copy_send that completes its chunk, n-2 forwards and the last recv. */
+    for (int n = 2; n <= 5; n++) {
+        acc_plan_t *p = fx_ring_allreduce(n, 2);
+        uint8_t *f = NULL;
+        size_t nf = 0, i = 0;
+        CHECK_OK(acc_plan_final_reductions(p, &f, &nf));
+        for (int r = 0; r < n; r++)
+            for (int l = 0; l < 2; l++) {
+                const acc_lane_prog_t *prog = acc_plan_prog(p, r, l);
+                for (uint32_t k = 0; k < prog->nops; k++, i++)
+                    CHECK_MSG(f[i] == (prog->ops[k].code == ACC_OP_RECV_REDUCE_COPY_SEND),
+                              "n=%d rank %d lane %d op %u (%s): %d", n, r, l, k,
+                              acc_op_name((acc_opcode_t)prog->ops[k].code), f[i]);
+            }
+        CHECK(i == nf);
+        acc_mem_free(f);
+        acc_plan_destroy(p);
+    }
+    /* Nothing completes a reduction in an allgather; a broken plan is refused as verify does. */
+    acc_plan_t *ag = fx_ring_allgather(3, 1);
+    uint8_t *f = NULL;
+    size_t nf = 0;
+    CHECK_OK(acc_plan_final_reductions(ag, &f, &nf));
+    for (size_t i = 0; i < nf; i++)
+        CHECK(!f[i]);
+    acc_mem_free(f);
+    acc_plan_destroy(ag);
+    acc_plan_t *bad = fx_ring_allreduce(3, 1);
+    remove_op(bad, 1, 0, 1);
+    CHECK_ERR(acc_plan_final_reductions(bad, &f, &nf), ACC_ERR_VERIFY);
+    CHECK(!f && !nf);
+    acc_plan_destroy(bad);
+}

@@ -198,6 +198,23 @@ ACC_TEST(sizes_streams_compression_as_one_allreduce_per_tensor)
     ranks_run(NRANKS, sizes_streams_compression, NULL, 240);
 }
 
+/* Every rank marks gradient 3 only: the others come out zero, 3 the mean of the ranks'. */
+static void unmarked_count_as_zero(acc_fusion_t *f, grads_t *g, uint32_t seed, int rank)
+{
+    for (size_t t = 0; t < NGRADS; t++)
+        grad_fill(g->buf[t], grads[t].dt, grads[t].count, 1, seed, rank, t);
+    CHECK_OK(acc_fusion_ready(f, 3));
+    CHECK_OK(acc_fusion_wait(f));
+    for (uint64_t e = 0; e < grads[5].count; e++)
+        CHECK(((float *)g->buf[5])[e] == 0.0f);
+    for (uint64_t e = 0; e < grads[3].count; e++) {
+        double mean = 0;
+        for (int r = 0; r < NRANKS; r++)
+            mean += grad_value(1, seed, r, 3, e) / NRANKS;
+        CHECK(((float *)g->buf[3])[e] == (float)mean);
+    }
+}
+
 /* Every policy, the time-driven ones (where rank 0 decides where buckets end) with pauses
  * between the gradients so that cycles pass inside the backward pass; gradients marked from
  * the last to the first (nothing can start before the first is ready), and unmarked ones. */
@@ -205,7 +222,7 @@ static int every_policy(int rank, int nranks, const acc_unique_id_t *id, void *a
 {
     acc_comm_t *c = NULL;
     acc_fusion_t *f;
-    acc_tune_config_t cfg[5];
+    acc_tune_config_t cfg[6];
     grads_t g;
     uint32_t seed = 100;
     char what[160];
@@ -225,9 +242,10 @@ static int every_policy(int rank, int nranks, const acc_unique_id_t *id, void *a
     cfg[2].cycle_ms = 0.3;
     acc_tune_config_nofusion(&cfg[3]);
     cfg[3].streams = 4;
-    acc_tune_config_acc(&cfg[4], 16ull << 10, 1, ACC_TUNE_ALGO_AUTO);
+    acc_tune_config_negotiate(&cfg[4], 100ull << 10, 0.5, 2);
+    acc_tune_config_acc(&cfg[5], 16ull << 10, 1, ACC_TUNE_ALGO_AUTO);
     f = engine(c, &g, &cfg[0]);
-    for (int p = 0; p < 5; p++) {
+    for (int p = 0; p < 6; p++) {
         CHECK_OK(acc_fusion_set_config(f, &cfg[p]));
         snprintf(what, sizeof(what), "rank %d, %s", rank, acc_fusion_policy_name(cfg[p].policy));
         iteration(c, f, &g, ACC_COMPRESS_NONE, seed++, 0, what);
@@ -249,18 +267,7 @@ static int every_policy(int rank, int nranks, const acc_unique_id_t *id, void *a
         }
     }
     /* Unmarked gradients count as zero: the mean of the others' zeros is zero. */
-    for (size_t t = 0; t < NGRADS; t++)
-        grad_fill(g.buf[t], grads[t].dt, grads[t].count, 1, seed, rank, t);
-    CHECK_OK(acc_fusion_ready(f, 3));
-    CHECK_OK(acc_fusion_wait(f));
-    for (uint64_t e = 0; e < grads[5].count; e++)
-        CHECK(((float *)g.buf[5])[e] == 0.0f);
-    for (uint64_t e = 0; e < grads[3].count; e++) {
-        double mean = 0;
-        for (int r = 0; r < NRANKS; r++)
-            mean += grad_value(1, seed, r, 3, e) / NRANKS;
-        CHECK(((float *)g.buf[3])[e] == (float)mean);
-    }
+    unmarked_count_as_zero(f, &g, seed, rank);
     CHECK_OK(acc_fusion_destroy(f));
     grads_free(&g);
     CHECK_OK(acc_comm_destroy(c));
@@ -271,6 +278,77 @@ ACC_TEST(every_policy_marked_in_any_order)
 {
     quiet_env();
     ranks_run(NRANKS, every_policy, NULL, 240);
+}
+
+/* Every rank marks the gradients in an order of its own (a different shuffle per rank and per
+ * iteration, with pauses, so that rounds find different sets ready on different ranks): every
+ * policy still gives what one allreduce per tensor gives, and the rounds of agreement take
+ * exactly what was ready everywhere; under compression within the 16-bit rounding; unmarked
+ * gradients count as zero. */
+static int orders_of_their_own(int rank, int nranks, const acc_unique_id_t *id, void *arg)
+{
+    acc_comm_t *c = NULL;
+    acc_fusion_t *f;
+    acc_tune_config_t cfg[4];
+    grads_t g;
+    uint32_t seed = 500;
+    uint64_t rnd = 0x9e3779b97f4a7c15ull * (uint64_t)(rank + 1);
+    char what[160];
+    int order[NGRADS];
+    (void)arg;
+
+    CHECK_OK(acc_comm_init_rank(&c, nranks, id, rank, NULL));
+    grads_alloc(&g);
+    acc_tune_config_ddp(&cfg[0]);
+    cfg[0].fusion_bytes = 64ull << 10;
+    acc_tune_config_horovod(&cfg[1]);
+    cfg[1].fusion_bytes = 200ull << 10;
+    cfg[1].cycle_ms = 0.3;
+    cfg[1].streams = 2;
+    acc_tune_config_acc(&cfg[2], 256ull << 10, 2, ACC_TUNE_ALGO_AUTO);
+    acc_tune_config_negotiate(&cfg[3], 200ull << 10, 0.3, 3);
+    f = engine(c, &g, &cfg[0]);
+    for (int p = 0; p < 4; p++)
+        for (int comp = 0; comp < 2; comp++) {
+            cfg[p].compress = comp ? ACC_COMPRESS_FP16 : ACC_COMPRESS_NONE;
+            CHECK_OK(acc_fusion_set_config(f, &cfg[p]));
+            snprintf(what, sizeof(what), "rank %d, %s%s, in an order of its own", rank,
+                     acc_fusion_policy_name(cfg[p].policy), comp ? ", fp16" : "");
+            reference(c, &g, !comp, seed);
+            for (size_t t = 0; t < NGRADS; t++)
+                order[t] = (int)t;
+            for (size_t t = NGRADS - 1; t > 0; t--) { /* Fisher-Yates, xorshift */
+                size_t j;
+                int tmp;
+                rnd ^= rnd << 13;
+                rnd ^= rnd >> 7;
+                rnd ^= rnd << 17;
+                j = (size_t)(rnd % (t + 1));
+                tmp = order[t];
+                order[t] = order[j];
+                order[j] = tmp;
+            }
+            for (size_t t = 0; t < NGRADS; t++) {
+                acc_sleep_until(acc_now_s() + 1e-4);
+                CHECK_OK(acc_fusion_ready(f, order[t]));
+            }
+            CHECK_OK(acc_fusion_wait(f));
+            compare(&g, cfg[p].compress, !comp, seed++, what);
+        }
+    /* Under negotiation, unmarked gradients count as zero too. */
+    cfg[3].compress = ACC_COMPRESS_NONE;
+    CHECK_OK(acc_fusion_set_config(f, &cfg[3]));
+    unmarked_count_as_zero(f, &g, seed, rank);
+    CHECK_OK(acc_fusion_destroy(f));
+    grads_free(&g);
+    CHECK_OK(acc_comm_destroy(c));
+    return 0;
+}
+
+ACC_TEST(ranks_marking_in_orders_of_their_own)
+{
+    quiet_env();
+    ranks_run(NRANKS, orders_of_their_own, NULL, 240);
 }
 
 /* Buffers the caller fused itself (DDP's buckets through a communication hook). */

@@ -373,6 +373,46 @@ ACC_TEST(compression_halves_the_bytes_on_the_network)
     acc_profile_destroy(p);
 }
 
+ACC_TEST(copies_into_and_out_of_buffers_are_priced)
+{
+    /* The same two 64 MiB gradients at the end of the backward pass, with a host engine's
+     * copies of 10 ms each way (5 ms cast to fp16 and back): copied in one after the other, each
+     * reduced once it is in (0.5 + 0.64 ms), then copied out on its stream before the next. */
+    static const double ready[2] = {1.0, 1.0};
+    acc_profile_t *p = toy(2, 64ull << 20, ready);
+    acc_tune_comm_t *c = linear(500, 10, 0, 0);
+    acc_itersim_t *sim = NULL;
+    acc_itersim_opts_t o;
+    acc_tune_config_t cfg;
+    acc_itersim_result_t r;
+    double mib64 = (double)(64ull << 20);
+
+    acc_itersim_opts_init(&o);
+    o.copy_gbs = mib64 / 10e6;
+    o.cast_gbs = o.uncast_gbs = mib64 / 5e6;
+    CHECK_OK(acc_itersim_create(p, &p->compute[0], c, &o, &sim));
+    acc_tune_config_nofusion(&cfg);
+    CHECK_OK(acc_itersim_run(sim, &cfg, &r));
+    /* copies end at 110 and 120; the first reduction 110 -> 111.14, out by 121.14; the second
+     * waits for the stream: 121.14 -> 122.28, out by 132.28 */
+    CHECK_NEAR(r.backward_ms, 120, 1e-9);
+    CHECK_NEAR(r.iteration_ms, 50 + 132.28, 1e-9);
+    cfg.compress = ACC_COMPRESS_FP16; /* casts of 5 ms, 32 MiB on the network */
+    CHECK_OK(acc_itersim_run(sim, &cfg, &r));
+    CHECK_NEAR(r.iteration_ms, 50 + 105 + 0.82 + 5 + 0.82 + 5, 1e-9);
+    acc_itersim_destroy(sim);
+    acc_tune_comm_destroy(c);
+    /* One GPU has no engine to copy. */
+    acc_tune_comm_point_t pt = {.nbytes = 1024};
+    CHECK_OK(acc_tune_comm_create_points(1, 0, &pt, 1, &c));
+    CHECK_OK(acc_itersim_create(p, &p->compute[0], c, &o, &sim));
+    CHECK_OK(acc_itersim_run(sim, &cfg, &r));
+    CHECK_NEAR(r.iteration_ms, 150, 1e-9);
+    acc_itersim_destroy(sim);
+    acc_tune_comm_destroy(c);
+    acc_profile_destroy(p);
+}
+
 ACC_TEST(horovod_cycles_take_what_is_ready)
 {
     /* Four 1 MiB gradients at 0, 25, 50 and 100 ms of the backward pass. */
@@ -383,19 +423,44 @@ ACC_TEST(horovod_cycles_take_what_is_ready)
     acc_tune_config_t cfg;
     acc_itersim_result_t r;
 
+    /* Each round is the coordinator's reduce and broadcast of a word per tensor: two small
+     * collectives of 10 us (the curve's latency; 16 bytes add 1.5 ns). */
+    double round = 2 * (0.010 + 100.0 * 16 / (1 << 20) / 1000);
+
     CHECK_OK(acc_itersim_create(p, &p->compute[0], c, NULL, &sim));
-    /* A 1 ms cycle finds one gradient each time; the last is ready at 100 ms, on a cycle. */
+    /* A 1 ms cycle finds one gradient each time; the last is ready at 100 ms, on a cycle, and
+     * goes once its round lands. */
     acc_tune_config_horovod(&cfg);
     CHECK_OK(acc_itersim_run(sim, &cfg, &r));
     CHECK_INT(r.buffers, 4);
-    CHECK_NEAR(r.iteration_ms, 150 + 0.110, 1e-9);
+    CHECK_NEAR(r.iteration_ms, 150 + round + 0.110, 1e-9);
     /* A 30 ms cycle: the gradients of 0 and 25 ms go together at 30 ms, that of 50 ms at 60,
      * the last at 120 ms: 20 ms after the backward pass. */
     cfg.cycle_ms = 30;
     CHECK_OK(acc_itersim_run(sim, &cfg, &r));
     CHECK_INT(r.buffers, 3);
     CHECK_INT(r.largest, 2ull << 20);
-    CHECK_NEAR(r.iteration_ms, 50 + 120 + 0.110, 1e-9);
+    CHECK_NEAR(r.iteration_ms, 50 + 120 + round + 0.110, 1e-9);
+    /* Negotiation: the same rounds with one allreduce each, no coordinator. */
+    acc_tune_config_negotiate(&cfg, 128ull << 20, 30, 1);
+    CHECK_OK(acc_itersim_run(sim, &cfg, &r));
+    CHECK_INT(r.buffers, 3);
+    CHECK_NEAR(r.iteration_ms, 50 + 120 + round / 2 + 0.110, 1e-9);
+    /* A round longer than the cycle delays the next: 40 ms rounds every 30 ms start at 30, 70
+     * and 110 and land at 70, 110 and 150 (the last takes the gradient of 100 ms); each buffer's
+     * allreduce (40 ms, and 0.1 ms per MiB: 2, 1 and 1 MiB) waits for the one before: the last
+     * ends at 190.4. */
+    {
+        acc_tune_comm_t *slow = linear(40000, 100, 0, 0);
+        acc_itersim_t *s2 = NULL;
+        CHECK_OK(acc_itersim_create(p, &p->compute[0], slow, NULL, &s2));
+        acc_tune_config_negotiate(&cfg, 128ull << 20, 30, 1);
+        CHECK_OK(acc_itersim_run(s2, &cfg, &r));
+        CHECK_INT(r.buffers, 3);
+        CHECK_NEAR(r.iteration_ms, 50 + 190.4, 1e-3);
+        acc_itersim_destroy(s2);
+        acc_tune_comm_destroy(slow);
+    }
     /* A threshold of 1 MiB never fuses two. */
     cfg.fusion_bytes = 1ull << 20;
     CHECK_OK(acc_itersim_run(sim, &cfg, &r));
@@ -614,6 +679,13 @@ ACC_TEST(configuration_text_round_trips)
     CHECK_OK(acc_tune_config_parse(text, &back));
     CHECK(memcmp(&c, &back, sizeof(c)) == 0);
     CHECK_NEAR(back.cycle_ms, 1.0, 0);
+    acc_tune_config_negotiate(&c, 64ull << 20, 1.0, 2);
+    CHECK_OK(acc_tune_config_format(&c, text, sizeof(text)));
+    CHECK_STR(text, "policy=negotiate fusion=64M streams=2 algo=nccl");
+    CHECK_OK(acc_tune_config_parse(text, &back));
+    CHECK(memcmp(&c, &back, sizeof(c)) == 0);
+    c.cycle_ms = 0; /* rounds need a cycle */
+    CHECK_ERR(acc_tune_config_check(&c), ACC_ERR_RANGE);
     acc_tune_config_acc(&c, 256ull << 10, 3, ACC_TUNE_ALGO_AUTO);
     c.cycle_ms = 2.5;
     c.assign = ACC_STREAMS_ROUND_ROBIN;

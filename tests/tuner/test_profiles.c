@@ -3,6 +3,8 @@
 #include "acc_test.h"
 #include "acc_tune.h"
 
+#include <math.h>
+
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -560,4 +562,29 @@ ACC_TEST(odd_names_round_trip)
     acc_buf_free(&b);
     acc_profile_destroy(p);
     acc_profile_destroy(q);
+}
+
+ACC_TEST(scaled_profile_keeps_all_but_the_bytes)
+{
+    acc_profile_t *p = NULL, *q = NULL;
+    CHECK_OK(acc_profile_load_builtin("bert-large", &p));
+    CHECK_OK(acc_profile_scale(p, 1.0 / 32, &q));
+    CHECK_OK(acc_profile_check(q));
+    CHECK_STR(q->name, p->name);
+    CHECK(q->ntensors == p->ntensors && q->ncompute == p->ncompute);
+    for (size_t i = 0; i < p->ntensors; i++) {
+        double want = (double)p->tensors[i].elems / 32;
+        CHECK_STR(q->tensors[i].name, p->tensors[i].name);
+        CHECK(q->tensors[i].ready == p->tensors[i].ready);
+        CHECK(q->tensors[i].elems >= 1 &&
+              fabs((double)q->tensors[i].elems - want) <= 0.5 + 1e-9 + (want < 1 ? 1 : 0));
+    }
+    CHECK_NEAR((double)acc_profile_grad_bytes(q), acc_profile_grad_bytes(p) / 32.0,
+               1e-3 * (double)acc_profile_grad_bytes(p) / 32.0);
+    CHECK_NEAR(q->compute[0].iteration_ms, p->compute[0].iteration_ms, 0);
+    acc_profile_destroy(q);
+    CHECK_ERR(acc_profile_scale(p, 2, &q), ACC_ERR_RANGE);
+    CHECK_ERR(acc_profile_scale(p, 0, &q), ACC_ERR_RANGE);
+    CHECK(!q);
+    acc_profile_destroy(p);
 }

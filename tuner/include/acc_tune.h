@@ -110,6 +110,11 @@ acc_status_t acc_profile_dump_yaml(const acc_profile_t *p, acc_buf_t *out);
  * precision; NULL when there is none.  Entries are listed mixed precision first. */
 const acc_profile_compute_t *acc_profile_find_compute(const acc_profile_t *p, int sm,
                                                       const char *precision);
+/* A copy of p whose every gradient has factor x its elements (rounded, at least one): the same
+ * tensors, order, moments and compute.  It emulates on a network 1/factor times slower the
+ * share of the iteration that communication takes on p's own (acc-bench --grad-scale).
+ * factor in (0, 1]; ACC_ERR_RANGE otherwise. */
+acc_status_t acc_profile_scale(const acc_profile_t *p, double factor, acc_profile_t **out);
 /* 1 when s is a precision a compute entry may name (fp32, tf32, fp16, bf16), else 0. */
 int acc_profile_precision_valid(const char *s);
 /* Backward time of one micro-batch: iteration_ms - forward_ms when forward_ms is known, else
@@ -244,8 +249,14 @@ acc_status_t acc_tune_comm_cost(const acc_tune_comm_t *c, acc_tune_algo_t algo, 
  *            tensor), the first bucket's cap is first_bytes and every later one fusion_bytes; a
  *            bucket is reduced when all its tensors are ready, strictly in bucket order;
  *   HOROVOD  Horovod's cycle: every cycle_ms the background loop takes the tensors that are
- *            ready, in order, and fuses them into buffers of at most fusion_bytes (a larger
- *            tensor goes alone); one buffer per data type and fusion;
+ *            ready on every rank, as rank 0 (its coordinator) finds out from the others and
+ *            tells them, in order, and fuses them into buffers of at most fusion_bytes (a
+ *            larger tensor goes alone); one buffer per data type and fusion;
+ *   NEGOTIATE  the same without a coordinator: every cycle each rank contributes one word per
+ *            tensor, ready or not, to one allreduce (MIN), which tells every rank at once what
+ *            is ready everywhere, and all fuse exactly that set: for jobs whose ranks finish
+ *            their gradients in different orders, with one collective per cycle instead of
+ *            Horovod's reduce to rank 0 and broadcast back;
  *   ACC      acc's fusion: buffers filled in ready order up to fusion_bytes, per data type,
  *            launched as soon as the next tensor would not fit (a runtime knows every tensor's
  *            size in advance), when cycle_ms has passed since the buffer's first gradient was
@@ -268,6 +279,7 @@ typedef enum {
     ACC_FUSION_DDP,
     ACC_FUSION_HOROVOD,
     ACC_FUSION_ACC,
+    ACC_FUSION_NEGOTIATE,
     ACC_FUSION_POLICY_COUNT
 } acc_fusion_policy_t;
 
@@ -288,7 +300,8 @@ acc_status_t acc_compress_parse_list(const char *text, unsigned *mask);
 /* The type a gradient of type dt travels in under c: fp16 or bf16 for fp32, dt otherwise. */
 acc_dtype_t acc_compress_dtype(acc_compress_t c, acc_dtype_t dt);
 
-const char *acc_fusion_policy_name(acc_fusion_policy_t p); /* "none", "ddp", "horovod", "acc" */
+/* "none", "ddp", "horovod", "acc", "negotiate" */
+const char *acc_fusion_policy_name(acc_fusion_policy_t p);
 acc_status_t acc_fusion_policy_parse(const char *s, acc_fusion_policy_t *out);
 
 typedef struct {
@@ -302,6 +315,10 @@ typedef struct {
     acc_compress_t compress;
 } acc_tune_config_t;
 
+/* Negotiation: buffers of at most fusion_bytes of what every rank has ready, agreed every
+ * cycle_ms (> 0) by one allreduce; streams by round robin. */
+void acc_tune_config_negotiate(acc_tune_config_t *c, uint64_t fusion_bytes, double cycle_ms,
+                               int streams);
 /* The peers' defaults (reference/03-fusion-autotune.md):
  *   DDP: 25 MiB buckets, a 1 MiB first bucket, one stream (reducer.hpp kDefaultBucketBytesCap,
  *        kDefaultFirstBucketBytes; one NCCL stream per process group);
@@ -346,12 +363,22 @@ acc_status_t acc_tune_config_parse(const char *text, acc_tune_config_t *out);
  *    something: each concurrent collective takes its own SMs.  opts.sm_contention = 0 turns
  *    it off.
  *  - Compression.  A buffer of fp32 gradients costs what its 16-bit form costs.
+ *  - Rounds (HOROVOD, NEGOTIATE).  A round starts a cycle after the previous one started (or
+ *    when it landed, if later; the first a cycle into the backward pass), finds the tensors
+ *    copied by then, and lands the time of its collectives later (one allreduce of a word per
+ *    tensor, or two for Horovod's reduce and broadcast), when its buffers are handed over.
+ *  - Copies (opts.copy_gbs, cast_gbs, uncast_gbs; 0: not modelled).  A fusion engine on the
+ *    host copies each gradient into its buffer when it is ready, on the thread that marks it,
+ *    one after another (cast to 16 bits under compression), so a gradient reaches the policy
+ *    when its copy ends, and the backward pass ends when the last copy does; after its
+ *    allreduce a stream copies (or casts back) the buffer's gradients out before it takes its
+ *    next buffer, a serial tail that shares no link.
  *  - The iteration ends when the backward pass has ended and the last reduction has landed.
  *
- * Not modelled: copies into and out of fusion buffers (DDP reduces bucket views) and the casts
- * of compression, framework overheads per buffer (Horovod's negotiation with its response
- * cache, kernel launches), skew between ranks, the forward pass of the next iteration
- * overlapping the tail.
+ * Not modelled: copies on GPUs (DDP reduces bucket views; device copies are small beside the
+ * network), framework overheads per buffer (Horovod's response cache, kernel launches), skew
+ * between ranks (and so the order in which they finish their gradients), the forward pass of the
+ * next iteration overlapping the tail.
  *
  * Outputs: iteration time, compute-only time (one GPU: exactly the profile's time), the exposed
  * communication (the difference), and the scaling efficiency compute / iteration.
@@ -365,6 +392,9 @@ typedef struct {
      * halving; a group cannot be split between buffers).  1 (the default) is exact. */
     double fidelity;
     int sm_contention; /* 1 (default): collectives take SMs from compute; 0: they do not */
+    /* The fusion engine's copies on the host, in GB/s of the gradients' own bytes: copied into
+     * or out of a buffer, cast from fp32 to 16 bits, cast back.  0 (default): not modelled. */
+    double copy_gbs, cast_gbs, uncast_gbs;
 } acc_itersim_opts_t;
 
 void acc_itersim_opts_init(acc_itersim_opts_t *opts);

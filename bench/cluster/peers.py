@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""acc's host backend beside Open MPI (Debian's openmpi-bin), allreduce of floats, side by side in
+one run: two ranks in shared memory on one machine, and four emulated nodes of one rank on
+shaped TCP links.  Each side runs its own best: acc with the tables it measured for the setting
+(acc-bench --tables), Open MPI with its defaults and with its ring forced (coll_tuned algorithm
+4), the better of the two per size taken as its figure.  Prints, and writes into OUT:
+peers.md (the tables, the ratios against the targets of issue 23: busbw >= Open MPI's from 64 KiB,
+1 KiB latency <= 2x Open MPI's across nodes) and peers.json.
+
+    peers.py --out bench/results [--rate 1gbit] [--nodes 4] [--rt] [--quick]
+
+--rt runs every rank at real-time priority (chrt -f 10), both acc's and Open MPI's, so that
+other load on the machine disturbs the figures less; leave it off on a quiet machine.
+Needs root (the emulated nodes), mpicc and mpirun.
+"""
+import argparse
+import os
+import shutil
+import sys
+
+from benchlib import (ROOT, build_dir, cluster, common_args, fmt, fresh_db, load_note, log,
+                      md_table, rows, run, save_json, tool, write)
+
+OMPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+            "OMPI_MCA_mpi_yield_when_idle": "1"}
+
+
+def mpi_bench():
+    """mpi_allreduce.c built with Open MPI's mpicc, into the build directory."""
+    if not shutil.which("mpicc") or not shutil.which("mpirun"):
+        raise SystemExit("Open MPI is needed: apt-get install openmpi-bin libopenmpi-dev")
+    exe = os.path.join(build_dir(), "bench", "mpi_allreduce")
+    src = os.path.join(ROOT, "bench", "cluster", "mpi_allreduce.c")
+    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(src):
+        run(["mpicc", "-O2", "-Wall", "-o", exe, src])
+    return exe
+
+
+def acc_table(text):
+    """{size: (out-of-place us, busbw, what ran)} from acc-bench --runtime."""
+    out = {}
+    for r in rows(text):
+        if len(r) >= 14:
+            out[int(r[0])] = (float(r[5]), float(r[7]), " ".join(r[13:]))
+    return out
+
+
+def mpi_table(text):
+    """{size: (us, busbw)} from mpi_allreduce."""
+    return {int(r[0]): (float(r[5]), float(r[7])) for r in rows(text) if len(r) >= 9}
+
+
+def best(*tables):
+    """Per size, the fastest of several Open MPI runs."""
+    out = {}
+    for t in tables:
+        for k, v in t.items():
+            if k not in out or v[0] < out[k][0]:
+                out[k] = v
+    return out
+
+
+def shared_memory(a, sweep, rt, mpi):
+    db = os.path.join(a.work, "peers-shm.db")
+    fresh_db(db)
+    bench = tool("acc-bench")
+    env = {"ACC_LOG_LEVEL": "error"}
+    run(rt + [bench, "--runtime", "host", "--nranks", "2", "--topo", "gpus=2", "--tables", db,
+              "-b", "1K", "-e", sweep[1], "-f", "2", "-n", "5", "-w", "1"], env=env)
+    env["ACC_DB"] = db
+    acc = acc_table(run(rt + [bench, "--runtime", "host", "--nranks", "2", "--topo", "gpus=2",
+                              "-b", "1K", "-e", sweep[1], "-f", "4", "-n", sweep[2], "-w", "3",
+                              "-c", "0"], env=env))
+    runs = [mpi_table(run(rt + ["mpirun", "-np", "2", "--bind-to", "none", "--mca", "btl",
+                                "self,vader"] + extra + [mpi, "-b", "1K", "-e", sweep[1], "-f",
+                                                          "4", "-n", sweep[2]], env=OMPI_ENV))
+            for extra in ([], ["--mca", "coll_tuned_use_dynamic_rules", "1", "--mca",
+                               "coll_tuned_allreduce_algorithm", "4"])]
+    return acc, best(*runs)
+
+
+def across_nodes(a, sweep, rt, mpi):
+    db = os.path.join(a.work, "peers-net.db")
+    fresh_db(db)
+    bench = tool("acc-bench")
+    shape = ["--nodes", str(a.nodes), "--rate", a.rate]
+    topo = "nodes=%d gpus=1 nic=1x%g" % (a.nodes, a.gbps)
+    accargs = ["--runtime", "host", "--rank", "{rank}", "--nranks", "{nranks}", "--bootstrap",
+               "{bootstrap}", "--topo", topo]
+    cluster(shape, rt + ["env", "ACC_LOG_LEVEL=error", bench] + accargs +
+            ["--tables", db, "-b", "1K", "-e", sweep[3], "-f", "4", "-n", "3", "-w", "1"])
+    acc = acc_table(cluster(shape, rt + ["env", "ACC_LOG_LEVEL=error", "ACC_DB=" + db, bench] +
+                            accargs + ["-b", "1K", "-e", sweep[3], "-f", "4", "-n", sweep[4],
+                                       "-w", "2", "-c", "0"]))
+    mpirun = ["mpirun", "--hostfile", "$CLUSTER_HOSTFILE", "-np", str(a.nodes), "--map-by",
+              "node", "--bind-to", "none", "--mca", "plm_rsh_agent", "$CLUSTER_RSH", "--mca",
+              "btl", "tcp,self", "--mca", "btl_tcp_if_include", "eth0", "--mca",
+              "oob_tcp_if_include", "eth0"]
+    runs = []
+    for extra in ([], ["--mca", "coll_tuned_use_dynamic_rules", "1", "--mca",
+                       "coll_tuned_allreduce_algorithm", "4"]):
+        line = " ".join(rt + mpirun + extra + [mpi, "-b", "1K", "-e", sweep[3], "-f", "4", "-n",
+                                              sweep[4]])
+        runs.append(mpi_table(cluster(shape + ["--rsh"], ["sh", "-c", line], env=OMPI_ENV)))
+    return acc, best(*runs)
+
+
+def compare(acc, mpi, nranks, label, lat_target):
+    """Rows of the comparison and whether each target holds."""
+    body, ok_bw, ok_lat, short = [], True, None, []
+    for size in sorted(set(acc) & set(mpi)):
+        a, m = acc[size], mpi[size]
+        ratio = m[0] / a[0] if a[0] > 0 else float("nan")
+        if size >= 65536 and a[0] > m[0]:  # busbw from the times, not the rounded columns
+            ok_bw = False
+            short.append("%d B: %.3fx" % (size, ratio))
+        if size == 1024 and lat_target:
+            ok_lat = a[0] <= 2 * m[0]
+        body.append([size, fmt(a[0]), fmt(a[1], 2), fmt(m[0]), fmt(m[1], 2), fmt(ratio, 2),
+                     a[2]])
+    head = ["size (B)", "acc us", "acc busbw GB/s", "Open MPI us", "Open MPI busbw GB/s",
+            "acc speedup", "acc ran"]
+    text = "### %s\n\n" % label + md_table(head, body)
+    text += "\nbusbw >= Open MPI's at every size from 64 KiB: **%s**%s\n" % (
+        "yes" if ok_bw else "no", "" if ok_bw else " (short at %s)" % ", ".join(short))
+    if lat_target:
+        text += "1 KiB latency <= 2x Open MPI's: **%s**\n" % ("yes" if ok_lat else "no")
+    return text, {"rows": body, "busbw_ok": ok_bw, "latency_ok": ok_lat}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    common_args(p, "/tmp/acc-peers")
+    p.add_argument("--quick", action="store_true", help="fewer sizes and calls")
+    a = p.parse_args()
+    a.gbps = float(a.rate.replace("gbit", "")) if a.rate.endswith("gbit") else 1.0
+    os.makedirs(a.work, exist_ok=True)
+    rt = ["chrt", "-f", "10"] if a.rt else []
+    # sweeps: shm max, shm calls, (tables max), net max, net calls
+    sweep = ("", "16M", "10", "4M", "10") if a.quick else ("", "64M", "20", "16M", "20")
+    mpi = mpi_bench()
+    before = load_note()
+    log("shared memory: 2 ranks")
+    acc_s, mpi_s = shared_memory(a, sweep, rt, mpi)
+    log("%d emulated nodes at %s" % (a.nodes, a.rate))
+    acc_n, mpi_n = across_nodes(a, sweep, rt, mpi)
+    t1, j1 = compare(acc_s, mpi_s, 2, "Two ranks in shared memory (one machine)", False)
+    t2, j2 = compare(acc_n, mpi_n, a.nodes, "%d emulated nodes, one rank each, %s links" %
+                     (a.nodes, a.rate), True)
+    head = ("## acc's host backend beside Open MPI\n\n"
+            "Allreduce of floats, out of place, the slowest rank's mean; acc with the tables it "
+            "measured itself for each setting (`acc-bench --tables`), Open MPI %s with its "
+            "defaults and with its ring forced, the faster per size.  %s%s.\n"
+            "Machine: %s before, %s after.\n\n" %
+            (run(["sh", "-c", "mpirun --version | head -1"]).strip().split()[-1],
+             "Real-time priority for both (--rt). " if a.rt else "", "Quick run" if a.quick
+             else "", before, load_note()))
+    write(os.path.join(a.out, "peers.md"), head + t1 + "\n" + t2)
+    save_json(os.path.join(a.out, "peers.json"), {"shared_memory": j1, "nodes": j2,
+                                                  "load_before": before, "rt": a.rt})
+    print(head + t1 + "\n" + t2)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
