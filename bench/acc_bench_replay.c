@@ -291,14 +291,14 @@ static void row(replay_t *w, const char *policy, const double *ms, int iters, in
         fprintf(w->out, "  %-8s %5d  %12.3f  %10.3f", policy, n, meas, meas - compute);
     fprintf(w->out, "  %12.3f  %10.3f  %s (%s%s)\n", pred.iteration_ms, pred.iteration_ms - compute,
             cfg, from, tuning);
-    /* Every iteration went to the search: nothing is left to measure the result with. */
+    /* The search outlasted the replay's ceiling: nothing is left to measure the result with. */
     if (!n && info->tuning)
         fprintf(w->out,
                 "  %-8s nothing measured: online tuning was still measuring configurations "
-                "after all %d iterations (each for a few iterations, until its budget is spent: "
+                "after %d iterations (each for a few iterations, until its budget is spent: "
                 "ACC_TUNE_BUDGET iterations, by default a quarter of what a full grid would "
-                "take); give more --iters, or a smaller ACC_TUNE_BUDGET\n",
-                "", w->r->iters);
+                "take); give a smaller ACC_TUNE_BUDGET\n",
+                "", tuned);
     fflush(w->out);
 }
 

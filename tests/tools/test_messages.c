@@ -78,7 +78,7 @@ ACC_TEST(identical_reports_are_identical)
     }
 }
 
-ACC_TEST(online_row_says_why_nothing_was_measured)
+ACC_TEST(online_row_measures_after_tuning_ends)
 {
     /* A small model, so that the iterations are quick: three gradients, 5 ms of compute. */
     static const char profile[] =
@@ -101,11 +101,10 @@ ACC_TEST(online_row_says_why_nothing_was_measured)
     tr_fill(line, sizeof(line), cmd, "db", db);
     CHECK_MSG(tr_run(line, NULL, 0) == 0, "%s: %s", line, tr_err);
     printf("%s", tr_out);
-    TR_HAS(tr_out, "  online       0             -", line);
-    TR_HAS(tr_out, "still tuning after 10 iterations", line);
-    TR_HAS(tr_out,
-           "nothing measured: online tuning was still measuring configurations after all "
-           "10 iterations",
-           line);
-    TR_HAS(tr_out, "give more --iters, or a smaller ACC_TUNE_BUDGET", line);
+    /* With the default budget the search takes more than --iters iterations: the replay runs
+     * until it ends, then --iters more, and the row measures those, saying how long tuning took
+     * (it once printed "0 iterations, measured -" without a word). */
+    TR_HAS(tr_out, "  online      10 ", line);
+    TR_HAS(tr_out, "(online from the default, tuned in ", line);
+    CHECK_MSG(strstr(tr_out, "nothing measured") == NULL, "%s", line);
 }
