@@ -49,6 +49,9 @@ typedef struct rt_boot rt_boot_t;
 #define BOOT_NONCE_BYTES 16
 
 acc_status_t boot_root_start(acc_unique_id_t *id);
+/* On rank 0 of b: an id for a later communicator of b's ranks (acc_comm_dup), whose rendezvous
+ * listens on the interface where b's peers reached rank 0, never at the host name's address. */
+acc_status_t boot_root_start_near(const rt_boot_t *b, acc_unique_id_t *id);
 acc_status_t boot_id_from_string(const char *host_port, acc_unique_id_t *id);
 /* Join the ranks of id; every rank calls it with the same nranks. */
 acc_status_t boot_create(const acc_unique_id_t *id, int rank, int nranks, int timeout_ms,

@@ -220,7 +220,10 @@ static void *root_main(void *arg)
     return NULL;
 }
 
-/* The address other machines reach this one at: the host name's, else the loopback. */
+/* The address other machines reach this one at, for an id nobody has reached yet: the host
+ * name's, else the loopback.  In containers the host name often resolves to 127.0.0.1, which
+ * other nodes cannot reach: launchers across nodes name an address (acc_unique_id_from_string),
+ * and later rendezvous of the same ranks never come here (boot_root_start_near). */
 static void host_addr(net_addr_t *a)
 {
     char host[256];
@@ -228,10 +231,11 @@ static void host_addr(net_addr_t *a)
         net_resolve("127.0.0.1", "0", a);
 }
 
-acc_status_t boot_root_start(acc_unique_id_t *out)
+/* A rendezvous thread listening at `at` (its port ignored: the kernel picks one). */
+static acc_status_t root_start_at(const net_addr_t *at, acc_unique_id_t *out)
 {
     rendezvous_t *rv = acc_mem_calloc(1, sizeof(*rv));
-    net_addr_t a, bound;
+    net_addr_t a = *at, bound;
     id_t_ id;
     pthread_t tid;
     acc_status_t st;
@@ -239,7 +243,7 @@ acc_status_t boot_root_start(acc_unique_id_t *out)
     if (!rv)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for the rendezvous");
     rv->listen_fd = -1;
-    host_addr(&a);
+    net_set_port(&a, 0);
     if ((st = new_nonce(rv->nonce)) != ACC_OK ||
         (st = net_listen(&a, &rv->listen_fd, &bound)) != ACC_OK)
         goto out;
@@ -262,6 +266,20 @@ out:
     rendezvous_free(rv);
     acc_mem_free(rv);
     return st;
+}
+
+acc_status_t boot_root_start(acc_unique_id_t *out)
+{
+    net_addr_t a;
+    host_addr(&a);
+    return root_start_at(&a, out);
+}
+
+acc_status_t boot_root_start_near(const rt_boot_t *b, acc_unique_id_t *out)
+{
+    /* Rank 0's listening address is where every peer has connected to it already (the star,
+     * or the well-known HOST:PORT), so a rendezvous on its interface is one they can reach. */
+    return root_start_at(&b->addrs[0], out);
 }
 
 acc_status_t boot_id_from_string(const char *host_port, acc_unique_id_t *out)

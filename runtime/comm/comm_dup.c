@@ -1,10 +1,11 @@
 /*
- * A second communicator over the same ranks: rank 0 makes a fresh unique id and broadcasts it
- * over the parent's bootstrap, then every rank joins it with the parent's options, as
- * acc_comm_init_rank does.  Several communicators let one process run collectives on several
- * threads at once (the fusion engine's streams), which one communicator never allows.  A
- * host-backend duplicate (comm_dup_host) carries small control messages in host memory beside
- * a communicator of any backend.
+ * A second communicator over the same ranks: rank 0 makes a fresh unique id (its rendezvous on
+ * the interface the peers reached rank 0 at) and broadcasts it over the parent's bootstrap,
+ * then every rank joins it with the parent's options, as acc_comm_init_rank does.  Several
+ * communicators let one process run collectives on several threads at once (the fusion
+ * engine's streams), which one communicator never allows.  A host-backend duplicate
+ * (comm_dup_host) carries small control messages in host memory beside a communicator of any
+ * backend.
  */
 #include "rt_internal.h"
 
@@ -27,8 +28,10 @@ static acc_status_t dup_with(acc_comm_t *comm, const acc_comm_opts_t *opts, acc_
         return acc_error_set(comm->error, "acc_comm_dup: the communicator is broken: %s",
                              comm->error_msg);
     memset(&msg, 0, sizeof(msg));
+    /* The rendezvous listens where the peers reach rank 0 already: the host name may resolve
+     * to an address they cannot reach (a loopback, in containers). */
     if (comm->rank == 0)
-        msg.status = acc_get_unique_id(&msg.id);
+        msg.status = boot_root_start_near(comm->boot, &msg.id);
     if ((st = boot_bcast(comm->boot, &msg, sizeof(msg), 0)) != ACC_OK)
         return acc_error_prefix(st, "rank %d: acc_comm_dup: ", comm->rank);
     if (msg.status != ACC_OK)
