@@ -114,6 +114,7 @@ typedef struct {
     unsigned char *base[ACC_BUF_COUNT]; /* this rank's buffers */
     int timeout_ms; /* no lane moving for this long fails the call; <= 0 never */
     const volatile int *abort_flag;
+    const acc_comm_t *comm; /* whose peers a timeout looks for */
     /* the failure of the call */
     acc_status_t status;
     char msg[512];
@@ -155,13 +156,18 @@ typedef struct {
     const void **ptrs; /* REDUCE_PEERS sources, npeer_pool + 2 */
 } hb_lane_t;
 
-/* The backend's state per communicator: the instances. */
+/* The backend's state per communicator: the instances, and whose segments are whose. */
 typedef struct {
     acc_comm_t *comm;
     /* instances */
     hb_inst_t **insts;
     size_t ninsts, insts_cap;
     int next_id;
+    /* per rank: its process id and PID namespace, which name its segments (host_shm.c), and
+     * its machine (the kernel's boot id): where both are this rank's, its process id tells
+     * whether it lives */
+    int *pids;
+    unsigned *pidns, *machine;
 } hb_state_t;
 
 /* ---- instances (host_inst.c) ---- */
@@ -171,6 +177,19 @@ acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_
 void hb_inst_destroy(acc_comm_t *c, hb_inst_t *in);
 /* Can plan run on this communicator's nodes?  Peer memory only within a node. */
 acc_status_t hb_plan_fits(const acc_comm_t *c, const acc_plan_t *plan);
+
+/* ---- segments (host_shm.c) ---- */
+/* This process's PID namespace (the inode of /proc/self/ns/pid; 0 when unknown), and its
+ * machine (a hash of the kernel's boot id; 0 when unknown). */
+unsigned hb_pid_namespace(void);
+unsigned hb_machine(void);
+void hb_seg_name(const acc_comm_t *c, const hb_state_t *s, const hb_inst_t *in, int r, char *buf,
+                 size_t n);
+/* Create (this rank's) or open and map rank r's segment of in; a segment /dev/shm cannot hold
+ * fails with ACC_ERR_NOMEM saying what /dev/shm holds. */
+acc_status_t hb_seg_map(const acc_comm_t *c, const hb_state_t *s, hb_inst_t *in, int r, int create);
+/* Remove the name of this rank's segment (its memory stays until the last mapping goes). */
+void hb_seg_unlink(const acc_comm_t *c, const hb_state_t *s, const hb_inst_t *in);
 
 /* ---- running the lanes (host_lanes.c) ---- */
 /* Run every lane of this rank for one call on the calling thread. */

@@ -297,6 +297,12 @@ typedef struct {
 /* Rows with at least one call, by collective then range; *out taken (acc_mem_free). */
 acc_status_t acc_comm_stats(const acc_comm_t *comm, acc_comm_stat_t **out, size_t *n);
 
+/* Remove from /dev/shm the shared memory that host-backend communicators of dead processes
+ * left behind (a job killed while its ranks set a plan up): segments whose creating process,
+ * in this PID namespace, no longer exists.  A process's first host-backend communicator does
+ * it too; `acc-info --cleanup` runs it.  *removed (optional): how many. */
+acc_status_t acc_comm_cleanup(int *removed);
+
 #ifdef __cplusplus
 }
 #endif

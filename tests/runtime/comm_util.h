@@ -12,6 +12,16 @@
 
 #include <unistd.h>
 
+/* The environment of a host-backend case: the machine, no database (the fallback serves every
+ * call) unless the case sets ACC_DB itself, errors only in the log, and the timeout. */
+static inline void comm_env(const char *topo, const char *timeout_ms)
+{
+    setenv("ACC_TOPO", topo, 1);
+    setenv("ACC_DB", "/nonexistent/acc.db", 1);
+    setenv("ACC_LOG_LEVEL", "error", 1);
+    setenv("ACC_TIMEOUT_MS", timeout_ms, 1);
+}
+
 /* The image build's database of the machine spec describes, at path (made anew). */
 static inline void build_db(const char *path, const char *spec)
 {
