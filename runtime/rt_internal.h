@@ -132,6 +132,7 @@ typedef struct {
 typedef struct {
     const acc_plan_t *plan;
     uint64_t bytes;
+    acc_status_t status;
     char why[384];
 } rt_refusal_t;
 
@@ -264,10 +265,12 @@ acc_status_t comm_dup_host(acc_comm_t *comm, acc_comm_t **out);
 acc_status_t comm_init(acc_comm_t **out, int nranks, const acc_unique_id_t *id, int rank,
                        const acc_comm_opts_t *opts, int duplicate);
 /* Plans the backend could not set up: remember one (every rank agreed on the failure) for calls
- * of at least `bytes` (0: any), and ACC_ERR_UNSUPPORTED with the reason for a call it covers,
- * so that it is not tried at every call.  comm_refuse is comm_refuse_at any size with the
- * current message; comm_refused asks whether any size was refused. */
-void comm_refuse_at(acc_comm_t *c, const acc_plan_t *plan, uint64_t bytes, const char *why);
+ * of at least `bytes` (0: any), and the failure again (its status and message) for a call it
+ * covers, so that it is not tried at every call.  comm_refuse is comm_refuse_at any size with
+ * ACC_ERR_UNSUPPORTED and the current message; comm_refused asks whether any size was
+ * refused. */
+void comm_refuse_at(acc_comm_t *c, const acc_plan_t *plan, uint64_t bytes, acc_status_t status,
+                    const char *why);
 acc_status_t comm_refused_at(const acc_comm_t *c, const acc_plan_t *plan, uint64_t bytes);
 void comm_refuse(acc_comm_t *c, const acc_plan_t *plan);
 acc_status_t comm_refused(const acc_comm_t *c, const acc_plan_t *plan);

@@ -1,6 +1,7 @@
 /* acc-info: what this acc build knows (version, settings and their values, shipped platforms)
  * and, with --db, what a database holds. */
 #include "acc_db.h"
+#include "acc_runtime.h"
 #include "acc_topo.h"
 #include "cli.h"
 
@@ -37,11 +38,12 @@ int main(int argc, char **argv)
     size_t n, i;
 
     if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        puts("usage: acc-info [--settings | --platforms | --db FILE]\n"
+        puts("usage: acc-info [--settings | --platforms | --db FILE | --cleanup]\n"
              "Prints the version, every ACC_* setting with its type, default, value in effect\n"
              "and meaning, and the shipped platform descriptions; with --db, what a database\n"
              "holds (schema version, topologies, collectives and size ranges, kernels per\n"
-             "architecture, optima).");
+             "architecture, optima); with --cleanup, removes from /dev/shm the shared memory\n"
+             "that jobs killed while setting up left behind (their processes are gone).");
         return EXIT_OK;
     }
     if (argc > 1 && strcmp(argv[1], "--db") == 0) {
@@ -50,6 +52,16 @@ int main(int argc, char **argv)
             return EXIT_USAGE;
         }
         return show_db(argv[2]);
+    }
+    if (argc == 2 && strcmp(argv[1], "--cleanup") == 0) {
+        int removed = 0;
+        if (acc_comm_cleanup(&removed) != ACC_OK) {
+            fprintf(stderr, "acc-info: %s\n", acc_error_message());
+            return EXIT_INPUT;
+        }
+        printf("removed %d shared-memory segment%s of dead processes from /dev/shm\n", removed,
+               removed == 1 ? "" : "s");
+        return EXIT_OK;
     }
     if (argc > 1 && strcmp(argv[1], "--settings") != 0 && strcmp(argv[1], "--platforms") != 0) {
         fprintf(stderr, "acc-info: unknown option '%s'\nTry 'acc-info --help'.\n", argv[1]);

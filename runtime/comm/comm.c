@@ -129,7 +129,8 @@ acc_status_t comm_agree_final(acc_comm_t *c, acc_status_t mine, const char *step
     return agree(c, mine, step, 1);
 }
 
-void comm_refuse_at(acc_comm_t *c, const acc_plan_t *plan, uint64_t bytes, const char *why)
+void comm_refuse_at(acc_comm_t *c, const acc_plan_t *plan, uint64_t bytes, acc_status_t status,
+                    const char *why)
 {
     for (size_t i = 0; i < c->nrefused; i++)
         if (c->refused[i].plan == plan) {
@@ -141,6 +142,7 @@ void comm_refuse_at(acc_comm_t *c, const acc_plan_t *plan, uint64_t bytes, const
                           sizeof(*c->refused)) == ACC_OK) {
         c->refused[c->nrefused].plan = plan;
         c->refused[c->nrefused].bytes = bytes;
+        c->refused[c->nrefused].status = status;
         snprintf(c->refused[c->nrefused++].why, sizeof(c->refused->why), "%s", why);
     }
 }
@@ -149,13 +151,13 @@ acc_status_t comm_refused_at(const acc_comm_t *c, const acc_plan_t *plan, uint64
 {
     for (size_t i = 0; i < c->nrefused; i++)
         if (c->refused[i].plan == plan && bytes >= c->refused[i].bytes)
-            return acc_error_set(ACC_ERR_UNSUPPORTED, "%s", c->refused[i].why);
+            return acc_error_set(c->refused[i].status, "%s", c->refused[i].why);
     return ACC_OK;
 }
 
 void comm_refuse(acc_comm_t *c, const acc_plan_t *plan)
 {
-    comm_refuse_at(c, plan, 0, acc_error_message());
+    comm_refuse_at(c, plan, 0, ACC_ERR_UNSUPPORTED, acc_error_message());
 }
 
 acc_status_t comm_refused(const acc_comm_t *c, const acc_plan_t *plan)

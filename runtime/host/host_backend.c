@@ -108,7 +108,7 @@ static acc_status_t instance(acc_comm_t *c, hb_state_t *s, const acc_plan_t *pla
         if (comm_error(c) != ACC_OK)
             *broken = 1;
         else
-            comm_refuse_at(c, plan, st == ACC_ERR_NOMEM ? cap * es : 0, acc_error_message());
+            comm_refuse_at(c, plan, st == ACC_ERR_NOMEM ? cap * es : 0, st, acc_error_message());
         return st;
     }
     s->insts[s->ninsts++] = *out;
