@@ -172,7 +172,7 @@ struct acc_comm {
     /* loading: tables in use, or why everything goes to the fallback */
     int use_tables;
     char db_path[512]; /* the database the tables came from (the cuda backend's CUBINs too) */
-    char fallback_reason[1024];
+    char fallback_reason[2048]; /* as long as an error message (common_status.c) */
     char settings_error[512]; /* the first ACC_* setting it could not use, which turns acc off */
     int forced_said;          /* the warning that acc's plan could not run here was given */
     rt_refusal_t *refused;
