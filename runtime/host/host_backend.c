@@ -163,6 +163,9 @@ static acc_status_t run(acc_comm_t *c, void *state, const acc_plan_t *plan, cons
     acc_status_t st;
     int has_out;
 
+    /* Every rank numbers its calls alike, those that fail included (every rank saw the same
+     * failure, or the communicator is broken). */
+    s->runs++;
     if ((st = instance(c, s, plan, es, rc->count, &in, broken)) != ACC_OK)
         return st;
     memset(&call, 0, sizeof(call));
@@ -173,6 +176,14 @@ static acc_status_t run(acc_comm_t *c, void *state, const acc_plan_t *plan, cons
     call.elems[ACC_BUF_IN] = acc_plan_buf_elems(plan, ACC_BUF_IN, rc->count);
     call.elems[ACC_BUF_OUT] = acc_plan_buf_elems(plan, ACC_BUF_OUT, rc->count);
     call.elems[ACC_BUF_SCRATCH] = in->scratch_cap;
+    /* What the peers compare their calls with (hb_call_rec_t). */
+    call.seq = s->runs - 1;
+    {
+        uint64_t sig[6] = {
+            (uint64_t)rc->coll,           rc->count, (uint64_t)rc->dt, (uint64_t)rc->op,
+            (uint64_t)(uint32_t)rc->root, call.seq};
+        call.sig = (uint32_t)acc_fnv1a64(sig, sizeof(sig));
+    }
     call.timeout_ms = c->timeout_ms;
     call.abort_flag = &c->abort;
     call.comm = c;
@@ -182,6 +193,7 @@ static acc_status_t run(acc_comm_t *c, void *state, const acc_plan_t *plan, cons
      * this call, so resetting here cannot race with them. */
     memset(in->seg[in->rank] + in->layouts[in->rank].scratch_len, 0xff,
            ((size_t)plan->scratch_chunks + 1) * sizeof(int64_t));
+    hb_call_publish(&call, rc);
     st = hb_run_lanes(&call);
     if (st != ACC_OK) {
         acc_error_set(st, "%s", call.msg);

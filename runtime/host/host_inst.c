@@ -255,6 +255,45 @@ static acc_status_t prepare(acc_comm_t *c, hb_inst_t *in)
     return hb_seg_map(c, c->be_state, in, in->rank, 1);
 }
 
+/* What makes an instance: the plan (by what it is), the element size, the capacity. */
+typedef struct {
+    uint64_t plan, es, cap;
+} inst_ident_t;
+
+static uint64_t plan_key(const acc_plan_t *p)
+{
+    char text[ACC_PLAN_NAME_MAX + ACC_PLAN_PARAMS_MAX + 64];
+    int n = snprintf(text, sizeof(text), "%d %d %d %d %s %s", (int)p->coll, p->nranks, p->root,
+                     p->nlanes, p->algo, p->params);
+    return acc_fnv1a64(text, n > 0 && (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
+}
+
+/* Do all ranks set up the same instance?  They do unless they made different calls (misuse):
+ * then, rather than map each other's memory with different layouts, every rank fails here
+ * with the same message, and the communicator is broken. */
+static acc_status_t same_instance(acc_comm_t *c, const hb_inst_t *in)
+{
+    inst_ident_t mine = {plan_key(in->plan), in->es, in->cap}, *all;
+    acc_status_t st;
+
+    if (!(all = acc_mem_calloc((size_t)c->nranks, sizeof(*all))))
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    if ((st = boot_allgather(c->boot, &mine, sizeof(mine), all)) != ACC_OK) {
+        acc_mem_free(all);
+        return comm_break(c, acc_error_prefix(st, "comparing the ranks' calls: "));
+    }
+    for (int r = 1; r < c->nranks && st == ACC_OK; r++)
+        if (all[r].plan != all[0].plan || all[r].es != all[0].es || all[r].cap != all[0].cap)
+            st = acc_error_set(ACC_ERR_INVALID,
+                               "rank %d's call needs another plan or size than rank 0's (%s "
+                               "of %zu-byte elements): every rank must make the same calls, in "
+                               "the same order, with the same count, type, reduction and root",
+                               r, acc_coll_name(in->plan->coll), (size_t)all[0].es);
+    acc_mem_free(all);
+    /* Ranks whose calls went apart cannot be trusted with any later call either. */
+    return st == ACC_OK ? st : comm_break(c, st);
+}
+
 acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_t es, uint64_t cap,
                             hb_inst_t **out)
 {
@@ -272,6 +311,9 @@ acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_
     /* Each step ends with every rank knowing whether every rank managed it, so that all give
      * up together instead of waiting for a peer that already has. */
     st = comm_agree(c, prepare(c, in), "setting up the shared memory of a plan");
+    /* Before anyone maps a peer's segment with this plan's layout. */
+    if (st == ACC_OK)
+        st = same_instance(c, in);
     if (st == ACC_OK) {
         for (int r = 0; r < plan->nranks && st == ACC_OK; r++)
             if (r != c->rank && c->node_of[r] == c->node_of[c->rank])

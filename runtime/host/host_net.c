@@ -2,8 +2,8 @@
  * The host backend between nodes: a TCP connection per remote (sender, receiver, lane), a
  * thread per sending end that writes the outbox to the socket, and one per receiving end that
  * moves messages from the socket into the ring as slots free up.
- * On the wire a message is its chunk count (32 bits, then 32 of padding), its chunk lengths
- * (64 bits each) and its data.
+ * On the wire a message is its chunk count (32 bits), the sender's call signature (32 bits),
+ * its chunk lengths (64 bits each) and its data.
  */
 #include "host_internal.h"
 
@@ -62,6 +62,7 @@ static void *receiver_main(void *arg)
             break;
         }
         s->nchunks = head[0];
+        s->sig = head[1];
         if (net_recv(cn->fd, (unsigned char *)s + hb_slot_header(cn->maxcnt), (size_t)bytes, 0,
                      &in->stop) != ACC_OK)
             break;
@@ -93,7 +94,7 @@ static void *sender_main(void *arg)
         }
         s = hb_outbox_slot(in, cn, n);
         head[0] = s->nchunks;
-        head[1] = 0;
+        head[1] = s->sig;
         for (uint32_t t = 0; t < s->nchunks; t++)
             bytes += s->lens[t] * in->es;
         if (net_send(cn->fd, head, sizeof(head), 0, &in->stop) != ACC_OK ||

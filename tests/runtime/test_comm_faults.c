@@ -10,13 +10,6 @@
 
 #include <pthread.h>
 
-/* Timings are asserted only outside the sanitizers, whose slowdown they would measure. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define CHECK_FAST(cond, ...) ((void)0)
-#else
-#define CHECK_FAST(cond, ...) CHECK_MSG(cond, __VA_ARGS__)
-#endif
-
 #define TIMEOUT_MS 2000
 
 static int survive_a_kill(int rank, int nranks, const acc_unique_id_t *id, void *arg)
