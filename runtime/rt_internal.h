@@ -81,6 +81,8 @@ acc_status_t boot_allgather(rt_boot_t *b, const void *mine, size_t bytes, void *
 acc_status_t boot_allgather_final(rt_boot_t *b, const void *mine, size_t bytes, void *all);
 acc_status_t boot_bcast(rt_boot_t *b, void *buf, size_t bytes, int root);
 acc_status_t boot_barrier(rt_boot_t *b);
+/* How long those wait for a peer (the communicator's timeout unless changed; <= 0: for ever). */
+void boot_set_wait(rt_boot_t *b, int wait_ms);
 /* Where each rank listens for the host backend's connections between nodes; the listening
  * socket of this rank; the id's nonce, equal on every rank of the communicator. */
 const net_addr_t *boot_peer_addr(const rt_boot_t *b, int rank);
@@ -140,7 +142,7 @@ struct acc_comm {
     /* its life (comm.c): made by acc, live or closing or dead, by which process */
     uint32_t magic;
     int state;           /* __atomic */
-    int closed_by_abort; /* it was closed by acc_comm_abort */
+    int closed_by_abort; /* it was closed by acc_comm_abort (__atomic) */
     unsigned forks;      /* net_forks() when it was made */
     int pid;             /* the process that made it */
     int created;         /* set-up is over */

@@ -44,6 +44,7 @@ typedef struct {
 
 struct rt_boot {
     int rank, nranks, timeout_ms;
+    int wait_ms; /* how long a collective over the star waits for a peer (boot_set_wait) */
     const volatile int *abort_flag;
     uint8_t nonce[BOOT_NONCE_BYTES];
     int listen_fd;

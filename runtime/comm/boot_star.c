@@ -72,7 +72,7 @@ static acc_status_t allgather(rt_boot_t *b, const void *mine, size_t bytes, void
 
 acc_status_t boot_allgather(rt_boot_t *b, const void *mine, size_t bytes, void *all)
 {
-    double deadline = boot_deadline(b->timeout_ms);
+    double deadline = boot_deadline(b->wait_ms);
     return allgather(b, mine, bytes, all, deadline, deadline);
 }
 
@@ -82,13 +82,13 @@ acc_status_t boot_allgather_final(rt_boot_t *b, const void *mine, size_t bytes, 
      * that sent its part has seen rank 0 at the step before, so twice the timeout is enough
      * for rank 0's answer unless rank 0 stopped, and then its closed connection ends the wait
      * sooner. */
-    return allgather(b, mine, bytes, all, boot_deadline(b->timeout_ms),
-                     boot_deadline(b->timeout_ms > 0 ? 2 * b->timeout_ms : 0));
+    return allgather(b, mine, bytes, all, boot_deadline(b->wait_ms),
+                     boot_deadline(b->wait_ms > 0 ? 2 * b->wait_ms : 0));
 }
 
 acc_status_t boot_bcast(rt_boot_t *b, void *buf, size_t bytes, int root)
 {
-    double deadline = boot_deadline(b->timeout_ms);
+    double deadline = boot_deadline(b->wait_ms);
     acc_status_t st = ACC_OK;
     int r;
 
@@ -116,4 +116,9 @@ acc_status_t boot_barrier(rt_boot_t *b)
     st = boot_allgather(b, &one, 1, all);
     acc_mem_free(all);
     return st;
+}
+
+void boot_set_wait(rt_boot_t *b, int wait_ms)
+{
+    b->wait_ms = wait_ms;
 }

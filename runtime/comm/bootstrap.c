@@ -328,7 +328,7 @@ acc_status_t boot_create(const acc_unique_id_t *uid, int rank, int nranks, int t
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for the bootstrap");
     b->rank = rank;
     b->nranks = nranks;
-    b->timeout_ms = timeout_ms;
+    b->timeout_ms = b->wait_ms = timeout_ms;
     b->abort_flag = abort_flag;
     b->listen_fd = -1;
     memcpy(b->nonce, id.nonce, BOOT_NONCE_BYTES);

@@ -24,6 +24,8 @@
 #include <unistd.h>
 
 #define COMM_MAGIC 0x61636363u /* "accc" */
+/* The least a set-up step waits for a live peer (ACC_TIMEOUT_MS's default). */
+#define SETUP_WAIT_MS 60000
 enum { COMM_LIVE = 1, COMM_CLOSING, COMM_DEAD };
 
 static const char *const backend_names[] = {"auto", "host", "cuda"};
@@ -314,12 +316,19 @@ acc_status_t comm_init(acc_comm_t **out, int nranks, const acc_unique_id_t *id, 
     wanted_backend(c, opts, &want);
     /* Every failure below ends this rank's part at once (its connections close), and the last
      * step is rank 0's verdict, so every rank fails, or none does. */
-    if ((st = boot_create(id, rank, nranks, c->timeout_ms, &c->abort, &c->boot)) != ACC_OK ||
-        (st = choose_backend(c, want)) != ACC_OK || (st = comm_prepare(c, opts)) != ACC_OK)
+    if ((st = boot_create(id, rank, nranks, c->timeout_ms, &c->abort, &c->boot)) != ACC_OK)
+        goto out;
+    /* Once every rank has arrived, a peer that is slow to answer is loading and verifying its
+     * tables, not stuck: set-up waits for it at least SETUP_WAIT_MS (a peer that dies fails it
+     * at once). */
+    boot_set_wait(c->boot, c->timeout_ms > 0 && c->timeout_ms < SETUP_WAIT_MS ? SETUP_WAIT_MS
+                                                                              : c->timeout_ms);
+    if ((st = choose_backend(c, want)) != ACC_OK || (st = comm_prepare(c, opts)) != ACC_OK)
         goto out;
     st = c->be->create(c, &c->be_state);
     if ((st = comm_agree_final(c, st, "finishing the set-up")) != ACC_OK)
         goto out;
+    boot_set_wait(c->boot, c->timeout_ms);
     c->created = 1;
     *out = c;
     return ACC_OK;
@@ -380,7 +389,7 @@ int comm_forked(const acc_comm_t *c)
 
 acc_status_t comm_enter(acc_comm_t *c, const char *what)
 {
-    int state;
+    int state, aborted;
     if (!c)
         return acc_error_set(ACC_ERR_INVALID, "%s: the communicator is NULL", what);
     if (c->magic != COMM_MAGIC)
@@ -398,11 +407,12 @@ acc_status_t comm_enter(acc_comm_t *c, const char *what)
     if (state == COMM_LIVE)
         return ACC_OK;
     __atomic_sub_fetch(&c->inflight, 1, __ATOMIC_SEQ_CST);
-    return acc_error_set(c->closed_by_abort ? ACC_ERR_ABORTED : ACC_ERR_INVALID,
-                         "%s: the communicator %s", what,
+    aborted = __atomic_load_n(&c->closed_by_abort, __ATOMIC_SEQ_CST);
+    return acc_error_set(aborted ? ACC_ERR_ABORTED : ACC_ERR_INVALID, "%s: the communicator %s",
+                         what,
                          state == COMM_CLOSING ? "is being closed (acc_comm_abort or "
                                                  "acc_comm_destroy on another thread)"
-                         : c->closed_by_abort  ? "was aborted (acc_comm_abort)"
+                         : aborted             ? "was aborted (acc_comm_abort)"
                                                : "was destroyed (acc_comm_destroy)");
 }
 
@@ -421,7 +431,9 @@ acc_status_t comm_begin_call(acc_comm_t *c, const char *what)
     if (__atomic_load_n(&c->state, __ATOMIC_SEQ_CST) != COMM_LIVE) {
         pthread_mutex_unlock(&c->lock);
         comm_leave(c);
-        return acc_error_set(c->closed_by_abort ? ACC_ERR_ABORTED : ACC_ERR_INVALID,
+        return acc_error_set(__atomic_load_n(&c->closed_by_abort, __ATOMIC_SEQ_CST)
+                                 ? ACC_ERR_ABORTED
+                                 : ACC_ERR_INVALID,
                              "%s: the communicator is being closed", what);
     }
     return ACC_OK;
@@ -443,8 +455,9 @@ static acc_status_t close_comm(acc_comm_t *c, int abort, const char *what)
     if (!__atomic_compare_exchange_n(&c->state, &live, COMM_CLOSING, 0, __ATOMIC_SEQ_CST,
                                      __ATOMIC_SEQ_CST))
         return acc_error_set(ACC_ERR_INVALID, "%s: the communicator was %s already", what,
-                             c->closed_by_abort ? "aborted" : "destroyed");
-    c->closed_by_abort = abort;
+                             __atomic_load_n(&c->closed_by_abort, __ATOMIC_SEQ_CST) ? "aborted"
+                                                                                    : "destroyed");
+    __atomic_store_n(&c->closed_by_abort, abort, __ATOMIC_SEQ_CST);
     /* A call in flight on another thread sees the flag within one wait slice and returns
      * ACC_ERR_ABORTED; without it (destroy), it ends as it would have. */
     if (abort)

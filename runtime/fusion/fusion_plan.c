@@ -63,6 +63,8 @@ acc_status_t fu_pack(acc_fusion_t *f, fu_grad_t *g, int zero)
     unsigned char *dst = f->pack + g->offset;
     int compressed = g->wire != g->dt;
 
+    if (!g->count)
+        return ACC_OK; /* nothing to pack, and perhaps no buffer */
     if (zero)
         return f->mem->zero(dst, (size_t)(g->count * acc_dtype_size(g->wire)), f->q);
     return f->mem->convert(f, dst, g->wire, g->user, g->dt, g->count,

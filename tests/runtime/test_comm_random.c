@@ -20,6 +20,9 @@
 
 #define TOPO   "gpus=4 nvlink=18"
 #define NRANKS 4
+/* Steps of the main sequence and of each thread's (fewer under the sanitizers' slowdown). */
+#define MAIN_STEPS   (ACC_TEST_SANITIZED ? 80 : 200)
+#define THREAD_STEPS (ACC_TEST_SANITIZED ? 25 : 60)
 
 typedef struct {
     uint64_t state;
@@ -121,7 +124,7 @@ static void *stream_main(void *arg)
     rng_t r = {s->seed * 31 + (uint64_t)s->index + 1};
     char where[32];
     snprintf(where, sizeof(where), "thread %d", s->index);
-    random_steps(s->c, &r, 60, s->seed, where);
+    random_steps(s->c, &r, THREAD_STEPS, s->seed, where);
     return NULL;
 }
 
@@ -138,7 +141,7 @@ static int valid_calls(int rank, int nranks, const acc_unique_id_t *id, void *ar
 
     CHECK_OK(acc_comm_init_rank(&c, nranks, id, rank, NULL));
     CHECK_STR(acc_comm_fallback_reason(c), "");
-    random_steps(c, &r, 200, t->seed, "main");
+    random_steps(c, &r, MAIN_STEPS, t->seed, "main");
     /* Three communicators of the same ranks at once, each on its own thread. */
     CHECK_OK(acc_comm_dup(c, &dup[0]));
     CHECK_OK(acc_comm_dup(c, &dup[1]));
@@ -150,7 +153,7 @@ static int valid_calls(int rank, int nranks, const acc_unique_id_t *id, void *ar
         pthread_join(th[i], NULL);
     CHECK_OK(acc_comm_destroy(dup[1]));
     CHECK_OK(acc_comm_destroy(dup[0]));
-    random_steps(c, &r, 50, t->seed, "main, after the threads");
+    random_steps(c, &r, MAIN_STEPS / 4, t->seed, "main, after the threads");
     /* The tables' plans served a good part of it. */
     CHECK_OK(acc_comm_stats(c, &rows, &nrows));
     for (size_t i = 0; i < nrows; i++)
@@ -164,8 +167,10 @@ static int valid_calls(int rank, int nranks, const acc_unique_id_t *id, void *ar
 
 /* ---- misuse ------------------------------------------------------------------------------ */
 
-#define MISUSE_TIMEOUT_MS 3000
-#define EPISODES          8 /* as many as random_t has ids */
+/* An episode's communicator loads the tables again, which under the sanitizers' slowdown and a
+ * loaded machine takes seconds: its timeout is longer there, and the episodes fewer. */
+#define MISUSE_TIMEOUT_MS (ACC_TEST_SANITIZED ? 20000 : 3000)
+#define EPISODES          (ACC_TEST_SANITIZED ? 4 : 8) /* at most as many as random_t has ids */
 
 enum { DIFFERENT_COUNT, DIFFERENT_TYPE, DIFFERENT_ROOT, AFTER_ABORT, AFTER_DESTROY, KINDS };
 
