@@ -210,11 +210,15 @@ acc_status_t acc_group_end(void)
  * or run. */
 static acc_status_t submit(acc_comm_t *c, rt_call_t *k)
 {
+    static const char *const api[ACC_COLL_COUNT] = {[ACC_COLL_ALLREDUCE] = "acc_allreduce",
+                                                    [ACC_COLL_ALLGATHER] = "acc_allgather",
+                                                    [ACC_COLL_REDUCE_SCATTER] =
+                                                        "acc_reduce_scatter",
+                                                    [ACC_COLL_BROADCAST] = "acc_broadcast",
+                                                    [ACC_COLL_REDUCE] = "acc_reduce"};
     acc_status_t st;
-    char what[48];
 
-    snprintf(what, sizeof(what), "acc_%s", acc_coll_name(k->coll));
-    if ((st = comm_begin_call(c, what)) != ACC_OK)
+    if ((st = comm_begin_call(c, api[k->coll])) != ACC_OK)
         return st;
     if ((st = check_call(c, k)) != ACC_OK || k->count == 0)
         goto out;
