@@ -81,7 +81,8 @@ void acc_log_set_stream(FILE *stream)
 
 void acc_log(acc_log_level_t level, acc_subsys_t subsys, const char *fmt, ...)
 {
-    char line[2048];
+    /* Room for a whole error message (2048) and what a line says around it. */
+    char line[4096];
     va_list ap;
     FILE *out;
 

@@ -34,10 +34,14 @@ static _Thread_local char error_message[ERROR_MESSAGE_MAX];
 
 acc_status_t acc_error_set(acc_status_t st, const char *fmt, ...)
 {
+    /* Formatted aside first: the arguments may be the message itself (a caller that rewords
+     * acc_error_message()), which vsnprintf must not write over while it reads it. */
+    char text[ERROR_MESSAGE_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(error_message, sizeof(error_message), fmt, ap);
+    vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
+    memcpy(error_message, text, sizeof(error_message));
     return st;
 }
 

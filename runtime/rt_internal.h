@@ -33,6 +33,10 @@ acc_status_t net_resolve(const char *host, const char *port, net_addr_t *out);
 acc_status_t net_listen(const net_addr_t *bind_to, int *fd_out, net_addr_t *bound);
 acc_status_t net_connect(const net_addr_t *to, double deadline, const volatile int *abort_flag,
                          int *fd_out);
+/* The same; with refused_is_final, a refused connection fails at once (ACC_ERR_NOT_FOUND)
+ * instead of being retried: for an address that listened before anyone could know it. */
+acc_status_t net_connect_once(const net_addr_t *to, double deadline, const volatile int *abort_flag,
+                              int refused_is_final, int *fd_out);
 acc_status_t net_accept(int listen_fd, double deadline, const volatile int *abort_flag,
                         int *fd_out);
 acc_status_t net_send(int fd, const void *data, size_t len, double deadline,
@@ -41,14 +45,30 @@ acc_status_t net_recv(int fd, void *data, size_t len, double deadline,
                       const volatile int *abort_flag);
 acc_status_t net_local_addr(int fd, net_addr_t *out);
 void net_set_port(net_addr_t *a, unsigned port);
+/* Close one of acc's sockets (every socket here is acc's: closed in forked children, see
+ * net.c); *fd becomes -1. */
 void net_close(int *fd);
+/* Is a process listening at a?  1: it took the connection (alive, perhaps stuck), 0: refused
+ * (nobody listens: the process that did has exited), -1: no answer within ms. */
+int net_probe(const net_addr_t *a, int ms);
+/* Register the fork handlers (idempotent); then net_forks() counts the forks between this
+ * process's first communicator and now that made it a child: a communicator made at another
+ * count belongs to an ancestor process. */
+void net_init(void);
+unsigned net_forks(void);
 
 /* ---- the bootstrap (comm/bootstrap.c) -------------------------------------------------------- */
 typedef struct rt_boot rt_boot_t;
 
 #define BOOT_NONCE_BYTES 16
 
-acc_status_t boot_root_start(acc_unique_id_t *id);
+/* An id whose rendezvous a thread of this process serves, at the host name's address; it gives
+ * up wait_ms after it starts (<= 0: never) unless a rank arrives, then when the ranks' own
+ * timeout has passed since the first arrived. */
+acc_status_t boot_root_start(int wait_ms, acc_unique_id_t *id);
+/* On rank 0 of b: an id for a later communicator of b's ranks (acc_comm_dup), whose rendezvous
+ * listens on the interface where b's peers reached rank 0, never at the host name's address. */
+acc_status_t boot_root_start_near(const rt_boot_t *b, acc_unique_id_t *id);
 acc_status_t boot_id_from_string(const char *host_port, acc_unique_id_t *id);
 /* Join the ranks of id; every rank calls it with the same nranks. */
 acc_status_t boot_create(const acc_unique_id_t *id, int rank, int nranks, int timeout_ms,
@@ -56,8 +76,13 @@ acc_status_t boot_create(const acc_unique_id_t *id, int rank, int nranks, int ti
 void boot_destroy(rt_boot_t *b);
 /* Small collectives over the star through rank 0, in the same order on every rank. */
 acc_status_t boot_allgather(rt_boot_t *b, const void *mine, size_t bytes, void *all);
+/* The same as the last step of a set-up: ranks other than 0 wait twice as long for the result,
+ * so that a rank rank 0 counted in always hears rank 0's verdict (see comm_agree_final). */
+acc_status_t boot_allgather_final(rt_boot_t *b, const void *mine, size_t bytes, void *all);
 acc_status_t boot_bcast(rt_boot_t *b, void *buf, size_t bytes, int root);
 acc_status_t boot_barrier(rt_boot_t *b);
+/* How long those wait for a peer (the communicator's timeout unless changed; <= 0: for ever). */
+void boot_set_wait(rt_boot_t *b, int wait_ms);
 /* Where each rank listens for the host backend's connections between nodes; the listening
  * socket of this rank; the id's nonce, equal on every rank of the communicator. */
 const net_addr_t *boot_peer_addr(const rt_boot_t *b, int rank);
@@ -104,7 +129,24 @@ typedef struct {
     uint64_t forced, forced_bytes; /* calls acc's plan could not serve */
 } rt_fallback_t;
 
+/* A plan the backend could not set up (every rank agreed), for calls of at least `bytes`:
+ * not tried again for those (a smaller call may still fit where a larger one did not). */
+typedef struct {
+    const acc_plan_t *plan;
+    uint64_t bytes;
+    acc_status_t status;
+    char why[384];
+} rt_refusal_t;
+
 struct acc_comm {
+    /* its life (comm.c): made by acc, live or closing or dead, by which process */
+    uint32_t magic;
+    int state;           /* __atomic */
+    int closed_by_abort; /* it was closed by acc_comm_abort (__atomic) */
+    unsigned forks;      /* net_forks() when it was made */
+    int pid;             /* the process that made it */
+    int created;         /* set-up is over */
+    acc_comm_t *next_dead;
     int rank, nranks;
     /* the options it was made with (strings copied), which acc_comm_dup passes on */
     acc_comm_opts_t opts;
@@ -115,9 +157,13 @@ struct acc_comm {
     int external_fallback; /* the caller runs the fallback: return ACC_NO_DATA instead */
     int device_opt;        /* acc_comm_opts_t.device */
     volatile int abort;    /* set by acc_comm_abort: every wait gives up */
-    int inflight;          /* calls running (__atomic): abort waits for them to give up */
-    acc_status_t error;    /* sticky: the failure that broke the communicator */
+    int inflight;          /* calls running (__atomic): closing waits for them */
+    pthread_mutex_t lock;  /* one call at a time (comm_lock) */
+    /* sticky: the failure that broke the communicator (comm_break; read with comm_error),
+     * written once, under error_lock, message first */
+    acc_status_t error;
     char error_msg[512];
+    pthread_mutex_t error_lock;
     rt_boot_t *boot;
     char shm_tag[20]; /* random, from rank 0: names this communicator's shared memory */
     /* the machine: node of each rank (same-node ranks share memory), and the topology */
@@ -128,10 +174,10 @@ struct acc_comm {
     /* loading: tables in use, or why everything goes to the fallback */
     int use_tables;
     char db_path[512]; /* the database the tables came from (the cuda backend's CUBINs too) */
-    char fallback_reason[512];
-    int forced_said; /* the warning that acc's plan could not run here was given */
-    /* plans the backend could not set up (every rank agreed), never tried again */
-    const acc_plan_t **refused;
+    char fallback_reason[2048]; /* as long as an error message (common_status.c) */
+    char settings_error[512]; /* the first ACC_* setting it could not use, which turns acc off */
+    int forced_said;          /* the warning that acc's plan could not run here was given */
+    rt_refusal_t *refused;
     size_t nrefused, refused_cap;
     rt_table_t tables[ACC_COLL_COUNT];
     rt_fallback_t *fallbacks;
@@ -184,10 +230,10 @@ acc_status_t rt_db_locate(const char *given, const char **path);
  * or the first of the search path that exists; NULL when there is none.  Borrowed. */
 const char *comm_db_path(const acc_comm_opts_t *opts);
 /* comm/comm_load.c: the communicator's shared-memory tag, its tables and where its ranks are.
- * Loading (the topology, the database, the tables, the agreement) never fails: what cannot be
- * used becomes c->fallback_reason; only the bootstrap's failures fail this. */
+ * Loading (the settings, the topology, the database, the tables, the agreement) never fails:
+ * what cannot be used becomes c->fallback_reason; only the bootstrap's failures fail these. */
 acc_status_t comm_prepare(acc_comm_t *c, const acc_comm_opts_t *opts);
-void comm_load(acc_comm_t *c, const acc_comm_opts_t *opts);
+acc_status_t comm_load(acc_comm_t *c, const acc_comm_opts_t *opts);
 void comm_unload(acc_comm_t *c);
 /* The statistics slot of what served a fallback call; NULL when out of memory. */
 rt_fallback_t *comm_fallback_slot(acc_comm_t *c, acc_coll_t coll, int root, const char *name);
@@ -198,6 +244,24 @@ acc_plan_t *comm_fallback_plan(acc_comm_t *c, acc_coll_t coll, int root, rt_fall
  * rank's status, its message the current one); the first failure, with its rank and message,
  * for all, so that all give up together instead of waiting for a peer that already has. */
 acc_status_t comm_agree(acc_comm_t *c, acc_status_t mine, const char *step);
+/* The same as the last step of a set-up: a rank returns ACC_OK only when rank 0 has counted
+ * every rank's success, which every rank waits to hear (boot_allgather_final).  A failure of the
+ * exchange itself (a peer gone, a timeout) breaks a communicator that was created already. */
+acc_status_t comm_agree_final(acc_comm_t *c, acc_status_t mine, const char *step);
+
+/* Every call on a communicator enters it first and leaves it at the end: ACC_OK (the call is
+ * counted in flight) or why not (NULL, not a communicator, closed or closing, made by the
+ * process this one forked from), the message naming `what`. */
+acc_status_t comm_enter(acc_comm_t *c, const char *what);
+void comm_leave(acc_comm_t *c);
+/* Enter c and take its lock, so that calls on it run one at a time even when a program
+ * (wrongly) makes them on several threads at once; ends with comm_end_call. */
+acc_status_t comm_begin_call(acc_comm_t *c, const char *what);
+void comm_end_call(acc_comm_t *c);
+/* Was c made by another process (this one is its forked child)? */
+int comm_forked(const acc_comm_t *c);
+/* ACC_TIMEOUT_MS in ms (-1: none); an invalid value gives the default (60000) and the error. */
+acc_status_t comm_timeout_setting(int *out);
 
 /* comm/comm_dup.c: acc_comm_dup on the host backend whatever comm's backend is, for a layer's
  * control messages (the fusion engine's decisions), which are small, live in host memory and
@@ -207,8 +271,14 @@ acc_status_t comm_dup_host(acc_comm_t *comm, acc_comm_t **out);
 /* comm/comm.c: acc_comm_init_rank, for a duplicate (acc_comm_dup) when duplicate is 1. */
 acc_status_t comm_init(acc_comm_t **out, int nranks, const acc_unique_id_t *id, int rank,
                        const acc_comm_opts_t *opts, int duplicate);
-/* Plans the backend could not set up: remember one (every rank agreed on the failure), and
- * ACC_ERR_UNSUPPORTED for one remembered, so that it is not tried at every call. */
+/* Plans the backend could not set up: remember one (every rank agreed on the failure) for calls
+ * of at least `bytes` (0: any), and the failure again (its status and message) for a call it
+ * covers, so that it is not tried at every call.  comm_refuse is comm_refuse_at any size with
+ * ACC_ERR_UNSUPPORTED and the current message; comm_refused asks whether any size was
+ * refused. */
+void comm_refuse_at(acc_comm_t *c, const acc_plan_t *plan, uint64_t bytes, acc_status_t status,
+                    const char *why);
+acc_status_t comm_refused_at(const acc_comm_t *c, const acc_plan_t *plan, uint64_t bytes);
 void comm_refuse(acc_comm_t *c, const acc_plan_t *plan);
 acc_status_t comm_refused(const acc_comm_t *c, const acc_plan_t *plan);
 
@@ -219,5 +289,10 @@ void comm_stop(acc_comm_t *c);
 
 /* Break the communicator with the current error message (the first failure wins). */
 acc_status_t comm_break(acc_comm_t *c, acc_status_t st);
+/* The failure that broke c, or ACC_OK; c->error_msg is final once this is not ACC_OK. */
+static inline acc_status_t comm_error(const acc_comm_t *c)
+{
+    return __atomic_load_n(&c->error, __ATOMIC_ACQUIRE);
+}
 
 #endif

@@ -1,6 +1,7 @@
 /* acc-info: what this acc build knows (version, settings and their values, shipped platforms)
  * and, with --db, what a database holds. */
 #include "acc_db.h"
+#include "acc_runtime.h"
 #include "acc_topo.h"
 #include "acc_tune.h"
 #include "cli.h"
@@ -54,12 +55,13 @@ static int run(int argc, char **argv)
 {
 
     if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        puts("usage: acc-info [--settings | --platforms | --models | --db FILE]\n"
+        puts("usage: acc-info [--settings | --platforms | --models | --db FILE | --cleanup]\n"
              "Prints the version, every ACC_* setting with its type, default, value in effect\n"
              "and meaning, the shipped platform descriptions and model profiles (and the\n"
              "directories they are read from); with --db, what a database\n"
              "holds (schema version, topologies, collectives and size ranges, kernels per\n"
-             "architecture, optima).\n"
+             "architecture, optima); with --cleanup, removes from /dev/shm the shared memory\n"
+             "that jobs killed while setting up left behind (their processes are gone).\n"
              "Exit status: 0 success, 1 unusable input (database, settings), 2 bad command\n"
              "line, 3 output not written.");
         return EXIT_OK;
@@ -70,6 +72,16 @@ static int run(int argc, char **argv)
             return EXIT_USAGE;
         }
         return show_db(argv[2]);
+    }
+    if (argc == 2 && strcmp(argv[1], "--cleanup") == 0) {
+        int removed = 0;
+        if (acc_comm_cleanup(&removed) != ACC_OK) {
+            fprintf(stderr, "acc-info: %s\n", acc_error_message());
+            return EXIT_INPUT;
+        }
+        printf("removed %d shared-memory segment%s of dead processes from /dev/shm\n", removed,
+               removed == 1 ? "" : "s");
+        return EXIT_OK;
     }
     if (argc > 1 && strcmp(argv[1], "--settings") != 0 && strcmp(argv[1], "--platforms") != 0 &&
         strcmp(argv[1], "--models") != 0) {

@@ -214,7 +214,7 @@ class Engine(unittest.TestCase):
                 self.assertIsNone(f.info())
                 buf = (ctypes.c_float * 4)(1, 2, 3, 4)
                 with self.assertRaises(acc.AccError) as e:
-                    f.register(ctypes.addressof(buf), 0, "float")
+                    f.register(0, 4, "float")
                 self.assertEqual(e.exception.status, "ACC_ERR_INVALID")
                 f.register(ctypes.addressof(buf), 4, "float")
                 with self.assertRaises(acc.AccError) as e:

@@ -16,8 +16,6 @@ static acc_status_t check_call(acc_comm_t *c, rt_call_t *k)
     uint64_t mult = 1, bytes;
     int me, has_send, has_recv;
 
-    if (!c)
-        return acc_error_set(ACC_ERR_INVALID, "acc_%s: the communicator is NULL", name);
     if (k->dt < 0 || k->dt >= ACC_DT_COUNT)
         return acc_error_set(ACC_ERR_INVALID, "acc_%s: unknown data type %d", name, (int)k->dt);
     if (acc_coll_reduces(k->coll) && (k->op < 0 || k->op >= ACC_RED_COUNT))
@@ -50,15 +48,16 @@ static acc_status_t check_call(acc_comm_t *c, rt_call_t *k)
             k->send && (const char *)k->recv == (const char *)k->send + (uint64_t)me * bytes;
     else
         k->inplace = k->send == k->recv;
-    if (c->error != ACC_OK)
-        return acc_error_set(c->error, "acc_%s: the communicator is broken (%s)", name,
+    if (comm_error(c) != ACC_OK)
+        return acc_error_set(comm_error(c), "acc_%s: the communicator is broken (%s)", name,
                              c->error_msg);
     return ACC_OK;
 }
 
 /* ---- running a call --------------------------------------------------------------------- */
 
-/* acc's plan for this call, or NULL for the fallback; *entry receives the table row. */
+/* acc's plan for this call, or NULL for the fallback; *entry receives the plan's table row
+ * (untouched without a plan). */
 static acc_plan_t *table_plan(acc_comm_t *c, const rt_call_t *k, size_t *entry)
 {
     rt_table_t *t = &c->tables[k->coll];
@@ -67,10 +66,11 @@ static acc_plan_t *table_plan(acc_comm_t *c, const rt_call_t *k, size_t *entry)
 
     if (!c->use_tables || !t->table || !(e = acc_select_lookup(t->table, k->nbytes)))
         return NULL;
-    *entry = (size_t)(e - t->table->entries);
-    p = t->plans[*entry];
+    p = t->plans[e - t->table->entries];
     if (p && (k->coll == ACC_COLL_BROADCAST || k->coll == ACC_COLL_REDUCE) && p->root != k->root)
-        return NULL; /* the table's plan is for another root: the fallback serves this one */
+        return NULL; /* the table's plan is for another root: the fallback serves this one, as
+                      * it serves the ranges the tables give NCCL */
+    *entry = (size_t)(e - t->table->entries);
     return p;
 }
 
@@ -108,7 +108,7 @@ static acc_status_t run_call(acc_comm_t *c, const rt_call_t *k)
     }
     if (broken)
         return comm_break(c, st);
-    forced = entry != SIZE_MAX && c->tables[k->coll].plans[entry];
+    forced = plan != NULL;
     if (forced && !c->forced_said && c->rank == 0) {
         /* Said once per communicator: acc's plan could not be set up here (the backend agreed
          * on that on every rank), and its calls go to the fallback.  A plan the backend cannot
@@ -146,12 +146,16 @@ acc_status_t acc_comm_serves(const acc_comm_t *c, acc_coll_t coll, size_t count,
     size_t entry;
     acc_plan_t *plan;
 
-    if (!c || !serves || coll < 0 || coll >= ACC_COLL_COUNT || dt < 0 || dt >= ACC_DT_COUNT)
+    acc_status_t st;
+    if (!serves || coll < 0 || coll >= ACC_COLL_COUNT || dt < 0 || dt >= ACC_DT_COUNT)
         return acc_error_set(ACC_ERR_INVALID, "acc_comm_serves: bad argument");
+    if ((st = comm_begin_call((acc_comm_t *)c, "acc_comm_serves")) != ACC_OK)
+        return st;
     k.nbytes = (uint64_t)count * acc_dtype_size(dt) *
                (coll == ACC_COLL_ALLGATHER || coll == ACC_COLL_REDUCE_SCATTER ? c->nranks : 1);
     plan = table_plan((acc_comm_t *)c, &k, &entry);
-    *serves = plan && c->error == ACC_OK && !c->tables[coll].unfit[entry];
+    *serves = plan && comm_error(c) == ACC_OK && !c->tables[coll].unfit[entry];
+    comm_end_call((acc_comm_t *)c);
     return ACC_OK;
 }
 
@@ -210,9 +214,14 @@ acc_status_t acc_group_end(void)
         return ACC_OK;
     for (i = 0; i < group_n; i++) {
         acc_comm_t *c = group_calls[i].comm;
-        __atomic_add_fetch(&c->inflight, 1, __ATOMIC_ACQ_REL);
-        one = c->error != ACC_OK ? c->error : run_call(c, &group_calls[i].call);
-        __atomic_sub_fetch(&c->inflight, 1, __ATOMIC_ACQ_REL);
+        const char *name = acc_coll_name(group_calls[i].call.coll);
+        if ((one = comm_begin_call(c, name)) == ACC_OK) {
+            one = comm_error(c) != ACC_OK
+                      ? acc_error_set(comm_error(c), "acc_%s: the communicator is broken (%s)",
+                                      name, c->error_msg)
+                      : run_call(c, &group_calls[i].call);
+            comm_end_call(c);
+        }
         if (one != ACC_OK && st == ACC_OK)
             st = one; /* the message of the first failure stays */
     }
@@ -223,22 +232,36 @@ acc_status_t acc_group_end(void)
     return st;
 }
 
+/* A call: the communicator entered before anything of it is read (so that acc_comm_abort on
+ * another thread waits for it, or it sees the communicator closed), checked, queued in a group
+ * or run. */
 static acc_status_t submit(acc_comm_t *c, rt_call_t *k)
 {
-    acc_status_t st = check_call(c, k);
-    if (st != ACC_OK || k->count == 0)
+    static const char *const api[ACC_COLL_COUNT] = {[ACC_COLL_ALLREDUCE] = "acc_allreduce",
+                                                    [ACC_COLL_ALLGATHER] = "acc_allgather",
+                                                    [ACC_COLL_REDUCE_SCATTER] =
+                                                        "acc_reduce_scatter",
+                                                    [ACC_COLL_BROADCAST] = "acc_broadcast",
+                                                    [ACC_COLL_REDUCE] = "acc_reduce"};
+    acc_status_t st;
+
+    if ((st = comm_begin_call(c, api[k->coll])) != ACC_OK)
         return st;
+    if ((st = check_call(c, k)) != ACC_OK || k->count == 0)
+        goto out;
     if (group_depth > 0) {
         if (acc_array_reserve((void **)&group_calls, &group_cap, group_n + 1, sizeof(queued_t)) !=
-            ACC_OK)
-            return acc_error_set(ACC_ERR_NOMEM, "out of memory for a group");
+            ACC_OK) {
+            st = acc_error_set(ACC_ERR_NOMEM, "out of memory for a group");
+            goto out;
+        }
         group_calls[group_n].comm = c;
         group_calls[group_n++].call = *k;
-        return ACC_OK;
+        goto out;
     }
-    __atomic_add_fetch(&c->inflight, 1, __ATOMIC_ACQ_REL);
     st = run_call(c, k);
-    __atomic_sub_fetch(&c->inflight, 1, __ATOMIC_ACQ_REL);
+out:
+    comm_end_call(c);
     return st;
 }
 
@@ -317,8 +340,11 @@ acc_status_t acc_comm_stats(const acc_comm_t *c, acc_comm_stat_t **out, size_t *
     acc_comm_stat_t *rows = NULL;
     size_t cap = 0, count = 0;
 
-    if (!c || !out || !n)
+    acc_status_t st;
+    if (!out || !n)
         return acc_error_set(ACC_ERR_INVALID, "acc_comm_stats: NULL argument");
+    if ((st = comm_begin_call((acc_comm_t *)c, "acc_comm_stats")) != ACC_OK)
+        return st;
     for (int coll = 0; coll < ACC_COLL_COUNT; coll++) {
         const rt_table_t *t = &c->tables[coll];
         for (size_t i = 0; t->table && i < t->table->n; i++) {
@@ -353,10 +379,12 @@ acc_status_t acc_comm_stats(const acc_comm_t *c, acc_comm_stat_t **out, size_t *
             }
         }
     }
+    comm_end_call((acc_comm_t *)c);
     *out = rows;
     *n = count;
     return ACC_OK;
 nomem:
+    comm_end_call((acc_comm_t *)c);
     acc_mem_free(rows);
     return acc_error_set(ACC_ERR_NOMEM, "out of memory for statistics");
 }

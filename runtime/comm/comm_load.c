@@ -14,12 +14,16 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-/* What every rank tells the others about its loading. */
+/* How rank 0 says why the tables are off: a choice (ACC_DISABLE=1, the caller's options) at
+ * info level, a problem with what was found at warn, a setting acc cannot use at error. */
+enum { SAY_WARN = 0, SAY_INFO, SAY_ERROR };
+
+/* What every rank tells the others about its loading; the reason whole, as rank 0 says it. */
 typedef struct {
     int32_t status;                 /* ACC_OK: tables loaded */
-    int32_t quiet;                  /* the reason is a choice (ACC_DISABLE), not a problem */
+    int32_t say;                    /* SAY_* */
     uint8_t digest[ACC_SHA256_LEN]; /* of the tables and plans loaded */
-    char reason[248];
+    char reason[sizeof(((acc_comm_t *)0)->fallback_reason)];
 } load_report_t;
 
 static int set_reason(acc_comm_t *c, const char *fmt, ...) ACC_PRINTF(2, 3);
@@ -119,17 +123,24 @@ out:
     return rc;
 }
 
-/* The settings a communicator reads; an invalid value is a reason, naming the variable. */
-static int settings_disable(acc_comm_t *c, const acc_comm_opts_t *opts, int *quiet)
+/* The settings: an invalid ACC_* value (any of the table's, or one the communicator could not
+ * use: comm.c) turns acc's schedules off, with an error naming the variable, and the job runs
+ * on the fallback; ACC_DISABLE=1 and the options turn them off quietly. */
+static int settings_check(acc_comm_t *c, const acc_comm_opts_t *opts, int *say)
 {
     int64_t v;
+    *say = SAY_ERROR;
+    if (c->settings_error[0])
+        return set_reason(c, "%s", c->settings_error);
+    if (acc_settings_validate() != ACC_OK)
+        return set_reason(c, "%s", acc_error_message());
     if (acc_setting_int(ACC_SETTING_DISABLE, &v) != ACC_OK || (v != 0 && v != 1))
         return set_reason(c, "ACC_DISABLE='%s' is neither 0 nor 1",
                           acc_setting_str(ACC_SETTING_DISABLE));
-    if (v || (opts && opts->disable)) {
-        *quiet = 1;
+    *say = SAY_INFO;
+    if (v || (opts && opts->disable))
         return set_reason(c, "%s", v ? "ACC_DISABLE=1" : "disabled by the caller's options");
-    }
+    *say = SAY_WARN;
     return 0;
 }
 
@@ -168,27 +179,30 @@ static acc_status_t place_ranks(acc_comm_t *c)
 static acc_status_t draw_tag(acc_comm_t *c)
 {
     uint8_t bytes[8] = {0};
+    acc_status_t st;
     if (c->rank == 0 && getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
         return acc_error_set(ACC_ERR_SYSTEM, "getrandom failed");
-    if (boot_bcast(c->boot, bytes, sizeof(bytes), 0) != ACC_OK)
-        return ACC_ERR_TIMEOUT;
+    if ((st = boot_bcast(c->boot, bytes, sizeof(bytes), 0)) != ACC_OK)
+        return acc_error_prefix(st, "sharing rank 0's shared-memory tag: ");
     for (int i = 0; i < 8; i++)
         snprintf(c->shm_tag + 2 * i, 3, "%02x", bytes[i]);
     return ACC_OK;
 }
 
-/* Compare what the ranks loaded: tables only when every rank loaded the same ones. */
-static void agree(acc_comm_t *c, const load_report_t *mine)
+/* Compare what the ranks loaded: tables only when every rank loaded the same ones.  Only the
+ * exchange itself can fail (a peer gone): then the set-up fails. */
+static acc_status_t agree(acc_comm_t *c, const load_report_t *mine)
 {
     load_report_t *all = acc_mem_calloc((size_t)c->nranks, sizeof(load_report_t));
     const load_report_t *first_bad = NULL;
     int r, differs = -1;
+    acc_status_t st;
 
-    if (!all || boot_allgather(c->boot, mine, sizeof(*mine), all) != ACC_OK) {
-        set_reason(c, "the ranks could not compare their tables: %s", acc_error_message());
-        c->use_tables = 0;
+    if (!all)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory comparing the tables");
+    if ((st = boot_allgather(c->boot, mine, sizeof(*mine), all)) != ACC_OK) {
         acc_mem_free(all);
-        return;
+        return acc_error_prefix(st, "comparing the ranks' tables: ");
     }
     for (r = 0; r < c->nranks && !first_bad; r++)
         if (all[r].status != ACC_OK)
@@ -198,41 +212,51 @@ static void agree(acc_comm_t *c, const load_report_t *mine)
             differs = r;
     c->use_tables = !first_bad && differs < 0;
     if (first_bad && first_bad != &all[c->rank])
-        set_reason(c, "rank %d: %s", (int)(first_bad - all), first_bad->reason);
+        set_reason(c, "rank %d: %.*s", (int)(first_bad - all), (int)sizeof(first_bad->reason) - 1,
+                   first_bad->reason);
     else if (differs >= 0)
         set_reason(c, "rank %d loaded other tables than rank 0 (another database or topology?)",
                    differs);
     /* One line per communicator: rank 0's, with the reason of the first rank that had one; a
      * duplicate's parent has said it already. */
     if (!c->use_tables && c->rank == 0) {
-        if ((first_bad && first_bad->quiet) || c->duplicate)
+        int say = first_bad ? first_bad->say : SAY_WARN;
+        if (c->duplicate || say == SAY_INFO)
             ACC_INFO(RUNTIME, "communicator of %d ranks: acc's schedules are off (%s)", c->nranks,
                      c->fallback_reason);
         else
-            ACC_WARN(RUNTIME, "communicator of %d ranks runs every call through %s: %s", c->nranks,
-                     c->be == &rt_host_backend ? "the ring fallback" : "NCCL", c->fallback_reason);
+            acc_log(say == SAY_ERROR ? ACC_LOG_ERROR : ACC_LOG_WARN, ACC_SUBSYS_RUNTIME,
+                    "communicator of %d ranks runs every call through %s: %s", c->nranks,
+                    c->be == &rt_host_backend ? "the ring fallback" : "NCCL", c->fallback_reason);
     }
     acc_mem_free(all);
+    return ACC_OK;
 }
 
-void comm_load(acc_comm_t *c, const acc_comm_opts_t *opts)
+acc_status_t comm_load(acc_comm_t *c, const acc_comm_opts_t *opts)
 {
-    load_report_t mine;
-    int quiet = 0;
+    load_report_t *mine = acc_mem_calloc(1, sizeof(*mine));
+    int say = SAY_WARN;
+    acc_status_t st;
 
-    memset(&mine, 0, sizeof(mine));
-    if (settings_disable(c, opts, &quiet) == 0 && load_topology(c, opts) == 0)
-        load_tables(c, opts, mine.digest);
-    mine.status = c->fallback_reason[0] ? ACC_NO_DATA : ACC_OK;
-    mine.quiet = quiet;
-    snprintf(mine.reason, sizeof(mine.reason), "%.247s", c->fallback_reason);
-    agree(c, &mine);
+    if (!mine)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory loading the tables");
+    if (settings_check(c, opts, &say) == 0 && load_topology(c, opts) == 0)
+        load_tables(c, opts, mine->digest);
+    mine->status = c->fallback_reason[0] ? ACC_NO_DATA : ACC_OK;
+    mine->say = say;
+    snprintf(mine->reason, sizeof(mine->reason), "%s", c->fallback_reason);
+    st = agree(c, mine);
+    acc_mem_free(mine);
+    if (st != ACC_OK)
+        return st;
     if (!c->use_tables)
         comm_unload(c);
     else if (c->rank == 0)
         ACC_INFO(RUNTIME, "communicator of %d ranks uses the tables of %s (fingerprint %.16s...)",
                  c->nranks, acc_topo_name(c->topo)[0] ? acc_topo_name(c->topo) : "its topology",
                  c->fingerprint);
+    return ACC_OK;
 }
 
 void comm_unload(acc_comm_t *c)
@@ -327,9 +351,8 @@ static void mark_unfit(acc_comm_t *c)
 acc_status_t comm_prepare(acc_comm_t *c, const acc_comm_opts_t *opts)
 {
     acc_status_t st = draw_tag(c);
-    if (st != ACC_OK)
+    if (st != ACC_OK || (st = comm_load(c, opts)) != ACC_OK)
         return st;
-    comm_load(c, opts);
     if ((st = place_ranks(c)) == ACC_OK)
         mark_unfit(c);
     return st;

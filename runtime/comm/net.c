@@ -2,6 +2,14 @@
  * TCP sockets for the bootstrap and for the host backend's steps between nodes: listening,
  * connecting until a deadline, and whole-buffer sends and receives that give up at a deadline
  * or when the communicator is aborted.  Every failure names the peer and what was being done.
+ *
+ * Forks.  A process that forks after making a communicator (PyTorch's DataLoader workers) must
+ * not leave its sockets open in the child: a listening socket held by a child keeps accepting
+ * connections into a backlog nobody serves after the parent is gone, and a connection held by
+ * a child hides the parent's death from its peers (they see no end of file).  Close-on-exec
+ * does not help a fork without exec, so every socket acc makes is recorded here, and a child
+ * closes them all as it starts (pthread_atfork); the fork count lets a communicator tell that
+ * it was made by another process (net_forks).
  */
 #include "rt_internal.h"
 
@@ -11,12 +19,104 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 /* A poll slice: how often a blocked socket call looks at the abort flag. */
 #define SLICE_MS 100
+
+/* ---- the sockets acc owns, which a forked child closes ------------------------------------- */
+
+static pthread_mutex_t owned_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t owned_once = PTHREAD_ONCE_INIT;
+static unsigned char *owned; /* per descriptor: 1 when it is one of acc's sockets */
+static size_t owned_cap;
+static unsigned forks;
+
+static void before_fork(void)
+{
+    pthread_mutex_lock(&owned_lock);
+}
+
+static void after_fork_parent(void)
+{
+    pthread_mutex_unlock(&owned_lock);
+}
+
+/* The child's only thread is the one that forked, which holds the lock (before_fork). */
+static void after_fork_child(void)
+{
+    for (size_t fd = 0; fd < owned_cap; fd++)
+        if (owned[fd]) {
+            close((int)fd);
+            owned[fd] = 0;
+        }
+    __atomic_add_fetch(&forks, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&owned_lock);
+}
+
+static void owned_init(void)
+{
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
+void net_init(void)
+{
+    pthread_once(&owned_once, owned_init);
+}
+
+unsigned net_forks(void)
+{
+    return __atomic_load_n(&forks, __ATOMIC_SEQ_CST);
+}
+
+/* Record fd (with owned_lock held); on failure close it and return -1. */
+static int own(int fd)
+{
+    if (fd < 0)
+        return fd;
+    if ((size_t)fd >= owned_cap) {
+        size_t cap = owned_cap ? owned_cap : 256;
+        unsigned char *p;
+        while (cap <= (size_t)fd)
+            cap *= 2;
+        if (!(p = acc_mem_realloc_array(owned, cap, 1))) {
+            close(fd);
+            errno = ENOMEM;
+            return -1;
+        }
+        memset(p + owned_cap, 0, cap - owned_cap);
+        owned = p;
+        owned_cap = cap;
+    }
+    owned[fd] = 1;
+    return fd;
+}
+
+/* A new socket of acc's: close-on-exec, and closed in forked children. */
+static int new_socket(int family, int flags)
+{
+    int fd;
+    net_init();
+    pthread_mutex_lock(&owned_lock);
+    fd = own(socket(family, SOCK_STREAM | SOCK_CLOEXEC | flags, 0));
+    pthread_mutex_unlock(&owned_lock);
+    return fd;
+}
+
+void net_close(int *fd)
+{
+    if (*fd < 0)
+        return;
+    pthread_mutex_lock(&owned_lock);
+    if ((size_t)*fd < owned_cap)
+        owned[*fd] = 0;
+    close(*fd);
+    pthread_mutex_unlock(&owned_lock);
+    *fd = -1;
+}
 
 void net_addr_text(const net_addr_t *a, char *buf, size_t n)
 {
@@ -54,7 +154,6 @@ static void tune_socket(int fd)
     /* Messages are whole steps of a collective: sending them at once matters more than
      * coalescing small ones. */
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
 acc_status_t net_listen(const net_addr_t *bind_to, int *fd_out, net_addr_t *bound)
@@ -62,7 +161,8 @@ acc_status_t net_listen(const net_addr_t *bind_to, int *fd_out, net_addr_t *boun
     int fd, one = 1;
     net_addr_t a = *bind_to;
 
-    fd = socket(a.ss.ss_family, SOCK_STREAM, 0);
+    /* Non-blocking: accept never waits with the descriptors' lock held (net_accept polls). */
+    fd = new_socket(a.ss.ss_family, SOCK_NONBLOCK);
     if (fd < 0)
         return acc_error_set(ACC_ERR_SYSTEM, "socket: %s", strerror(errno));
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -70,8 +170,11 @@ acc_status_t net_listen(const net_addr_t *bind_to, int *fd_out, net_addr_t *boun
         char text[96];
         int e = errno;
         net_addr_text(&a, text, sizeof(text));
-        close(fd);
-        return acc_error_set(ACC_ERR_SYSTEM, "cannot listen on %s: %s", text, strerror(e));
+        net_close(&fd);
+        return acc_error_set(ACC_ERR_SYSTEM, "cannot listen on %s: %s%s", text, strerror(e),
+                             e == EADDRINUSE ? " (another communicator is being set up at this "
+                                               "address now, or another program holds the port)"
+                                             : "");
     }
     a.len = sizeof(a.ss);
     getsockname(fd, (struct sockaddr *)&a.ss, &a.len);
@@ -102,12 +205,18 @@ static int aborted(const volatile int *abort_flag)
 acc_status_t net_connect(const net_addr_t *to, double deadline, const volatile int *abort_flag,
                          int *fd_out)
 {
+    return net_connect_once(to, deadline, abort_flag, 0, fd_out);
+}
+
+acc_status_t net_connect_once(const net_addr_t *to, double deadline, const volatile int *abort_flag,
+                              int refused_is_final, int *fd_out)
+{
     char text[96];
     int fd, e = 0;
 
     net_addr_text(to, text, sizeof(text));
     for (;;) {
-        fd = socket(to->ss.ss_family, SOCK_STREAM, 0);
+        fd = new_socket(to->ss.ss_family, 0);
         if (fd < 0)
             return acc_error_set(ACC_ERR_SYSTEM, "socket: %s", strerror(errno));
         if (connect(fd, (const struct sockaddr *)&to->ss, to->len) == 0) {
@@ -116,7 +225,9 @@ acc_status_t net_connect(const net_addr_t *to, double deadline, const volatile i
             return ACC_OK;
         }
         e = errno;
-        close(fd);
+        net_close(&fd);
+        if (e == ECONNREFUSED && refused_is_final)
+            return acc_error_set(ACC_ERR_NOT_FOUND, "nothing listens at %s", text);
         /* The peer may not listen yet (ranks start in any order): retry until the deadline. */
         if (e != ECONNREFUSED && e != ETIMEDOUT && e != ENETUNREACH && e != EAGAIN && e != EINTR)
             break;
@@ -141,8 +252,12 @@ acc_status_t net_accept(int listen_fd, double deadline, const volatile int *abor
             return acc_error_set(ACC_ERR_TIMEOUT, "no peer connected in time");
         if (poll(&p, 1, ms) <= 0)
             continue;
-        fd = accept(listen_fd, NULL, NULL);
+        pthread_mutex_lock(&owned_lock);
+        fd = own(accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC));
+        pthread_mutex_unlock(&owned_lock);
         if (fd >= 0) {
+            /* Accepted sockets do not inherit the listener's O_NONBLOCK on Linux; every
+             * transfer here passes MSG_DONTWAIT anyway. */
             tune_socket(fd);
             *fd_out = fd;
             return ACC_OK;
@@ -220,9 +335,23 @@ void net_set_port(net_addr_t *a, unsigned port)
         ((struct sockaddr_in *)&a->ss)->sin_port = htons((uint16_t)port);
 }
 
-void net_close(int *fd)
+int net_probe(const net_addr_t *a, int ms)
 {
-    if (*fd >= 0)
-        close(*fd);
-    *fd = -1;
+    struct pollfd p;
+    int fd = new_socket(a->ss.ss_family, SOCK_NONBLOCK), e = 0, alive = -1;
+    socklen_t len = sizeof(e);
+
+    if (fd < 0)
+        return -1;
+    if (connect(fd, (const struct sockaddr *)&a->ss, a->len) == 0) {
+        alive = 1;
+    } else if (errno == ECONNREFUSED) {
+        alive = 0;
+    } else if (errno == EINPROGRESS) {
+        p = (struct pollfd){.fd = fd, .events = POLLOUT};
+        if (poll(&p, 1, ms) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) == 0)
+            alive = e == 0 ? 1 : e == ECONNREFUSED ? 0 : -1;
+    }
+    net_close(&fd);
+    return alive;
 }

@@ -135,21 +135,34 @@ acc_status_t acc_fusion_create(acc_comm_t *comm, const acc_fusion_opts_t *opts, 
     return ACC_OK;
 }
 
+acc_status_t fu_forked(const acc_fusion_t *f, const char *what)
+{
+    if (!comm_forked(f->comm))
+        return ACC_OK;
+    return acc_error_set(ACC_ERR_INVALID,
+                         "%s: the fusion engine belongs to process %d, which forked this one; a "
+                         "forked child cannot use its parent's engine",
+                         what, f->comm->pid);
+}
+
 acc_status_t acc_fusion_register(acc_fusion_t *f, void *grad, size_t count, acc_dtype_t dt,
                                  int *index)
 {
+    acc_status_t st;
     void *v;
-    if (!f || !grad)
+    /* A gradient of no elements (DDP accepts them) may have no buffer. */
+    if (!f || (!grad && count))
         return acc_error_set(ACC_ERR_INVALID, "acc_fusion_register: NULL argument");
+    if ((st = fu_forked(f, "acc_fusion_register")) != ACC_OK)
+        return st;
     if (f->configured || f->external)
         return acc_error_set(ACC_ERR_INVALID,
                              "acc_fusion_register: gradients are registered before the first "
                              "iteration, on an engine that reduces no buffers of the caller's");
-    if (count == 0 || (unsigned)dt >= ACC_DT_COUNT || count > SIZE_MAX / 8 ||
-        f->ngrads >= (size_t)INT32_MAX)
+    if ((unsigned)dt >= ACC_DT_COUNT || count > SIZE_MAX / 8 || f->ngrads >= (size_t)INT32_MAX)
         return acc_error_set(ACC_ERR_INVALID,
                              "acc_fusion_register: gradient %zu has %zu elements of type %d; "
-                             "give at least one element of a known type",
+                             "give a known type and a size whose bytes fit in memory",
                              f->ngrads, count, (int)dt);
     v = f->grads;
     if (acc_array_reserve(&v, &f->gcap, f->ngrads + 1, sizeof(*f->grads)) != ACC_OK)
@@ -216,7 +229,7 @@ acc_status_t acc_fusion_ready(acc_fusion_t *f, int index)
 
     if (!f)
         return acc_error_set(ACC_ERR_INVALID, "acc_fusion_ready: NULL engine");
-    if ((st = failed(f)) != ACC_OK)
+    if ((st = fu_forked(f, "acc_fusion_ready")) != ACC_OK || (st = failed(f)) != ACC_OK)
         return st;
     if (index < 0 || (size_t)index >= f->ngrads)
         return acc_error_set(ACC_ERR_INVALID,
@@ -270,7 +283,7 @@ acc_status_t acc_fusion_reduce(acc_fusion_t *f, void *buf, size_t count, acc_dty
 
     if (!f || (!buf && count))
         return acc_error_set(ACC_ERR_INVALID, "acc_fusion_reduce: NULL argument");
-    if ((st = failed(f)) != ACC_OK)
+    if ((st = fu_forked(f, "acc_fusion_reduce")) != ACC_OK || (st = failed(f)) != ACC_OK)
         return st;
     if (f->ngrads || (unsigned)dt >= ACC_DT_COUNT)
         return acc_error_set(ACC_ERR_INVALID, "acc_fusion_reduce: %s",
@@ -336,7 +349,8 @@ acc_status_t acc_fusion_wait(acc_fusion_t *f)
 
     if (!f)
         return acc_error_set(ACC_ERR_INVALID, "acc_fusion_wait: NULL engine");
-    if ((st = failed(f)) != ACC_OK || (st = begin(f)) != ACC_OK)
+    if ((st = fu_forked(f, "acc_fusion_wait")) != ACC_OK || (st = failed(f)) != ACC_OK ||
+        (st = begin(f)) != ACC_OK)
         return st;
     if (f->rec)
         fu_record_iteration(f, t0);
@@ -365,7 +379,7 @@ acc_status_t acc_fusion_set_config(acc_fusion_t *f, const acc_tune_config_t *con
 
     if (!f || !config)
         return acc_error_set(ACC_ERR_INVALID, "acc_fusion_set_config: NULL argument");
-    if ((st = failed(f)) != ACC_OK)
+    if ((st = fu_forked(f, "acc_fusion_set_config")) != ACC_OK || (st = failed(f)) != ACC_OK)
         return st;
     if (f->in_iter)
         return acc_error_set(ACC_ERR_INVALID,
@@ -409,6 +423,10 @@ acc_status_t acc_fusion_destroy(acc_fusion_t *f)
 {
     acc_status_t st = ACC_OK;
     if (!f)
+        return ACC_OK;
+    /* In a forked child the engine's threads do not exist, and its memory, queues and peers
+     * are the parent's: nothing here is this process's to release. */
+    if (comm_forked(f->comm))
         return ACC_OK;
     if (f->in_iter && f->error == ACC_OK)
         st = acc_fusion_wait(f);

@@ -209,38 +209,53 @@ acc_status_t fu_engine_key(acc_fusion_t *f, acc_tune_key_t *key, acc_topo_t **to
     return key_of(model, f->comm->topo, net[0] ? net : NULL, fu_db_path(f), key, topo);
 }
 
-/* ACC_FUSION_BYTES, ACC_STREAMS and ACC_COMPRESSION over c; *any when one of them is set. */
+/* Append the current message to the errors so far ("; " between them). */
+static void add_error(acc_buf_t *errors)
+{
+    acc_buf_printf(errors, "%s%s", errors->len ? "; " : "", acc_error_message());
+}
+
+/* ACC_FUSION_BYTES, ACC_STREAMS and ACC_COMPRESSION over c; *any when one of them is set.
+ * ACC_ERR_INVALID naming every one that is not a value (then c is as it was). */
 static acc_status_t settings_over(acc_tune_config_t *c, int *any)
 {
     const char *comp = acc_setting_str(ACC_SETTING_COMPRESSION);
-    uint64_t bytes;
-    int64_t streams;
-    acc_status_t st;
+    acc_tune_config_t over = *c;
+    acc_buf_t errors;
+    uint64_t bytes = 0;
+    int64_t streams = 0;
+    acc_status_t st = ACC_OK;
 
     *any = 0;
-    if ((st = acc_setting_size(ACC_SETTING_FUSION_BYTES, &bytes)) != ACC_OK ||
-        (st = acc_setting_int(ACC_SETTING_STREAMS, &streams)) != ACC_OK)
-        return st;
-    if (streams < 0 || streams > ACC_TUNE_MAX_STREAMS)
-        return acc_error_set(ACC_ERR_INVALID,
-                             "ACC_STREAMS=%lld is not 0 (the stored optimum) "
-                             "or a stream count from 1 to 16",
-                             (long long)streams);
-    if (bytes) {
-        c->fusion_bytes = bytes;
-        *any = 1;
+    acc_buf_init(&errors);
+    if (acc_setting_size(ACC_SETTING_FUSION_BYTES, &bytes) != ACC_OK)
+        add_error(&errors);
+    if (acc_setting_int(ACC_SETTING_STREAMS, &streams) != ACC_OK) {
+        add_error(&errors);
+    } else if (streams < 0 || streams > ACC_TUNE_MAX_STREAMS) {
+        acc_error_set(ACC_ERR_INVALID,
+                      "ACC_STREAMS=%lld is not 0 (the stored optimum) or a stream count from 1 "
+                      "to 16",
+                      (long long)streams);
+        add_error(&errors);
     }
-    if (streams) {
-        c->streams = (int)streams;
-        *any = 1;
+    if (!acc_str_ieq(comp, "auto") && acc_compress_parse(comp, &over.compress) != ACC_OK) {
+        acc_error_set(ACC_ERR_INVALID, "ACC_COMPRESSION='%s' is not auto, none, fp16 or bf16",
+                      comp);
+        add_error(&errors);
     }
-    if (!acc_str_ieq(comp, "auto")) {
-        if (acc_compress_parse(comp, &c->compress) != ACC_OK)
-            return acc_error_set(ACC_ERR_INVALID,
-                                 "ACC_COMPRESSION='%s' is not auto, none, fp16 or bf16", comp);
-        *any = 1;
+    if (errors.len) {
+        st = acc_error_set(ACC_ERR_INVALID, "%s", errors.data);
+    } else {
+        if (bytes)
+            over.fusion_bytes = bytes;
+        if (streams > 0)
+            over.streams = (int)streams;
+        *any = bytes || streams > 0 || !acc_str_ieq(comp, "auto");
+        *c = over;
     }
-    return ACC_OK;
+    acc_buf_free(&errors);
+    return st;
 }
 
 /* Rank 0's decision for the first iteration. */
@@ -265,8 +280,11 @@ static acc_status_t decide(acc_fusion_t *f, acc_tune_config_t *c, acc_fusion_sou
     if (st != ACC_OK)
         ACC_INFO(RUNTIME, "fusion engine: no stored optimum to start from (%s)",
                  acc_error_message());
-    if ((st = settings_over(c, &any)) != ACC_OK)
-        return st;
+    /* An invalid setting is an error naming it, but the job trains on: the engine starts as if
+     * none of its settings were set. */
+    if (settings_over(c, &any) != ACC_OK)
+        ACC_ERROR(RUNTIME, "fusion engine: %s; its settings are ignored, the %s applies",
+                  acc_error_message(), acc_fusion_source_name(*src));
     if (any)
         *src = ACC_FUSION_FROM_SETTINGS;
     return acc_tune_config_check(c);
@@ -347,6 +365,8 @@ acc_status_t fu_configure(acc_fusion_t *f)
     char text[ACC_TUNE_CONFIG_TEXT_MAX];
 
     memset(&c, 0, sizeof(c));
+    if ((st = fu_agree_grads(f)) != ACC_OK)
+        return st;
     if (f->rank == 0) {
         st = decide(f, &c, &src);
         f->source = src;

@@ -5,6 +5,8 @@
  *   fusion_plan.c     where buckets end under each policy, and the pack buffer's layout;
  *   fusion_stream.c   the streams: a thread and a communicator each, packing and unpacking;
  *   fusion_config.c   the configuration a job starts with: options, settings, stored optimum;
+ *   fusion_grads.c    every rank registered the same gradients (checked before the first
+ *                     iteration);
  *   fusion_online.c   online tuning: rank 0 measures, the tuner's search decides, all follow;
  *   fusion_negotiate.c  rounds of agreement (HOROVOD's coordinator, NEGOTIATE's allreduce) on
  *                     what is ready everywhere, and the buckets of exactly that;
@@ -230,6 +232,14 @@ void fu_streams_stop(acc_fusion_t *f);
 void fu_fail(acc_fusion_t *f, acc_status_t st, const char *msg);
 /* Gradients [0, f->prefix) are packed: wake the streams that wait for them.  With f->lock. */
 void fu_packed(acc_fusion_t *f);
+
+/* fusion_grads.c */
+/* Did every rank register the same gradients (count, sizes, types, order)?  Collective; every
+ * rank fails with the first difference when not. */
+acc_status_t fu_agree_grads(acc_fusion_t *f);
+/* The engine belongs to the process this one forked from: ACC_ERR_INVALID saying so, naming
+ * what. */
+acc_status_t fu_forked(const acc_fusion_t *f, const char *what);
 
 /* fusion_config.c */
 /* The job's key: the model (the option, ACC_MODEL, else the gradient list's fingerprint), the

@@ -62,6 +62,8 @@ acc_status_t fu_pack(acc_fusion_t *f, fu_grad_t *g, int zero, acc_cuda_stream_t 
     unsigned char *dst = f->pack + g->offset;
     int compressed = g->wire != g->dt;
 
+    if (!g->count)
+        return ACC_OK; /* nothing to pack, and perhaps no buffer */
     if (zero)
         return f->mem->zero(dst, (size_t)(g->count * acc_dtype_size(g->wire)), q);
     return f->mem->convert(f, dst, g->wire, g->user, g->dt, g->count,

@@ -130,7 +130,9 @@ static acc_status_t run_range(fu_stream_t *x, const fu_bucket_t *b)
                        reduction(f, g0->dt, g0->wire), x->comm, x->q);
     for (i = b->first; i < b->last && st == ACC_OK; i++) {
         const fu_grad_t *g = fu_bucket_grad(f, i);
-        st = f->mem->convert(f, g->user, g->dt, f->pack + g->offset, g->wire, g->count, 1.0, x->q);
+        if (g->count) /* a gradient of no elements may have no buffer */
+            st = f->mem->convert(f, g->user, g->dt, f->pack + g->offset, g->wire, g->count, 1.0,
+                                 x->q);
     }
     return st;
 }

@@ -7,17 +7,9 @@
 
 #include "exec/host_reduce.h"
 
+#include <pthread.h>
 #include <string.h>
-
-static acc_status_t create(acc_comm_t *c, void **state)
-{
-    hb_state_t *s = acc_mem_calloc(1, sizeof(*s));
-    if (!s)
-        return acc_error_set(ACC_ERR_NOMEM, "out of memory for the host backend");
-    s->comm = c;
-    *state = s;
-    return ACC_OK;
-}
+#include <unistd.h>
 
 static void destroy(acc_comm_t *c, void *state, int abort)
 {
@@ -28,18 +20,68 @@ static void destroy(acc_comm_t *c, void *state, int abort)
     for (size_t i = 0; i < s->ninsts; i++)
         hb_inst_destroy(c, s->insts[i]);
     acc_mem_free(s->insts);
+    acc_mem_free(s->pids);
+    acc_mem_free(s->pidns);
+    acc_mem_free(s->machine);
     acc_mem_free(s);
 }
 
-/* The instance of (plan, element size) able to hold count, made or remade collectively. */
+/* Once per process: what dead jobs left in /dev/shm goes before this one adds to it. */
+static void cleanup_once(void)
+{
+    if (acc_comm_cleanup(NULL) != ACC_OK)
+        ACC_DEBUG(RUNTIME, "host backend: %s", acc_error_message());
+}
+
+static acc_status_t create(acc_comm_t *c, void **state)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    hb_state_t *s = acc_mem_calloc(1, sizeof(*s));
+    int32_t mine[3], *all = NULL;
+    acc_status_t st;
+
+    pthread_once(&once, cleanup_once);
+    if (!s || !(s->pids = acc_mem_calloc((size_t)c->nranks, sizeof(int))) ||
+        !(s->pidns = acc_mem_calloc((size_t)c->nranks, sizeof(unsigned))) ||
+        !(s->machine = acc_mem_calloc((size_t)c->nranks, sizeof(unsigned))) ||
+        !(all = acc_mem_calloc((size_t)c->nranks * 3, sizeof(int32_t)))) {
+        st = acc_error_set(ACC_ERR_NOMEM, "out of memory for the host backend");
+        goto out;
+    }
+    s->comm = c;
+    /* Every rank names its peers' segments after their creators. */
+    mine[0] = (int32_t)getpid();
+    mine[1] = (int32_t)hb_pid_namespace();
+    mine[2] = (int32_t)hb_machine();
+    if ((st = boot_allgather(c->boot, mine, sizeof(mine), all)) != ACC_OK)
+        goto out;
+    for (int r = 0; r < c->nranks; r++) {
+        s->pids[r] = all[3 * r];
+        s->pidns[r] = (unsigned)all[3 * r + 1];
+        s->machine[r] = (unsigned)all[3 * r + 2];
+    }
+out:
+    acc_mem_free(all);
+    if (st != ACC_OK) {
+        destroy(c, s, 1);
+        return st;
+    }
+    *state = s;
+    return ACC_OK;
+}
+
+/* The instance of (plan, element size) able to hold count, made or remade collectively.  A
+ * set-up every rank saw fail (comm_agree) refuses the plan for calls of this size or more,
+ * everywhere, rather than trying again at every call; one that left the ranks apart (a peer
+ * gone in the middle of it) breaks the communicator. */
 static acc_status_t instance(acc_comm_t *c, hb_state_t *s, const acc_plan_t *plan, size_t es,
-                             uint64_t count, hb_inst_t **out)
+                             uint64_t count, hb_inst_t **out, int *broken)
 {
     size_t i;
     uint64_t cap = count;
     acc_status_t st;
 
-    if ((st = comm_refused(c, plan)) != ACC_OK)
+    if ((st = comm_refused_at(c, plan, count * es)) != ACC_OK)
         return st;
     for (i = 0; i < s->ninsts; i++) {
         hb_inst_t *in = s->insts[i];
@@ -58,10 +100,15 @@ static acc_status_t instance(acc_comm_t *c, hb_state_t *s, const acc_plan_t *pla
     if (acc_array_reserve((void **)&s->insts, &s->insts_cap, s->ninsts + 1, sizeof(hb_inst_t *)) !=
         ACC_OK)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
-    if ((st = hb_inst_create(c, s->next_id++, plan, es, cap, out)) != ACC_OK) {
-        /* Every rank saw the same failure (the set-up agrees on it): refuse the plan from now
-         * on, everywhere, rather than trying again at every call. */
-        comm_refuse(c, plan);
+    st = hb_inst_create(c, s->next_id++, plan, es, cap, out);
+    /* Short of shared memory for the doubled capacity: the call's own may still fit. */
+    if (st == ACC_ERR_NOMEM && cap > count && comm_error(c) == ACC_OK)
+        st = hb_inst_create(c, s->next_id++, plan, es, cap = count, out);
+    if (st != ACC_OK) {
+        if (comm_error(c) != ACC_OK)
+            *broken = 1;
+        else
+            comm_refuse_at(c, plan, st == ACC_ERR_NOMEM ? cap * es : 0, st, acc_error_message());
         return st;
     }
     s->insts[s->ninsts++] = *out;
@@ -116,7 +163,10 @@ static acc_status_t run(acc_comm_t *c, void *state, const acc_plan_t *plan, cons
     acc_status_t st;
     int has_out;
 
-    if ((st = instance(c, s, plan, es, rc->count, &in)) != ACC_OK)
+    /* Every rank numbers its calls alike, those that fail included (every rank saw the same
+     * failure, or the communicator is broken). */
+    s->runs++;
+    if ((st = instance(c, s, plan, es, rc->count, &in, broken)) != ACC_OK)
         return st;
     memset(&call, 0, sizeof(call));
     call.in = in;
@@ -126,14 +176,24 @@ static acc_status_t run(acc_comm_t *c, void *state, const acc_plan_t *plan, cons
     call.elems[ACC_BUF_IN] = acc_plan_buf_elems(plan, ACC_BUF_IN, rc->count);
     call.elems[ACC_BUF_OUT] = acc_plan_buf_elems(plan, ACC_BUF_OUT, rc->count);
     call.elems[ACC_BUF_SCRATCH] = in->scratch_cap;
+    /* What the peers compare their calls with (hb_call_rec_t). */
+    call.seq = s->runs - 1;
+    {
+        uint64_t sig[6] = {
+            (uint64_t)rc->coll,           rc->count, (uint64_t)rc->dt, (uint64_t)rc->op,
+            (uint64_t)(uint32_t)rc->root, call.seq};
+        call.sig = (uint32_t)acc_fnv1a64(sig, sizeof(sig));
+    }
     call.timeout_ms = c->timeout_ms;
     call.abort_flag = &c->abort;
+    call.comm = c;
     if ((st = set_buffers(in, &call, rc, &tmp)) != ACC_OK)
         return st;
     /* Scratch chunks start unwritten.  No peer touches this rank's memory before a signal of
      * this call, so resetting here cannot race with them. */
     memset(in->seg[in->rank] + in->layouts[in->rank].scratch_len, 0xff,
            ((size_t)plan->scratch_chunks + 1) * sizeof(int64_t));
+    hb_call_publish(&call, rc);
     st = hb_run_lanes(&call);
     if (st != ACC_OK) {
         acc_error_set(st, "%s", call.msg);

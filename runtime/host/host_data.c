@@ -132,6 +132,89 @@ static int divisor(const hb_lane_t *lc)
     return in->plan->nranks;
 }
 
+/* ---- the ranks' calls, compared ----------------------------------------------------------- */
+
+static hb_call_rec_t *call_rec(const hb_inst_t *in, int r)
+{
+    return (hb_call_rec_t *)(in->seg[r] + HB_CALL_OFFSET);
+}
+
+void hb_call_publish(const hb_call_t *call, const rt_call_t *rc)
+{
+    hb_call_rec_t *rec = call_rec(call->in, call->in->rank);
+    atomic_store_explicit(&rec->count, rc->count, memory_order_relaxed);
+    atomic_store_explicit(&rec->seq, call->seq, memory_order_relaxed);
+    atomic_store_explicit(&rec->what,
+                          (uint64_t)rc->coll | (uint64_t)rc->dt << 8 | (uint64_t)rc->op << 16 |
+                              (uint64_t)(uint32_t)(rc->root + 1) << 32,
+                          memory_order_relaxed);
+    atomic_store_explicit(&rec->id, (uint64_t)(uint32_t)call->in->calls << 32 | call->sig,
+                          memory_order_release);
+}
+
+/* A call in words: "allreduce of 1000 float (reduction sum, root 0), call 17". */
+static void call_text(uint64_t what, uint64_t count, uint64_t seq, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s of %llu %s (reduction %s, root %d), call %llu",
+             acc_coll_name((acc_coll_t)(what & 0xff)), (unsigned long long)count,
+             acc_dtype_name((acc_dtype_t)(what >> 8 & 0xff)),
+             acc_redop_name((acc_redop_t)(what >> 16 & 0xff)), (int)(what >> 32) - 1,
+             (unsigned long long)seq);
+}
+
+/* Rank r's call in words, when its record is of this instance's call and reads whole; else
+ * "". */
+static void peer_call_text(const hb_lane_t *lc, int r, char *buf, size_t n)
+{
+    const hb_inst_t *in = lc->call->in;
+    const hb_call_rec_t *rec;
+    uint64_t id, count, what, seq;
+    char text[160];
+    buf[0] = '\0';
+    if (!in->seg[r])
+        return;
+    rec = call_rec(in, r);
+    id = atomic_load_explicit(&rec->id, memory_order_acquire);
+    count = atomic_load_explicit(&rec->count, memory_order_relaxed);
+    what = atomic_load_explicit(&rec->what, memory_order_relaxed);
+    seq = atomic_load_explicit(&rec->seq, memory_order_relaxed);
+    if ((uint32_t)(id >> 32) != (uint32_t)in->calls ||
+        atomic_load_explicit(&rec->id, memory_order_acquire) != id)
+        return;
+    call_text(what, count, seq, text, sizeof(text));
+    snprintf(buf, n, " (it runs %s)", text);
+}
+
+/* Another rank's call differs from this one's: say both. */
+static int calls_differ(hb_lane_t *lc, int r)
+{
+    const hb_call_t *call = lc->call;
+    const hb_call_rec_t *mine = call_rec(call->in, call->in->rank);
+    char theirs[192], text[160];
+    peer_call_text(lc, r, theirs, sizeof(theirs));
+    call_text(atomic_load_explicit(&mine->what, memory_order_relaxed), call->count, call->seq, text,
+              sizeof(text));
+    return hb_fail(lc, ACC_ERR_INVALID,
+                   "rank %d's call is not this rank's%s; this rank runs %s: every rank must make "
+                   "the same calls, in the same order, with the same count, type, reduction and "
+                   "root",
+                   r, theirs, text);
+}
+
+/* After a signal of rank r's: is r's call (read in its record) this one? */
+static int same_call_as(hb_lane_t *lc, int r)
+{
+    const hb_inst_t *in = lc->call->in;
+    uint64_t id;
+    if (!in->seg[r])
+        return 0;
+    id = atomic_load_explicit(&call_rec(in, r)->id, memory_order_acquire);
+    /* A peer already in its next call wrote over the record: nothing to compare with. */
+    if ((uint32_t)(id >> 32) != (uint32_t)in->calls || (uint32_t)id == lc->call->sig)
+        return 0;
+    return calls_differ(lc, r);
+}
+
 /* ---- connections ------------------------------------------------------------------------ */
 
 static unsigned char *slot_data(const hb_conn_t *cn, hb_slot_t *s)
@@ -225,6 +308,7 @@ static int fill(hb_lane_t *lc, hb_conn_t *cn, hb_slot_t *s, acc_ref_t ref, uint6
         return hb_fail(lc, ACC_ERR_INTERNAL, "sends %u chunks on a connection laid out for %u",
                        ref.cnt, cn->maxcnt);
     s->nchunks = ref.cnt;
+    s->sig = lc->call->sig;
     for (t = 0; t < ref.cnt; t++) {
         const unsigned char *src = src_chunk(lc, in->rank, ref, t, &n);
         if (!src)
@@ -260,6 +344,8 @@ static int land(hb_lane_t *lc, hb_conn_t *cn, hb_slot_t *s, int with_src)
     uint64_t off = 0, n;
     uint32_t t;
 
+    if (s->sig != call->sig)
+        return calls_differ(lc, cn->from);
     if (s->nchunks != op->dst.cnt)
         return hb_fail(lc, ACC_ERR_INVALID, "receives %u chunks but the matching send carried %u",
                        op->dst.cnt, s->nchunks);
@@ -291,10 +377,13 @@ static int recv_reduce_send(hb_lane_t *lc, uint32_t k)
     uint64_t off = 0, n;
     uint32_t t;
 
+    if (s->sig != call->sig)
+        return calls_differ(lc, ci->from);
     if (s->nchunks != op->src.cnt || s->nchunks > co->maxcnt)
         return hb_fail(lc, ACC_ERR_INVALID, "receives %u chunks to reduce with %u", s->nchunks,
                        op->src.cnt);
     o->nchunks = s->nchunks;
+    o->sig = call->sig;
     for (t = 0; t < s->nchunks; t++) {
         const unsigned char *src = src_like(lc, t, s->lens[t]);
         if (!src)
@@ -486,7 +575,11 @@ int hb_run_op(hb_lane_t *lc)
         hb_raise(counter(in, in->ctr[k]));
         ring_bell(in, op->peer);
         return 0;
+    case ACC_OP_WAIT:
+        /* The counter is there (it was ready): the peer's memory is this call's to read now,
+         * if the peer runs this call. */
+        return same_call_as(lc, op->peer);
     default:
-        return 0; /* WAIT (its counter is there: it was ready) and NOP */
+        return 0; /* NOP */
     }
 }

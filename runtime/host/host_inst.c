@@ -5,15 +5,10 @@
  */
 #include "host_internal.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#define PAGE      4096u
-#define SEG_MAGIC 0x61636373u /* "accs" */
+#define PAGE 4096u
 
 static uint64_t align(uint64_t v, uint64_t a)
 {
@@ -261,57 +256,6 @@ static acc_status_t lay_out(acc_comm_t *c, hb_inst_t *in)
     return ACC_OK;
 }
 
-/* ---- segments ----------------------------------------------------------------------------- */
-
-static void seg_name(const acc_comm_t *c, const hb_inst_t *in, int r, char *buf, size_t n)
-{
-    snprintf(buf, n, "/acc-%s-%d-%d", c->shm_tag, r, in->id);
-}
-
-static acc_status_t seg_map(const acc_comm_t *c, hb_inst_t *in, int r, int create)
-{
-    char name[96];
-    uint64_t bytes = in->layouts[r].bytes;
-    struct stat sb;
-    void *m;
-    int fd;
-
-    seg_name(c, in, r, name, sizeof(name));
-    fd = shm_open(name, create ? O_RDWR | O_CREAT | O_EXCL : O_RDWR, 0600);
-    if (fd < 0)
-        return acc_error_set(ACC_ERR_SYSTEM, "shared memory %s of rank %d: %s%s", name, r,
-                             strerror(errno),
-                             errno == EEXIST ? " (left over from a crashed job? remove it from "
-                                               "/dev/shm)"
-                                             : "");
-    if ((create && ftruncate(fd, (off_t)bytes) != 0) || fstat(fd, &sb) != 0 ||
-        (uint64_t)sb.st_size != bytes) {
-        int e = errno;
-        close(fd);
-        if (create)
-            shm_unlink(name);
-        return acc_error_set(ACC_ERR_SYSTEM,
-                             "shared memory %s of rank %d: cannot make it %llu bytes: %s "
-                             "(is /dev/shm large enough?)",
-                             name, r, (unsigned long long)bytes, strerror(e));
-    }
-    m = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED) {
-        if (create)
-            shm_unlink(name);
-        return acc_error_set(ACC_ERR_SYSTEM, "mapping shared memory %s of rank %d: %s", name, r,
-                             strerror(errno));
-    }
-    in->seg[r] = m;
-    in->seg_bytes[r] = bytes;
-    if (create)
-        *(uint32_t *)m = SEG_MAGIC;
-    else if (*(uint32_t *)m != SEG_MAGIC)
-        return acc_error_set(ACC_ERR_INTERNAL, "shared memory %s of rank %d is not acc's", name, r);
-    return ACC_OK;
-}
-
 static acc_status_t prepare(acc_comm_t *c, hb_inst_t *in)
 {
     acc_status_t st;
@@ -332,14 +276,52 @@ static acc_status_t prepare(acc_comm_t *c, hb_inst_t *in)
                                  "out of memory for an outbox of %d messages of %llu bytes",
                                  p->slots, (unsigned long long)cn->slot_bytes);
     }
-    return seg_map(c, in, in->rank, 1);
+    return hb_seg_map(c, c->be_state, in, in->rank, 1);
+}
+
+/* What makes an instance: the plan (by what it is), the element size, the capacity. */
+typedef struct {
+    uint64_t plan, es, cap;
+} inst_ident_t;
+
+static uint64_t plan_key(const acc_plan_t *p)
+{
+    char text[ACC_PLAN_NAME_MAX + ACC_PLAN_PARAMS_MAX + 64];
+    int n = snprintf(text, sizeof(text), "%d %d %d %d %s %s", (int)p->coll, p->nranks, p->root,
+                     p->nlanes, p->algo, p->params);
+    return acc_fnv1a64(text, n > 0 && (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
+}
+
+/* Do all ranks set up the same instance?  They do unless they made different calls (misuse):
+ * then, rather than map each other's memory with different layouts, every rank fails here
+ * with the same message, and the communicator is broken. */
+static acc_status_t same_instance(acc_comm_t *c, const hb_inst_t *in)
+{
+    inst_ident_t mine = {plan_key(in->plan), in->es, in->cap}, *all;
+    acc_status_t st;
+
+    if (!(all = acc_mem_calloc((size_t)c->nranks, sizeof(*all))))
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    if ((st = boot_allgather(c->boot, &mine, sizeof(mine), all)) != ACC_OK) {
+        acc_mem_free(all);
+        return comm_break(c, acc_error_prefix(st, "comparing the ranks' calls: "));
+    }
+    for (int r = 1; r < c->nranks && st == ACC_OK; r++)
+        if (all[r].plan != all[0].plan || all[r].es != all[0].es || all[r].cap != all[0].cap)
+            st = acc_error_set(ACC_ERR_INVALID,
+                               "rank %d's call needs another plan or size than rank 0's (%s "
+                               "of %zu-byte elements): every rank must make the same calls, in "
+                               "the same order, with the same count, type, reduction and root",
+                               r, acc_coll_name(in->plan->coll), (size_t)all[0].es);
+    acc_mem_free(all);
+    /* Ranks whose calls went apart cannot be trusted with any later call either. */
+    return st == ACC_OK ? st : comm_break(c, st);
 }
 
 acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_t es, uint64_t cap,
                             hb_inst_t **out)
 {
     hb_inst_t *in = acc_mem_calloc(1, sizeof(*in));
-    char name[96];
     acc_status_t st;
 
     *out = NULL;
@@ -354,18 +336,22 @@ acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_
     /* Each step ends with every rank knowing whether every rank managed it, so that all give
      * up together instead of waiting for a peer that already has. */
     st = comm_agree(c, prepare(c, in), "setting up the shared memory of a plan");
+    /* Before anyone maps a peer's segment with this plan's layout. */
+    if (st == ACC_OK)
+        st = same_instance(c, in);
     if (st == ACC_OK) {
         for (int r = 0; r < plan->nranks && st == ACC_OK; r++)
             if (r != c->rank && c->node_of[r] == c->node_of[c->rank])
-                st = seg_map(c, in, r, 0);
+                st = hb_seg_map(c, c->be_state, in, r, 0);
         st = comm_agree(c, st, "mapping the peers' shared memory");
     }
     if (st == ACC_OK)
         st = comm_agree(c, hb_net_connect(c, in), "connecting to the ranks of other nodes");
     /* Once every rank has mapped it, the name has done its work: unlinked, the memory goes
-     * away with the last mapping even if a process dies. */
-    seg_name(c, in, c->rank, name, sizeof(name));
-    shm_unlink(name);
+     * away with the last mapping even if a process dies (before, the name says whose it is, so
+     * acc_comm_cleanup can remove it if every rank dies now). */
+    if (in->seg && in->seg[in->rank])
+        hb_seg_unlink(c, c->be_state, in);
     if (st != ACC_OK) {
         hb_inst_destroy(c, in);
         return acc_error_prefix(st, "host backend, %s %s: ", acc_coll_name(plan->coll), plan->algo);

@@ -69,7 +69,7 @@ typedef struct {
 /* A slot: its chunk-length table, then the data (at a 64-byte boundary). */
 typedef struct {
     uint32_t nchunks;
-    uint32_t pad;
+    uint32_t sig;    /* the sending rank's call signature (hb_call_rec_t) */
     uint64_t lens[]; /* maxcnt of them */
 } hb_slot_t;
 
@@ -92,8 +92,23 @@ typedef struct {
     uint64_t rx_off; /* remote, receiving: bytes of the next message read so far */
 } hb_conn_t;
 
-/* The segment's first page: its magic, then the rank's doorbell. */
+/* The segment's first page: its magic, then the rank's doorbell, then the call it runs. */
 #define HB_BELL_OFFSET 64
+#define HB_CALL_OFFSET 128
+
+/* The call a rank runs on an instance, which its peers check theirs against: a message carries
+ * the sender's call signature, and a rank that waits on a peer's signal reads the peer's
+ * record.  The signature covers the call's collective, count, type, reduction and root and its
+ * number among the communicator's calls, so ranks that called differently (misuse), or made
+ * different calls before (and left messages a call of theirs never read), fail with a message
+ * instead of mixing their data.  Words each written and read atomically; the first again
+ * after the others tells a record read whole. */
+typedef struct {
+    _Atomic uint64_t id; /* calls of the instance completed << 32 | signature */
+    _Atomic uint64_t count;
+    _Atomic uint64_t what; /* collective | type << 8 | reduction << 16 | (root + 1) << 32 */
+    _Atomic uint64_t seq;  /* the call's number among the communicator's */
+} hb_call_rec_t;
 
 /* A signal counter (from -> to, slot), in the receiver's segment. */
 typedef struct {
@@ -120,8 +135,11 @@ typedef struct {
     uint64_t count;
     uint64_t elems[ACC_BUF_COUNT];      /* in, out: for this count; scratch: its capacity */
     unsigned char *base[ACC_BUF_COUNT]; /* this rank's buffers */
+    uint32_t seq;   /* the call's number among the communicator's (hb_state_t.runs) */
+    uint32_t sig;   /* of the call's collective, count, type, reduction, root and seq */
     int timeout_ms; /* no lane moving for this long fails the call; <= 0 never */
     const volatile int *abort_flag;
+    const acc_comm_t *comm; /* whose peers a timeout looks for */
     /* the failure of the call */
     acc_status_t status;
     char msg[512];
@@ -167,13 +185,19 @@ typedef struct {
     const void **ptrs; /* REDUCE_PEERS sources, npeer_pool + 2 */
 } hb_lane_t;
 
-/* The backend's state per communicator: the instances. */
+/* The backend's state per communicator: the instances, and whose segments are whose. */
 typedef struct {
     acc_comm_t *comm;
     /* instances */
     hb_inst_t **insts;
     size_t ninsts, insts_cap;
     int next_id;
+    uint32_t runs; /* calls run so far (their numbers, hb_call_t.seq) */
+    /* per rank: its process id and PID namespace, which name its segments (host_shm.c), and
+     * its machine (the kernel's boot id): where both are this rank's, its process id tells
+     * whether it lives */
+    int *pids;
+    unsigned *pidns, *machine;
 } hb_state_t;
 
 /* ---- instances (host_inst.c) ---- */
@@ -183,6 +207,19 @@ acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_
 void hb_inst_destroy(acc_comm_t *c, hb_inst_t *in);
 /* Can plan run on this communicator's nodes?  Peer memory only within a node. */
 acc_status_t hb_plan_fits(const acc_comm_t *c, const acc_plan_t *plan);
+
+/* ---- segments (host_shm.c) ---- */
+/* This process's PID namespace (the inode of /proc/self/ns/pid; 0 when unknown), and its
+ * machine (a hash of the kernel's boot id; 0 when unknown). */
+unsigned hb_pid_namespace(void);
+unsigned hb_machine(void);
+void hb_seg_name(const acc_comm_t *c, const hb_state_t *s, const hb_inst_t *in, int r, char *buf,
+                 size_t n);
+/* Create (this rank's) or open and map rank r's segment of in; a segment /dev/shm cannot hold
+ * fails with ACC_ERR_NOMEM saying what /dev/shm holds. */
+acc_status_t hb_seg_map(const acc_comm_t *c, const hb_state_t *s, hb_inst_t *in, int r, int create);
+/* Remove the name of this rank's segment (its memory stays until the last mapping goes). */
+void hb_seg_unlink(const acc_comm_t *c, const hb_state_t *s, const hb_inst_t *in);
 
 /* ---- running the lanes (host_lanes.c) ---- */
 /* Run every lane of this rank for one call on the calling thread. */
@@ -212,6 +249,8 @@ int hb_op_wait_on(hb_lane_t *lc);
 int hb_run_op(hb_lane_t *lc);
 /* What the lane's operation waits for, in words; returns the rank it waits on (-1: none). */
 int hb_op_wait_text(hb_lane_t *lc, char *buf, size_t n);
+/* This rank's record of the call it is about to run (before any of its lanes moves). */
+void hb_call_publish(const hb_call_t *call, const rt_call_t *rc);
 
 /* ---- between nodes (host_net.c) ---- */
 /* Connect the remote connections of an instance and start a thread per outgoing one. */

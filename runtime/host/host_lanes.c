@@ -5,7 +5,9 @@
  */
 #include "host_internal.h"
 
+#include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <sched.h>
@@ -109,11 +111,53 @@ static int advance(hb_call_t *call, hb_lane_t *lc, int l)
     return ran;
 }
 
-/* The first stuck lane's wait, as the timeout's message. */
+/* Is rank r gone?  On this machine and in this PID namespace its process id says so exactly;
+ * elsewhere, a listening address that refuses connections says its process has exited or
+ * closed the communicator (it held that socket until then; forked children do not keep it:
+ * net.c). */
+static int gone(const acc_comm_t *c, const hb_state_t *s, int r, int *probed)
+{
+    if (s->machine[r] && s->machine[r] == s->machine[c->rank] && s->pidns[r] == s->pidns[c->rank])
+        return kill(s->pids[r], 0) != 0 && errno == ESRCH;
+    *probed = 1;
+    return net_probe(boot_peer_addr(c->boot, r), 100) == 0;
+}
+
+/* The ranks that are gone, as "rank 1 has exited" or "ranks 1 and 2 have exited" (then "(or
+ * closed the communicator)" where a rank on another machine was asked), or nothing.
+ * The rank a lane waits for is only its upstream neighbour, which may wait in turn for the one
+ * that died (in a ring of 4 where rank 1 died, rank 0 waits for rank 3), so every rank is
+ * asked, for at most a second in all. */
+static void dead_peers(const hb_call_t *call, char *buf, size_t n)
+{
+    const acc_comm_t *c = call->comm;
+    const hb_state_t *s = c ? c->be_state : NULL;
+    double until = acc_now_s() + 1.0;
+    int *dead, ndead = 0, len = 0, probed = 0;
+
+    buf[0] = '\0';
+    if (!s || !c->boot || !(dead = acc_mem_calloc((size_t)c->nranks, sizeof(int))))
+        return;
+    for (int r = 0; r < c->nranks && acc_now_s() < until; r++)
+        if (r != c->rank && gone(c, s, r, &probed))
+            dead[ndead++] = r;
+    for (int i = 0; i < ndead && len >= 0 && (size_t)len < n; i++)
+        len += snprintf(buf + len, n - (size_t)len, "%s%d",
+                        i == 0           ? (ndead > 1 ? "ranks " : "rank ")
+                        : i == ndead - 1 ? " and "
+                                         : ", ",
+                        dead[i]);
+    if (ndead && len >= 0 && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len, " %s exited%s", ndead > 1 ? "have" : "has",
+                 probed ? " (or closed the communicator)" : "");
+    acc_mem_free(dead);
+}
+
+/* The first stuck lane's wait, as the timeout's message, naming the ranks that died. */
 static acc_status_t stuck(hb_call_t *call, hb_lane_t *lc)
 {
     hb_inst_t *in = call->in;
-    char what[200];
+    char what[200], dead[160];
     int peer = -1;
 
     for (int l = 0; l < in->plan->nlanes; l++) {
@@ -131,9 +175,14 @@ static acc_status_t stuck(hb_call_t *call, hb_lane_t *lc)
         peer = hb_op_wait_text(lc, what, sizeof(what));
         break;
     }
-    if (peer >= 0)
+    dead_peers(call, dead, sizeof(dead));
+    if (dead[0])
+        hb_fail(lc, ACC_ERR_TIMEOUT, "waited %d ms (ACC_TIMEOUT_MS) for %s: %s", call->timeout_ms,
+                what, dead);
+    else if (peer >= 0)
         hb_fail(lc, ACC_ERR_TIMEOUT,
-                "waited %d ms (ACC_TIMEOUT_MS) for %s; rank %d may have died or be stuck",
+                "waited %d ms (ACC_TIMEOUT_MS) for %s; rank %d, or a rank it waits for, is "
+                "stuck",
                 call->timeout_ms, what, peer);
     else
         hb_fail(lc, ACC_ERR_TIMEOUT, "waited %d ms (ACC_TIMEOUT_MS) for %s", call->timeout_ms,

@@ -13,8 +13,9 @@
  * and every rank enters the same calls in the same order, so it is read in its turn.
  *
  * On the wire a message is its slot as laid out in memory: the header of hb_slot_header(maxcnt)
- * bytes (chunk count, padding, maxcnt chunk lengths), then the data, so the sender writes one
- * contiguous range and the receiver reads it into the same layout in the ring.
+ * bytes (chunk count, the sender's call signature, maxcnt chunk lengths), then the data, so the
+ * sender writes one contiguous range and the receiver reads it into the same layout in the ring,
+ * where the receiving lane checks the signature against its own call's.
  */
 #include "host_internal.h"
 

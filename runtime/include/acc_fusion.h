@@ -40,7 +40,9 @@
  *   ACC_NETWORK applied; its network's name: the key acc-tune writes), the measured one before
  *   the simulated one; else acc's policy with 25 MiB buckets, one stream and no compression.
  *   Rank 0 decides and every rank uses its decision.  The configuration is fixed when the first
- *   iteration starts (after registration) and changes only between iterations.
+ *   iteration starts (after registration) and changes only between iterations.  An invalid
+ *   value of one of those settings is an error in the log naming it, and the engine starts as
+ *   if none of them were set: the job trains on.
  * Online tuning (ACC_TUNE_ONLINE=1 or the option).  Rank 0 times whole iterations (the host
  *   clock from the end of one to the end of the next), searches fusion size x streams x
  *   compression (the compressions ACC_TUNE_COMPRESSION allows) from the configuration the job
@@ -73,6 +75,8 @@
  *   build without it), they round exactly as the host does, and acc_fusion_wait returns once
  *   the GPU has finished.  Either way rank 0's decisions travel in host memory, on a
  *   host-backend duplicate of the communicator.
+ * Forks.  In a process forked after the engine was made its calls fail and its destruction
+ *   releases nothing: it is the parent's, as its communicator is.
  * Threads.  One thread at a time per engine, like a communicator; on the cuda backend a thread
  *   on which the communicator's GPU's primary context is current (as after acc_cuda_init or
  *   the CUDA runtime's use of that device).
@@ -141,7 +145,10 @@ acc_status_t acc_fusion_destroy(acc_fusion_t *f);
 
 /* Register a gradient of count elements of type dt at grad (borrowed; it must stay valid and
  * in place for the engine's life): before the first iteration, in the order the backward
- * pass produces the gradients.  *index (optional) receives its index, 0, 1, ... */
+ * pass produces the gradients.  A gradient may have no elements (grad may then be NULL), as
+ * DDP's may.  *index (optional) receives its index, 0, 1, ...  The first iteration checks that
+ * every rank registered the same list (count, sizes, types, order) and fails on every rank,
+ * naming the first difference, when not. */
 acc_status_t acc_fusion_register(acc_fusion_t *f, void *grad, size_t count, acc_dtype_t dt,
                                  int *index);
 /* The gradient of this index is final for this iteration: pack it, and start every bucket

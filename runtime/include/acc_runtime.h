@@ -189,15 +189,26 @@ const acc_kernel_t *acc_gpu_exec_kernel(const acc_gpu_exec_t *x);
  * with exactly one warning line (rank 0's) saying what and why.  Per call, the size (NCCL's
  * nBytes: the whole buffer for allgather and reduce-scatter) picks the table's range.
  *
- * Failures.  acc never takes a job down: what it cannot serve goes to the fallback.  Bad
- * arguments (a null buffer, a count whose bytes overflow, an unknown type or reduction, a root
- * out of range) are refused with ACC_ERR_INVALID before any memory is touched.  A peer that does
- * not answer within ACC_TIMEOUT_MS makes the call fail with ACC_ERR_TIMEOUT naming the rank and
- * the step it waited for; the communicator is then broken (every later call and
- * acc_comm_get_async_error give that error) and should be destroyed or aborted.
+ * Failures.  acc never takes a job down: what it cannot serve goes to the fallback, and an
+ * invalid ACC_* setting turns acc's schedules off with one error naming it.  Bad arguments (a
+ * null buffer, a count whose bytes overflow, an unknown type or reduction, a root out of range)
+ * are refused with ACC_ERR_INVALID before any memory is touched.  A peer that does not answer
+ * within ACC_TIMEOUT_MS makes the call fail with ACC_ERR_TIMEOUT naming the step it waited for
+ * and the ranks that have exited; calls that differ between ranks fail with ACC_ERR_INVALID
+ * naming both; either way the communicator is then broken (every later call and
+ * acc_comm_get_async_error give that error) and should be destroyed or aborted.  Set-up
+ * (acc_comm_init_rank, acc_comm_dup) completes on every rank or fails on every rank.  README's
+ * "What acc guarantees on faults" lists every case.
  *
- * Threads.  One thread at a time per communicator, as with NCCL.  Host-backend calls are
- * synchronous: they return when this rank's part is complete.
+ * Life.  A communicator that was destroyed or aborted refuses calls (ACC_ERR_INVALID or
+ * ACC_ERR_ABORTED) for the rest of the process: its handle stays valid memory, a few kilobytes.
+ * In a process forked after it was made, calls on it fail and acc_comm_destroy/abort release
+ * nothing: it is the parent's.
+ *
+ * Threads.  One thread at a time per communicator, as with NCCL (calls made on several threads
+ * at once run one after another); acc_comm_abort and acc_comm_get_async_error may be called
+ * from another thread while a call runs.  Host-backend calls are synchronous: they return when
+ * this rank's part is complete.
  */
 typedef struct acc_comm acc_comm_t;
 /* A CUDA stream (CUstream); NULL is the default stream.  Ignored by the host backend. */
@@ -209,10 +220,14 @@ typedef struct {
 } acc_unique_id_t;
 
 /* A new id whose rendezvous this process serves (a thread, until every rank of the
- * communicator has arrived): call it in one process and hand the bytes to every rank. */
+ * communicator has arrived, or ACC_TIMEOUT_MS after the first did): call it in one process and
+ * hand the bytes to every rank.  It serves one communicator; used again, every rank fails at
+ * once. */
 acc_status_t acc_get_unique_id(acc_unique_id_t *id);
 /* An id naming a rendezvous at "HOST:PORT" that rank 0's process serves itself (the
- * MASTER_ADDR:MASTER_PORT convention of launchers): every rank builds it from the same text. */
+ * MASTER_ADDR:MASTER_PORT convention of launchers): every rank builds it from the same text.
+ * Rank 0 holds the port only during the rendezvous, so it serves one communicator after
+ * another. */
 acc_status_t acc_unique_id_from_string(const char *host_port, acc_unique_id_t *id);
 /* An id for ranks on this machine whose rendezvous rank 0 serves on a free loopback port: for
  * programs that fork their ranks themselves, which must not fork while a rendezvous thread of
@@ -316,6 +331,12 @@ typedef struct {
 
 /* Rows with at least one call, by collective then range; *out taken (acc_mem_free). */
 acc_status_t acc_comm_stats(const acc_comm_t *comm, acc_comm_stat_t **out, size_t *n);
+
+/* Remove from /dev/shm the shared memory that host-backend communicators of dead processes
+ * left behind (a job killed while its ranks set a plan up): segments whose creating process,
+ * in this PID namespace, no longer exists.  A process's first host-backend communicator does
+ * it too; `acc-info --cleanup` runs it.  *removed (optional): how many. */
+acc_status_t acc_comm_cleanup(int *removed);
 
 #ifdef __cplusplus
 }

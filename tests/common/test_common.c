@@ -21,6 +21,17 @@ ACC_TEST(error_message_prefix)
     CHECK_STR(acc_error_message(), "topo.xml: line 7: bad");
 }
 
+/* A message reworded from the one before it (an argument that is acc_error_message() itself)
+ * reads whole, not garbled by being written over while it is read. */
+ACC_TEST(error_message_reworded_from_itself)
+{
+    acc_error_set(ACC_ERR_NO_DEVICE, "opening the CUDA driver failed (libcuda.so.1: not found)");
+    acc_error_set(ACC_ERR_NO_DEVICE, "rank 0 has no usable GPU (%s); check the driver",
+                  acc_error_message());
+    CHECK_STR(acc_error_message(), "rank 0 has no usable GPU (opening the CUDA driver failed "
+                                   "(libcuda.so.1: not found)); check the driver");
+}
+
 ACC_TEST(sizes_parse_and_reject)
 {
     uint64_t v;

@@ -97,9 +97,9 @@ static inline int ranks_wait(ranks_t *rs, double secs)
     return bad;
 }
 
-/* Skip the case without a GPU.  A child asks: a process that has touched CUDA cannot fork ranks
- * that use it. */
-static inline void ranks_skip_without_gpu(void)
+/* Is there a GPU?  A child asks: a process that has touched CUDA cannot fork ranks that use
+ * it. */
+static inline int ranks_gpu_present(void)
 {
     pid_t pid;
     int st = 0;
@@ -107,7 +107,13 @@ static inline void ranks_skip_without_gpu(void)
     if ((pid = fork()) == 0)
         _exit(acc_cuda_init(0) == ACC_OK ? 0 : 1);
     waitpid(pid, &st, 0);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* Skip the case without a GPU. */
+static inline void ranks_skip_without_gpu(void)
+{
+    if (!ranks_gpu_present())
         ACC_SKIP("no GPU");
 }
 

@@ -415,7 +415,7 @@ static int bad_use(int rank, int nranks, const acc_unique_id_t *id, void *arg)
     CHECK_ERR(acc_fusion_create(c, &o, &f), ACC_ERR_RANGE);
     CHECK_OK(acc_fusion_create(c, NULL, &f));
     CHECK_ERR(acc_fusion_info(f, &info), ACC_NO_DATA);
-    CHECK_ERR(acc_fusion_register(f, x, 0, ACC_DT_F32, NULL), ACC_ERR_INVALID);
+    CHECK_ERR(acc_fusion_register(f, x, 4, (acc_dtype_t)99, NULL), ACC_ERR_INVALID);
     CHECK_ERR(acc_fusion_register(f, NULL, 4, ACC_DT_F32, NULL), ACC_ERR_INVALID);
     CHECK_OK(acc_fusion_register(f, x, 4, ACC_DT_F32, NULL));
     CHECK_ERR(acc_fusion_ready(f, 1), ACC_ERR_INVALID);
