@@ -206,15 +206,27 @@ ACC_TEST(a_reused_id_fails_every_rank_at_once)
     /* The ranks are forked after the id's rendezvous thread has started listening: they must
      * not keep its socket (which would accept the reused id's connections into a backlog
      * nobody serves, instead of refusing them). */
+    /* The ranks start together once all are forked: a fork while the rendezvous thread serves
+     * an earlier rank would copy whatever lock that thread holds (the sanitizers' allocators
+     * do not reset theirs in the child) and the child could wait on it forever. */
+    int go[2];
     CHECK_OK(acc_get_unique_id(&id));
+    CHECK(pipe(go) == 0);
     rs.nranks = 3;
     fflush(NULL);
     for (int r = 0; r < 3; r++) {
         CHECK((rs.pid[r] = fork()) >= 0);
-        if (rs.pid[r] == 0)
+        if (rs.pid[r] == 0) {
+            char b;
+            close(go[1]);
+            if (read(go[0], &b, 1) != 0)
+                _exit(2);
             _exit(reuse_thread_id(r, 3, &id, NULL));
+        }
         rs.status[r] = -2;
     }
+    close(go[0]);
+    close(go[1]);
     CHECK_INT(ranks_wait(&rs, 120), 0);
 }
 
