@@ -169,6 +169,10 @@ typedef enum {
     X(TIMEOUT_MS, ACC_SETTING_INT, "60000",                                                        \
       "Milliseconds a rank waits for a peer inside a collective before the call fails, naming "    \
       "the peer and the step; 0 waits for ever.")                                                  \
+    X(SOCKET_IFNAME, ACC_SETTING_STRING, "",                                                       \
+      "The network interface (e.g. eth0) whose address a new id's rendezvous listens at "          \
+      "(acc_get_unique_id, a communicator made from NCCL's); empty means the host name's address " \
+      "unless it is a loopback, else the first interface that is up and not a loopback.")          \
     X(DISABLE, ACC_SETTING_INT, "0",                                                               \
       "1: acc runs none of its own schedules; every call goes to NCCL (on the host backend, to "   \
       "the ring fallback).")                                                                       \

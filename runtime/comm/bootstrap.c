@@ -22,6 +22,8 @@
 #include "boot_internal.h"
 
 #include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <unistd.h>
@@ -75,15 +77,85 @@ static acc_status_t text_nonce(const char *text, uint8_t nonce[BOOT_NONCE_BYTES]
 
 /* ---- ids ------------------------------------------------------------------------------- */
 
-/* The address other machines reach this one at, for an id nobody has reached yet: the host
- * name's, else the loopback.  In containers the host name often resolves to 127.0.0.1, which
- * other nodes cannot reach: launchers across nodes name an address (acc_unique_id_from_string),
- * and later rendezvous of the same ranks never come here (boot_root_start_near). */
-static void host_addr(net_addr_t *a)
+/* Is a a loopback address (127.0.0.0/8, ::1)? */
+static int is_loopback(const struct sockaddr *a)
 {
-    char host[256];
-    if (gethostname(host, sizeof(host)) != 0 || net_resolve(host, "0", a) != ACC_OK)
-        net_resolve("127.0.0.1", "0", a);
+    if (a->sa_family == AF_INET)
+        return ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24 == 127;
+    if (a->sa_family == AF_INET6)
+        return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)a)->sin6_addr);
+    return 0;
+}
+
+/* An interface's address fit to be reached from other machines (IPv4, or IPv6 but for
+ * link-local addresses, which need a scope the peers do not know). */
+static int reachable_family(const struct sockaddr *a)
+{
+    return a && (a->sa_family == AF_INET ||
+                 (a->sa_family == AF_INET6 &&
+                  !IN6_IS_ADDR_LINKLOCAL(&((const struct sockaddr_in6 *)a)->sin6_addr)));
+}
+
+static void addr_from(const struct sockaddr *sa, net_addr_t *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->len = sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+    memcpy(&a->ss, sa, a->len);
+}
+
+/* The address of interface `name` (IPv4 first), or of the first interface that is up and not a
+ * loopback when name is NULL; 1 when found.  `names` gets the interfaces seen, for a message. */
+static int interface_addr(const char *name, net_addr_t *a, char *names, size_t n)
+{
+    struct ifaddrs *all = NULL;
+    int found = 0;
+    if (names && n)
+        names[0] = '\0';
+    if (getifaddrs(&all) != 0)
+        return 0;
+    for (int want = AF_INET; !found && want; want = want == AF_INET ? AF_INET6 : 0)
+        for (struct ifaddrs *i = all; i && !found; i = i->ifa_next) {
+            if (names && want == AF_INET && !strstr(names, i->ifa_name) &&
+                strlen(names) + strlen(i->ifa_name) + 3 < n)
+                snprintf(names + strlen(names), n - strlen(names), "%s%s", names[0] ? ", " : "",
+                         i->ifa_name);
+            if (!reachable_family(i->ifa_addr) || i->ifa_addr->sa_family != want)
+                continue;
+            if (name ? strcmp(i->ifa_name, name) == 0
+                     : (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK) &&
+                           !is_loopback(i->ifa_addr)) {
+                addr_from(i->ifa_addr, a);
+                found = 1;
+            }
+        }
+    freeifaddrs(all);
+    return found;
+}
+
+/* The address other machines reach this one at, for an id nobody has reached yet: the
+ * interface ACC_SOCKET_IFNAME names; else the host name's address unless it is a loopback (in
+ * containers the host name often resolves to 127.0.0.1, which other nodes cannot reach); else
+ * the first interface that is up and not a loopback; else the loopback (one machine).  Later
+ * rendezvous of the same ranks never come here (boot_root_start_near). */
+static acc_status_t host_addr(net_addr_t *a)
+{
+    const char *ifname = acc_setting_str(ACC_SETTING_SOCKET_IFNAME);
+    char host[256], names[256];
+
+    if (ifname[0]) {
+        if (interface_addr(ifname, a, names, sizeof(names)))
+            return ACC_OK;
+        return acc_error_set(ACC_ERR_INVALID,
+                             "ACC_SOCKET_IFNAME='%s': no interface of that name has an address "
+                             "(interfaces here: %s)",
+                             ifname, names[0] ? names : "none");
+    }
+    if (gethostname(host, sizeof(host)) == 0 && net_resolve(host, "0", a) == ACC_OK &&
+        !is_loopback((const struct sockaddr *)&a->ss))
+        return ACC_OK;
+    if (interface_addr(NULL, a, NULL, 0))
+        return ACC_OK;
+    return net_resolve("127.0.0.1", "0", a);
 }
 
 static acc_status_t root_start_at(const net_addr_t *at, int wait_ms, acc_unique_id_t *out)
@@ -100,7 +172,9 @@ static acc_status_t root_start_at(const net_addr_t *at, int wait_ms, acc_unique_
 acc_status_t boot_root_start(int wait_ms, acc_unique_id_t *out)
 {
     net_addr_t a;
-    host_addr(&a);
+    acc_status_t st = host_addr(&a);
+    if (st != ACC_OK)
+        return st;
     return root_start_at(&a, wait_ms, out);
 }
 
@@ -288,8 +362,12 @@ static acc_status_t join_client(rt_boot_t *b, const boot_id_t *id, double deadli
                                  "rank %d: nothing listens at the rendezvous %s of this id any "
                                  "more: an id from acc_get_unique_id serves one communicator "
                                  "(make a new id for each), or the process that made it has "
-                                 "exited",
-                                 b->rank, where);
+                                 "exited%s",
+                                 b->rank, where,
+                                 is_loopback((const struct sockaddr *)&a.ss)
+                                     ? "; or it was made on another machine, where it names "
+                                       "the loopback (set ACC_SOCKET_IFNAME there)"
+                                     : "");
         return acc_error_prefix(st, "rank %d joining the bootstrap rendezvous: ", b->rank);
     }
     if ((st = net_local_addr(fd, &local)) != ACC_OK || (st = listen_near(b, &local)) != ACC_OK ||

@@ -90,3 +90,70 @@ ACC_TEST(rendezvous_after_the_first_reach_the_peers_across_namespaces)
     fusion_env_clear();
     ranks_run_own_id(2, across, &p, 120);
 }
+
+/* ---- the first rendezvous: acc_get_unique_id where the host name is the loopback ------------ */
+
+typedef struct {
+    netns_pair_t p;
+    int id_pipe[2]; /* rank 0 -> rank 1: the id */
+    const char *ifname; /* ACC_SOCKET_IFNAME for rank 0: NULL, "veth" (its own), or a bad one */
+} first_t;
+
+static int first_rendezvous(int rank, int nranks, const acc_unique_id_t *unused, void *arg)
+{
+    first_t *t = arg;
+    acc_unique_id_t id;
+    acc_comm_t *c;
+    call_t k = {ACC_COLL_ALLREDUCE, ACC_DT_F32, ACC_RED_SUM, 50000, 0, 0, 11};
+    (void)unused;
+
+    netns_pair_enter(&t->p, rank);
+    CHECK(netns_hostname_is_loopback());
+    if (rank == 0) {
+        if (t->ifname && strcmp(t->ifname, "veth") == 0)
+            setenv("ACC_SOCKET_IFNAME", t->p.veth[0], 1);
+        else if (t->ifname) {
+            /* A name no interface has: an error naming the setting and the interfaces. */
+            setenv("ACC_SOCKET_IFNAME", t->ifname, 1);
+            CHECK_ERR(acc_get_unique_id(&id), ACC_ERR_INVALID);
+            CHECK_MSG_HAS("ACC_SOCKET_IFNAME='nosuch0'");
+            CHECK_MSG_HAS(t->p.veth[0]);
+            setenv("ACC_SOCKET_IFNAME", t->p.veth[0], 1);
+        }
+        /* The host name's address is 127.0.0.1 here: the id must name the veth's instead. */
+        CHECK_OK(acc_get_unique_id(&id));
+        CHECK(write(t->id_pipe[1], &id, sizeof(id)) == (ssize_t)sizeof(id));
+    } else {
+        CHECK(read(t->id_pipe[0], &id, sizeof(id)) == (ssize_t)sizeof(id));
+    }
+    CHECK_OK(acc_comm_init_rank(&c, nranks, &id, rank, NULL));
+    call_ok(c, &k);
+    CHECK_OK(acc_comm_destroy(c));
+    return 0;
+}
+
+static void first_run(const char *ifname)
+{
+    first_t t;
+    netns_skip_unless_possible();
+    netns_pair_init(&t.p);
+    CHECK(pipe(t.id_pipe) == 0);
+    t.ifname = ifname;
+    setenv("ACC_TOPO", "nodes=2 gpus=1", 1);
+    setenv("ACC_DB", "/nonexistent/acc.db", 1);
+    setenv("ACC_LOG_LEVEL", "error", 1);
+    setenv("ACC_TIMEOUT_MS", "10000", 1);
+    unsetenv("ACC_SOCKET_IFNAME");
+    fusion_env_clear();
+    ranks_run_own_id(2, first_rendezvous, &t, 120);
+}
+
+ACC_TEST(a_new_id_is_reachable_where_the_host_name_is_the_loopback)
+{
+    first_run(NULL);
+}
+
+ACC_TEST(acc_socket_ifname_names_the_interface_and_a_wrong_one_is_an_error)
+{
+    first_run("nosuch0");
+}
