@@ -28,6 +28,7 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define HX_X86 1
 #include <immintrin.h>
+#include <cpuid.h>
 #endif
 
 /* ---- the scalar loops, the reference and the fallback ----------------------------------- */
@@ -290,17 +291,26 @@ T5 static void a5_f2b(uint16_t *h, const float *f, size_t n)
 static const hx_simd_t avx512 = {"avx512", a5_h2f, a5_f2h, a5_b2f, a5_f2b, a2_red, a2_scale};
 #endif
 
+#ifdef HX_X86
+/* F16C (CPUID leaf 1, ECX bit 29): asked of the CPU itself, as clang's __builtin_cpu_supports
+ * does not know the name. */
+static int has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+#endif
+
 const hx_simd_t *hx_simd_level(int level)
 {
     if (level == 0)
         return &scalar;
 #ifdef HX_X86
     __builtin_cpu_init();
-    if (level == 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c"))
+    if (level == 1 && __builtin_cpu_supports("avx2") && has_f16c())
         return &avx2;
     if (level == 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") &&
-        __builtin_cpu_supports("f16c"))
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") && has_f16c())
         return &avx512;
 #endif
     return NULL;
