@@ -102,6 +102,41 @@ acc_status_t algo_rhd_allreduce(acc_plan_t *p, int lane, const int *g, int m,
     return st;
 }
 
+acc_status_t algo_rd_allreduce(acc_plan_t *p, int lane, const int *g, int m,
+                               const algo_layout_t *src, const algo_layout_t *res)
+{
+    int P = algo_pow2_floor(m), r = m - P, q, mask;
+    acc_status_t st = ACC_OK;
+
+    for (q = 0; q < m && st == ACC_OK; q++) {
+        int rank = g[q], v = fold_virtual(m, q);
+        const algo_layout_t *cur = src;
+        if (v < 0) { /* folded out: hand the data over, get the sum back */
+            st = algo_emit(p, rank, lane, ACC_OP_SEND, g[q + 1], -1, src, 0, 1, NULL, 0, 0);
+            if (st == ACC_OK)
+                st = algo_emit(p, rank, lane, ACC_OP_RECV, g[q + 1], -1, NULL, 0, 0, res, 0, 1);
+            continue;
+        }
+        if (q < 2 * r) {
+            st = algo_emit(p, rank, lane, ACC_OP_RECV_REDUCE_COPY, g[q - 1], -1, src, 0, 1, res, 0,
+                           1);
+            cur = res;
+        }
+        /* The whole partial sum to the partner at distance 1, 2, ..., P/2, adding theirs: the
+         * message is read when it is sent, before the sum overwrites it. */
+        for (mask = 1; mask < P && st == ACC_OK; mask *= 2) {
+            st = algo_emit_exchange(p, rank, lane, g[fold_position(m, v ^ mask)], cur, 0, 1,
+                                    ACC_OP_RECV_REDUCE_COPY, cur, res, 0, 1);
+            cur = res;
+        }
+        if (st == ACC_OK && cur != res && !algo_layout_eq(src, res))
+            st = algo_emit(p, rank, lane, ACC_OP_COPY, -1, -1, src, 0, 1, res, 0, 1);
+        if (st == ACC_OK && q < 2 * r)
+            st = algo_emit(p, rank, lane, ACC_OP_SEND, g[q - 1], -1, res, 0, 1, NULL, 0, 0);
+    }
+    return st;
+}
+
 acc_status_t algo_rh_reduce_scatter(acc_plan_t *p, int lane, const int *g, int m,
                                     const algo_layout_t *src, const algo_layout_t *work,
                                     const algo_layout_t *dst)

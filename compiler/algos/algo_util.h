@@ -176,6 +176,11 @@ static inline uint32_t algo_round_of(const acc_plan_t *p, uint32_t i, uint32_t p
  * positions hand their data to their partner first and get the result back last. */
 acc_status_t algo_rhd_allreduce(acc_plan_t *p, int lane, const int *g, int m,
                                 const algo_layout_t *src, const algo_layout_t *res);
+/* Recursive doubling allreduce over g: each virtual rank exchanges its whole partial sum with
+ * the partner at distance 1, 2, ..., P/2 and adds it, from block 0 of src into block 0 of res:
+ * log2 P steps, the fewest, each moving the whole message.  Folded positions as above. */
+acc_status_t algo_rd_allreduce(acc_plan_t *p, int lane, const int *g, int m,
+                               const algo_layout_t *src, const algo_layout_t *res);
 /* Reduce-scatter by recursive halving: block q of src (one per position) ends reduced over the
  * group in position q's dst (block q of the dst layout; stride 0 puts all in one place).  work
  * holds partial sums with the layout of src (it may be src itself). */

@@ -194,67 +194,67 @@ static void check_synthetic(const char *desc, int min_applied)
     acc_topo_destroy(t);
 }
 
-/* 18 generators: ring/tree/rhd allreduce, ring/rd allgather, ring/rh reduce_scatter and the
- * four rooted ones apply everywhere (11); peer memory (5) needs one NVLink node; hier (3) two
+/* 19 generators: ring/tree/rhd/rd allreduce, ring/rd allgather, ring/rh reduce_scatter and the
+ * four rooted ones apply everywhere (12); peer memory (5) needs one NVLink node; hier (3) two
  * nodes or more. */
 ACC_TEST(one_gpu)
 {
-    check_synthetic("gpus=1", 15);
+    check_synthetic("gpus=1", 16);
 }
 
 ACC_TEST(two_gpus_pcie)
 {
-    check_synthetic("gpus=2", 11);
+    check_synthetic("gpus=2", 12);
 }
 
 ACC_TEST(three_gpus_nvswitch)
 {
-    check_synthetic("gpus=3 nvlink=18", 15);
+    check_synthetic("gpus=3 nvlink=18", 16);
 }
 
 ACC_TEST(four_gpus_nvlink_mesh)
 {
-    check_synthetic("gpus=4 nvlink=6 nvswitch=no", 15);
+    check_synthetic("gpus=4 nvlink=6 nvswitch=no", 16);
 }
 
 ACC_TEST(five_gpus_nvswitch)
 {
-    check_synthetic("gpus=5 nvlink=18", 15);
+    check_synthetic("gpus=5 nvlink=18", 16);
 }
 
 ACC_TEST(seven_gpus_pcie)
 {
-    check_synthetic("gpus=7", 11);
+    check_synthetic("gpus=7", 12);
 }
 
 ACC_TEST(eight_gpus_nvswitch)
 {
-    check_synthetic("gpus=8 nvlink=18", 15);
+    check_synthetic("gpus=8 nvlink=18", 16);
 }
 
 ACC_TEST(four_nodes_of_two)
 {
-    check_synthetic("nodes=4 gpus=2 nic=2x200", 14);
+    check_synthetic("nodes=4 gpus=2 nic=2x200", 15);
 }
 
 ACC_TEST(five_nodes_of_one)
 {
-    check_synthetic("nodes=5 gpus=1 nic=1x100", 14);
+    check_synthetic("nodes=5 gpus=1 nic=1x100", 15);
 }
 
 ACC_TEST(three_nodes_of_four_shared_nic)
 {
-    check_synthetic("nodes=3 gpus=4 nvlink=12 nic=1x200", 14);
+    check_synthetic("nodes=3 gpus=4 nvlink=12 nic=1x200", 15);
 }
 
 ACC_TEST(two_nodes_of_eight)
 {
-    check_synthetic("nodes=2 gpus=8 nvlink=18 nic=8x400", 14);
+    check_synthetic("nodes=2 gpus=8 nvlink=18 nic=8x400", 15);
 }
 
 ACC_TEST(eight_nodes_of_eight)
 {
-    check_synthetic("nodes=8 gpus=8 nvlink=18 nic=8x400", 14);
+    check_synthetic("nodes=8 gpus=8 nvlink=18 nic=8x400", 15);
 }
 
 ACC_TEST(shipped_platforms)
@@ -441,7 +441,7 @@ ACC_TEST(registry_names_are_unique_and_stable)
     const acc_algo_t *const *list = acc_algo_list(&n);
     int per[ACC_COLL_COUNT] = {0};
 
-    CHECK_INT(n, 18);
+    CHECK_INT(n, 19);
     CHECK_STR(list[0]->name, "ring");
     CHECK_INT(list[0]->coll, ACC_COLL_ALLREDUCE);
     for (i = 0; i < n; i++) {
@@ -455,7 +455,7 @@ ACC_TEST(registry_names_are_unique_and_stable)
         /* Sorted by collective, so that --list-algos groups them. */
         CHECK(i == 0 || list[i - 1]->coll <= list[i]->coll);
     }
-    CHECK_INT(per[ACC_COLL_ALLREDUCE], 6);
+    CHECK_INT(per[ACC_COLL_ALLREDUCE], 7);
     CHECK_INT(per[ACC_COLL_ALLGATHER], 4);
     CHECK_INT(per[ACC_COLL_REDUCE_SCATTER], 4);
     CHECK_INT(per[ACC_COLL_BROADCAST], 2);
@@ -640,6 +640,42 @@ ACC_TEST(ring_crosses_sockets_twice)
         sys += cls(t, order[i], order[(i + 1) % 8]) == ACC_PATH_SYS;
     CHECK_INT(sys, 2);
     acc_topo_destroy(t);
+}
+
+/* Recursive doubling takes the fewest steps: a rank of the largest power of two P <= n sends
+ * its whole partial sum log2 P times (and once more to the rank folded into it); a folded rank
+ * sends once.  Every message is the whole buffer. */
+ACC_TEST(rd_allreduce_sends_log2_whole_messages)
+{
+    for (int n = 2; n <= 9; n++) {
+        char desc[64];
+        acc_topo_t *t;
+        acc_plan_t *p = NULL;
+        acc_algo_args_t args;
+        int P = 1, steps = 0, r;
+        while (P * 2 <= n) {
+            P *= 2;
+            steps++;
+        }
+        r = n - P;
+        snprintf(desc, sizeof(desc), "nodes=%d gpus=1 nic=1x100", n);
+        t = load(desc);
+        memset(&args, 0, sizeof(args));
+        CHECK_OK(acc_algo_generate(acc_algo_find(ACC_COLL_ALLREDUCE, "rd"), t, &args, &p));
+        for (int q = 0; q < n; q++) {
+            const acc_lane_prog_t *g = acc_plan_prog(p, q, 0);
+            int sends = 0, want = q < 2 * r ? (q % 2 ? steps + 1 : 1) : steps;
+            for (uint32_t k = 0; k < g->nops; k++)
+                if (g->ops[k].code == ACC_OP_SEND) {
+                    sends++;
+                    CHECK_INT(g->ops[k].src.cnt, p->in_chunks);
+                }
+            CHECK_MSG(sends == want, "%d ranks: rank %d sends %d messages, expected %d", n, q,
+                      sends, want);
+        }
+        acc_plan_destroy(p);
+        acc_topo_destroy(t);
+    }
 }
 
 /* ---- scale ----------------------------------------------------------------------------------- */

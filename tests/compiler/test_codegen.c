@@ -269,7 +269,7 @@ static int emu_topology(const char *topo, acc_coll_t only)
 
 ACC_TEST(emulated_allreduce_8)
 {
-    CHECK_INT(emu_topology("dgx-h100", ACC_COLL_ALLREDUCE), 5);
+    CHECK_INT(emu_topology("dgx-h100", ACC_COLL_ALLREDUCE), 6);
 }
 
 ACC_TEST(emulated_allgather_reduce_scatter_8)
@@ -288,14 +288,14 @@ ACC_TEST(emulated_rooted_8)
 ACC_TEST(emulated_two_nodes)
 {
     const char *topo = "nodes=2 gpus=2 nvlink=18 nic=2x400";
-    CHECK_INT(emu_topology(topo, ACC_COLL_ALLREDUCE), 4);
+    CHECK_INT(emu_topology(topo, ACC_COLL_ALLREDUCE), 5);
     CHECK_INT(emu_topology(topo, ACC_COLL_ALLGATHER), 3);
     CHECK_INT(emu_topology(topo, ACC_COLL_REDUCE_SCATTER), 3);
 }
 
 ACC_TEST(emulated_two_ranks)
 {
-    CHECK_INT(emu_topology("gpus=2 nvlink=18", ACC_COLL_ALLREDUCE), 5);
+    CHECK_INT(emu_topology("gpus=2 nvlink=18", ACC_COLL_ALLREDUCE), 6);
     CHECK_INT(emu_topology("gpus=2 nvlink=18", ACC_COLL_REDUCE_SCATTER), 3);
 }
 

@@ -131,7 +131,7 @@ static int emu_topology_ll(const char *topo, acc_coll_t coll)
 /* ring, rhd, tree and hier pass messages; oneshot and twoshot use peer memory only. */
 ACC_TEST(emulated_ll_allreduce_8)
 {
-    CHECK_INT(emu_topology_ll("dgx-h100", ACC_COLL_ALLREDUCE), 3);
+    CHECK_INT(emu_topology_ll("dgx-h100", ACC_COLL_ALLREDUCE), 4);
 }
 
 ACC_TEST(emulated_ll_allgather_reduce_scatter_8)
@@ -148,7 +148,7 @@ ACC_TEST(emulated_ll_rooted_8)
 
 ACC_TEST(emulated_ll_two_nodes)
 {
-    CHECK_INT(emu_topology_ll("nodes=2 gpus=2 nvlink=18 nic=2x400", ACC_COLL_ALLREDUCE), 4);
+    CHECK_INT(emu_topology_ll("nodes=2 gpus=2 nvlink=18 nic=2x400", ACC_COLL_ALLREDUCE), 5);
 }
 
 /* Multi-chunk messages and the long way through scratch (chain reduce), one message per
