@@ -99,18 +99,21 @@ def shared_memory(a, sweep, rt, mpi):
     return median_table(accs), median_table(mpis)
 
 
-def across_nodes(a, sweep, rt, mpi):
-    db = os.path.join(a.work, "peers-net.db")
+def across_nodes(a, nodes, sweep, rt, mpi, latency_only=False):
+    """acc's and Open MPI's sweeps (unless latency_only) and 1 KiB latencies across `nodes`
+    emulated nodes of one rank."""
+    db = os.path.join(a.work, "peers-net%d.db" % nodes)
     fresh_db(db)
     bench = tool("acc-bench")
-    shape = ["--nodes", str(a.nodes), "--rate", a.rate]
-    topo = "nodes=%d gpus=1 nic=1x%g" % (a.nodes, a.gbps)
+    shape = ["--nodes", str(nodes), "--rate", a.rate]
+    topo = "nodes=%d gpus=1 nic=1x%g" % (nodes, a.gbps)
     accargs = ["--runtime", "host", "--rank", "{rank}", "--nranks", "{nranks}", "--bootstrap",
                "{bootstrap}", "--topo", topo]
     accrun = rt + ["env", "ACC_LOG_LEVEL=error", "ACC_DB=" + db, bench] + accargs
     cluster(shape, rt + ["env", "ACC_LOG_LEVEL=error", bench] + accargs +
-            ["--tables", db, "-b", "1K", "-e", sweep[3], "-f", "4", "-n", "3", "-w", "1"])
-    mpirun = ["mpirun", "--hostfile", "$CLUSTER_HOSTFILE", "-np", str(a.nodes), "--map-by",
+            ["--tables", db, "-b", "1K", "-e", "4K" if latency_only else sweep[3], "-f", "4",
+             "-n", "3", "-w", "1"])
+    mpirun = ["mpirun", "--hostfile", "$CLUSTER_HOSTFILE", "-np", str(nodes), "--map-by",
               "node", "--bind-to", "none", "--mca", "plm_rsh_agent", "$CLUSTER_RSH", "--mca",
               "btl", "tcp,self", "--mca", "btl_tcp_if_include", "eth0", "--mca",
               "oob_tcp_if_include", "eth0"]
@@ -122,14 +125,17 @@ def across_nodes(a, sweep, rt, mpi):
     accs, mpis, acc_lat, mpi_lat = [], [], [], []
     lat = ["-b", "1K", "-e", "1K", "-n", "1000", "-w", "100"]
     for rep in range(a.repeats):
-        log("%d emulated nodes: repeat %d of %d" % (a.nodes, rep + 1, a.repeats))
-        accs.append(acc_table(cluster(shape, accrun + ["-b", "1K", "-e", sweep[3], "-f", "4",
-                                                       "-n", sweep[4], "-w", "2", "-c", "0"])))
-        mpis.append(best(*[mpi_run(extra, ["-b", "1K", "-e", sweep[3], "-f", "4", "-n",
-                                           sweep[4]]) for extra in ([], RING)]))
+        log("%d emulated nodes: repeat %d of %d" % (nodes, rep + 1, a.repeats))
+        if not latency_only:
+            accs.append(acc_table(cluster(shape, accrun + ["-b", "1K", "-e", sweep[3], "-f",
+                                                           "4", "-n", sweep[4], "-w", "2", "-c",
+                                                           "0"])))
+            mpis.append(best(*[mpi_run(extra, ["-b", "1K", "-e", sweep[3], "-f", "4", "-n",
+                                               sweep[4]]) for extra in ([], RING)]))
         acc_lat.append(acc_table(cluster(shape, accrun + lat + ["-c", "0"])))
         mpi_lat.append(best(*[mpi_run(extra, lat) for extra in ([], RING)]))
-    return median_table(accs), median_table(mpis), median_table(acc_lat), median_table(mpi_lat)
+    return (median_table(accs) if accs else {}, median_table(mpis) if mpis else {},
+            median_table(acc_lat), median_table(mpi_lat))
 
 
 def compare(acc, mpi, label, lat=None):
@@ -162,12 +168,11 @@ def compare(acc, mpi, label, lat=None):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     common_args(p, "/tmp/acc-peers")
-    p.add_argument("--quick", action="store_true", help="fewer sizes and calls, one repeat")
-    p.add_argument("--repeats", type=int, default=0,
-                   help="sweeps per side, each size's median taken (default 3, --quick 1)")
+    p.add_argument("--quick", action="store_true", help="fewer sizes and calls")
+    p.add_argument("--repeats", type=int, default=3,
+                   help="sweeps per side, each size's median taken (default 3)")
     a = p.parse_args()
     a.gbps = float(a.rate.replace("gbit", "")) if a.rate.endswith("gbit") else 1.0
-    a.repeats = a.repeats or (1 if a.quick else 3)
     os.makedirs(a.work, exist_ok=True)
     rt = ["chrt", "-f", "10"] if a.rt else []
     # sweeps: shm max, shm calls, (tables max), net max, net calls
@@ -177,7 +182,9 @@ def main():
     log("shared memory: 2 ranks")
     acc_s, mpi_s = shared_memory(a, sweep, rt, mpi)
     log("%d emulated nodes at %s" % (a.nodes, a.rate))
-    acc_n, mpi_n, acc_l, mpi_l = across_nodes(a, sweep, rt, mpi)
+    acc_n, mpi_n, acc_l, mpi_l = across_nodes(a, a.nodes, sweep, rt, mpi)
+    log("2 emulated nodes: 1 KiB latency")
+    _, _, acc_l2, mpi_l2 = across_nodes(a, 2, sweep, rt, mpi, latency_only=True)
     t1, j1 = compare(acc_s, mpi_s, "Two ranks in shared memory (one machine)")
     t2, j2 = compare(acc_n, mpi_n, "%d emulated nodes, one rank each, %s links" %
                      (a.nodes, a.rate), (acc_l[1024][0], mpi_l[1024][0], acc_l[1024][2]))
@@ -190,6 +197,12 @@ def main():
             (run(["sh", "-c", "mpirun --version | head -1"]).strip().split()[-1], a.repeats,
              "Real-time priority for both (--rt). " if a.rt else "", "Quick run." if a.quick
              else "", before, load_note()))
+    t2 += ("\nThe %d nodes share the machine's %d cores, so a rank waiting for a message competes "
+           "with the rank that is to send it.  Two emulated nodes, a core each: 1 KiB latency "
+           "acc %s us (%s), Open MPI %s us, %.2fx.\n" %
+           (a.nodes, os.cpu_count(), fmt(acc_l2[1024][0]), acc_l2[1024][2],
+            fmt(mpi_l2[1024][0]), acc_l2[1024][0] / mpi_l2[1024][0]))
+    j2["latency_2_nodes_us"] = [acc_l2[1024][0], mpi_l2[1024][0]]
     write(os.path.join(a.out, "peers.md"), head + t1 + "\n" + t2)
     save_json(os.path.join(a.out, "peers.json"), {"shared_memory": j1, "nodes": j2,
                                                   "load_before": before, "rt": a.rt})
