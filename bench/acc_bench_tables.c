@@ -8,10 +8,10 @@
  * the runtime (acc_comm_run_plan, on a duplicate communicator of its own that takes its
  * buffers with it when destroyed) at every size of the sweep, checked once against the
  * reference and timed out of place and in place (the fusion engine's way), and keeps the
- * slowest rank's mean.  Rank 0 prints the two best per size and writes FILE: the topology,
- * every measured plan with its times (acc_db_put_measurement) and the table of the fastest
- * per size, sizes between two of the sweep going to the smaller one's choice, the first range
- * starting at 0 and the last reaching every larger size.
+ * slowest rank's mean (small sizes take more calls, calls_at).  Rank 0 prints the two best per size
+ * and writes FILE: the topology, every measured plan with its times (acc_db_put_measurement) and
+ * the table of the fastest per size, sizes between two of the sweep going to the smaller one's
+ * choice, the first range starting at 0 and the last reaching every larger size.
  *
  * A candidate is no longer run at a size once its time at a smaller size exceeds the best time
  * found at this one: times do not fall as sizes grow.  Since the ranks agree on every time,
@@ -106,6 +106,14 @@ static acc_status_t candidates(tab_t *t)
     return ACC_OK;
 }
 
+/* Calls timed (or warming up) at a size: below 64 KiB, where a call costs little and a few of
+ * them are mostly noise, `calls` times 64 KiB / size, at most 16 times; the same on every rank. */
+static int calls_at(int calls, uint64_t bytes)
+{
+    uint64_t f = bytes ? (64u << 10) / bytes : 16;
+    return calls * (int)(f < 1 ? 1 : f > 16 ? 16 : f);
+}
+
 /* One size of one candidate on dup: checked once, then timed out of place and in place; the
  * slowest rank's mean, or -1 when the backend cannot run it here.  ACC_OK or the failure. */
 static acc_status_t measure(tab_t *t, acc_comm_t *dup, cand_t *c, uint64_t bytes, double *us)
@@ -128,14 +136,15 @@ static acc_status_t measure(tab_t *t, acc_comm_t *dup, cand_t *c, uint64_t bytes
     wrong = acc_host_check_rank(p->coll, n, p->root, me, ACC_DT_F32, ACC_RED_SUM, ACC_FILL_RANDOM,
                                 1, count, t->res, NULL);
     for (int inplace = 0; inplace < 2 && st == ACC_OK; inplace++) {
+        int warmup = calls_at(s->warmup, bytes), iters = calls_at(s->iters, bytes);
         double t0 = 0;
-        for (int i = 0; i < s->warmup + s->iters && st == ACC_OK; i++) {
-            if (i == s->warmup)
+        for (int i = 0; i < warmup + iters && st == ACC_OK; i++) {
+            if (i == warmup)
                 t0 = acc_now_s();
             st = acc_comm_run_plan(dup, p, t->in, inplace ? t->in : t->res, count, ACC_DT_F32,
                                    ACC_RED_SUM, NULL);
         }
-        mine += (acc_now_s() - t0) * 1e6 / s->iters / 2;
+        mine += (acc_now_s() - t0) * 1e6 / iters / 2;
     }
     if (st != ACC_OK ||
         (st = acc_allreduce(&mine, &slowest, 1, ACC_DT_F64, ACC_RED_MAX, t->comm, NULL)) !=
@@ -356,7 +365,8 @@ static int tables_rank(const bench_comm_t *b, const acc_unique_id_t *id, int ran
     if (st == ACC_OK && t.out) {
         fprintf(t.out,
                 "# acc-bench --tables %s: %s on %d ranks (%d nodes), host backend, %zu candidate "
-                "plans, %d sizes, %d timed calls out of place and %d in place each\n",
+                "plans, %d sizes, %d timed calls out of place and %d in place each (up to 16x as "
+                "many below 64 KiB)\n",
                 t.path, acc_coll_name(b->coll), b->nranks, acc_topo_nodes(t.topo), t.nc, t.nsizes,
                 t.s->iters, t.s->iters);
         fflush(t.out);
