@@ -87,18 +87,27 @@ static acc_status_t doubling(acc_plan_t *p, int lane, const int *g, int m, const
     return st;
 }
 
+/* Give the folded positions the result, blocks [0, hi) of res, from their partner. */
+static acc_status_t fold_give_back(acc_plan_t *p, int lane, const int *g, int m,
+                                   const algo_layout_t *res, int hi)
+{
+    int r = m - algo_pow2_floor(m);
+    acc_status_t st = ACC_OK;
+    for (int q = 0; q < 2 * r && st == ACC_OK; q++)
+        st = (q % 2) ? algo_emit(p, g[q], lane, ACC_OP_SEND, g[q - 1], -1, res, 0, hi, NULL, 0, 0)
+                     : algo_emit(p, g[q], lane, ACC_OP_RECV, g[q + 1], -1, NULL, 0, 0, res, 0, hi);
+    return st;
+}
+
 acc_status_t algo_rhd_allreduce(acc_plan_t *p, int lane, const int *g, int m,
                                 const algo_layout_t *src, const algo_layout_t *res)
 {
-    int P = algo_pow2_floor(m), r = m - P, q;
     acc_status_t st = halving(p, lane, g, m, src, res);
 
     if (st == ACC_OK)
         st = doubling(p, lane, g, m, res);
-    /* Give the folded positions the result. */
-    for (q = 0; q < 2 * r && st == ACC_OK; q++)
-        st = (q % 2) ? algo_emit(p, g[q], lane, ACC_OP_SEND, g[q - 1], -1, res, 0, P, NULL, 0, 0)
-                     : algo_emit(p, g[q], lane, ACC_OP_RECV, g[q + 1], -1, NULL, 0, 0, res, 0, P);
+    if (st == ACC_OK)
+        st = fold_give_back(p, lane, g, m, res, algo_pow2_floor(m));
     return st;
 }
 
@@ -111,10 +120,8 @@ acc_status_t algo_rd_allreduce(acc_plan_t *p, int lane, const int *g, int m,
     for (q = 0; q < m && st == ACC_OK; q++) {
         int rank = g[q], v = fold_virtual(m, q);
         const algo_layout_t *cur = src;
-        if (v < 0) { /* folded out: hand the data over, get the sum back */
+        if (v < 0) { /* folded out: hand the data over (the sum comes back last) */
             st = algo_emit(p, rank, lane, ACC_OP_SEND, g[q + 1], -1, src, 0, 1, NULL, 0, 0);
-            if (st == ACC_OK)
-                st = algo_emit(p, rank, lane, ACC_OP_RECV, g[q + 1], -1, NULL, 0, 0, res, 0, 1);
             continue;
         }
         if (q < 2 * r) {
@@ -131,10 +138,8 @@ acc_status_t algo_rd_allreduce(acc_plan_t *p, int lane, const int *g, int m,
         }
         if (st == ACC_OK && cur != res && !algo_layout_eq(src, res))
             st = algo_emit(p, rank, lane, ACC_OP_COPY, -1, -1, src, 0, 1, res, 0, 1);
-        if (st == ACC_OK && q < 2 * r)
-            st = algo_emit(p, rank, lane, ACC_OP_SEND, g[q - 1], -1, res, 0, 1, NULL, 0, 0);
     }
-    return st;
+    return st == ACC_OK ? fold_give_back(p, lane, g, m, res, 1) : st;
 }
 
 acc_status_t algo_rh_reduce_scatter(acc_plan_t *p, int lane, const int *g, int m,

@@ -103,33 +103,42 @@ static void addr_from(const struct sockaddr *sa, net_addr_t *a)
     memcpy(&a->ss, sa, a->len);
 }
 
-/* The address of interface `name` (IPv4 first), or of the first interface that is up and not a
- * loopback when name is NULL; 1 when found.  `names` gets the interfaces seen, for a message. */
-static int interface_addr(const char *name, net_addr_t *a, char *names, size_t n)
+/* The address of interface `name`, or of the first interface that is up and not a loopback
+ * when name is NULL: its IPv4 address, else its first reachable IPv6 one; 1 when found. */
+static int interface_addr(const char *name, net_addr_t *a)
 {
     struct ifaddrs *all = NULL;
-    int found = 0;
-    if (names && n)
-        names[0] = '\0';
+    const struct sockaddr *v4 = NULL, *v6 = NULL;
     if (getifaddrs(&all) != 0)
         return 0;
-    for (int want = AF_INET; !found && want; want = want == AF_INET ? AF_INET6 : 0)
-        for (struct ifaddrs *i = all; i && !found; i = i->ifa_next) {
-            if (names && want == AF_INET && !strstr(names, i->ifa_name) &&
-                strlen(names) + strlen(i->ifa_name) + 3 < n)
-                snprintf(names + strlen(names), n - strlen(names), "%s%s", names[0] ? ", " : "",
-                         i->ifa_name);
-            if (!reachable_family(i->ifa_addr) || i->ifa_addr->sa_family != want)
-                continue;
-            if (name ? strcmp(i->ifa_name, name) == 0
-                     : (i->ifa_flags & IFF_UP) && !(i->ifa_flags & IFF_LOOPBACK) &&
-                           !is_loopback(i->ifa_addr)) {
-                addr_from(i->ifa_addr, a);
-                found = 1;
-            }
-        }
+    for (struct ifaddrs *i = all; i && !v4; i = i->ifa_next) {
+        const struct sockaddr *sa = i->ifa_addr;
+        if (!reachable_family(sa) ||
+            (name ? strcmp(i->ifa_name, name) != 0
+                  : !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK) || is_loopback(sa)))
+            continue;
+        if (sa->sa_family == AF_INET)
+            v4 = sa;
+        else if (!v6)
+            v6 = sa;
+    }
+    if (v4 || v6)
+        addr_from(v4 ? v4 : v6, a);
     freeifaddrs(all);
-    return found;
+    return v4 || v6;
+}
+
+/* The interfaces of this machine, for a message: "lo, eth0" (each once: its link entry). */
+static void interface_names(char *buf, size_t n)
+{
+    struct ifaddrs *all = NULL;
+    buf[0] = '\0';
+    if (getifaddrs(&all) != 0)
+        return;
+    for (struct ifaddrs *i = all; i; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_PACKET && strlen(buf) + 2 < n)
+            snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? ", " : "", i->ifa_name);
+    freeifaddrs(all);
 }
 
 /* The address other machines reach this one at, for an id nobody has reached yet: the
@@ -143,8 +152,9 @@ static acc_status_t host_addr(net_addr_t *a)
     char host[256], names[256];
 
     if (ifname[0]) {
-        if (interface_addr(ifname, a, names, sizeof(names)))
+        if (interface_addr(ifname, a))
             return ACC_OK;
+        interface_names(names, sizeof(names));
         return acc_error_set(ACC_ERR_INVALID,
                              "ACC_SOCKET_IFNAME='%s': no interface of that name has an address "
                              "(interfaces here: %s)",
@@ -153,7 +163,7 @@ static acc_status_t host_addr(net_addr_t *a)
     if (gethostname(host, sizeof(host)) == 0 && net_resolve(host, "0", a) == ACC_OK &&
         !is_loopback((const struct sockaddr *)&a->ss))
         return ACC_OK;
-    if (interface_addr(NULL, a, NULL, 0))
+    if (interface_addr(NULL, a))
         return ACC_OK;
     return net_resolve("127.0.0.1", "0", a);
 }
