@@ -11,7 +11,10 @@
 #include "acc_runtime.h"
 #include "acc_test.h"
 
+#include <dirent.h>
 #include <signal.h>
+#include <stdio.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +59,51 @@ static inline void ranks_start_id(ranks_t *rs, int nranks, rank_fn_t fn, void *a
 static inline void ranks_start(ranks_t *rs, int nranks, rank_fn_t fn, void *arg)
 {
     ranks_start_id(rs, nranks, fn, arg, 1);
+}
+
+/* Is every thread of this process but the caller asleep in poll?  A test that must fork while
+ * a thread of acc's runs (the rendezvous thread of acc_get_unique_id) waits for this first: a
+ * fork copies the locks other threads hold at that instant, and a thread still starting (the
+ * sanitizers' runtimes allocate and register it then) would leave the child a lock nobody
+ * will release.  Parked in poll, the thread holds none. */
+static inline int ranks_others_parked_in_poll(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    long self = (long)syscall(SYS_gettid);
+    int parked = 1;
+    CHECK(d != NULL);
+    while (parked && (e = readdir(d)) != NULL) {
+        char path[64];
+        long tid = strtol(e->d_name, NULL, 10), nr = -1;
+        FILE *f;
+        if (tid <= 0 || tid == self)
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%ld/syscall", tid);
+        if (!(f = fopen(path, "r")))
+            continue; /* the thread has ended */
+        if (fscanf(f, "%ld", &nr) != 1)
+            nr = -1;
+        fclose(f);
+        parked = nr == SYS_ppoll
+#ifdef SYS_poll
+                 || nr == SYS_poll
+#endif
+            ;
+    }
+    closedir(d);
+    return parked;
+}
+
+/* Wait (up to 10 s, failing the case after) until every other thread is parked in poll, and
+ * still is a moment later. */
+static inline void ranks_wait_others_parked(void)
+{
+    for (int i = 0, settled = 0; settled < 3; i++) {
+        CHECK_MSG(i < 2000, "a thread of this process never settled in poll");
+        settled = ranks_others_parked_in_poll() ? settled + 1 : 0;
+        usleep(5000);
+    }
 }
 
 /* Wait up to secs for every rank; those still running are killed and get status -1.  Returns

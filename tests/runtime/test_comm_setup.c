@@ -206,11 +206,13 @@ ACC_TEST(a_reused_id_fails_every_rank_at_once)
     /* The ranks are forked after the id's rendezvous thread has started listening: they must
      * not keep its socket (which would accept the reused id's connections into a backlog
      * nobody serves, instead of refusing them). */
-    /* The ranks start together once all are forked: a fork while the rendezvous thread serves
-     * an earlier rank would copy whatever lock that thread holds (the sanitizers' allocators
-     * do not reset theirs in the child) and the child could wait on it forever. */
+    /* A fork copies whatever lock the rendezvous thread holds at that instant (the sanitizers'
+     * allocators and thread registries do not reset theirs in the child), and the child could
+     * wait on it forever: so the ranks are forked once the thread has settled in poll, and
+     * start together once all are forked, before it serves any of them. */
     int go[2];
     CHECK_OK(acc_get_unique_id(&id));
+    ranks_wait_others_parked();
     CHECK(pipe(go) == 0);
     rs.nranks = 3;
     fflush(NULL);
