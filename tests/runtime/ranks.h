@@ -61,46 +61,55 @@ static inline void ranks_start(ranks_t *rs, int nranks, rank_fn_t fn, void *arg)
     ranks_start_id(rs, nranks, fn, arg, 1);
 }
 
-/* Is every thread of this process but the caller asleep in poll?  A test that must fork while
- * a thread of acc's runs (the rendezvous thread of acc_get_unique_id) waits for this first: a
- * fork copies the locks other threads hold at that instant, and a thread still starting (the
- * sanitizers' runtimes allocate and register it then) would leave the child a lock nobody
- * will release.  Parked in poll, the thread holds none. */
+/* Is every thread of this process but the caller asleep, one of them at least in poll?  A test
+ * that must fork while a thread of acc's runs (the rendezvous thread of acc_get_unique_id)
+ * waits for this first: a fork copies the locks other threads hold at that instant, and a
+ * thread still starting (the sanitizers' runtimes allocate and register it then) would leave
+ * the child a lock nobody will release.  Parked in poll, acc's thread holds none; the other
+ * sleeps allowed are those of the sanitizers' background threads (ThreadSanitizer's). */
 static inline int ranks_others_parked_in_poll(void)
 {
     DIR *d = opendir("/proc/self/task");
     struct dirent *e;
     long self = (long)syscall(SYS_gettid);
-    int parked = 1;
+    int asleep = 1, in_poll = 0;
     CHECK(d != NULL);
-    while (parked && (e = readdir(d)) != NULL) {
+    while (asleep && (e = readdir(d)) != NULL) {
         char path[64];
         long tid = strtol(e->d_name, NULL, 10), nr = -1;
         FILE *f;
+        int polls;
         if (tid <= 0 || tid == self)
             continue;
         snprintf(path, sizeof(path), "/proc/self/task/%ld/syscall", tid);
         if (!(f = fopen(path, "r")))
             continue; /* the thread has ended */
         if (fscanf(f, "%ld", &nr) != 1)
-            nr = -1;
+            nr = -1; /* "running": in no system call */
         fclose(f);
-        parked = nr == SYS_ppoll
+        polls = nr == SYS_ppoll
 #ifdef SYS_poll
-                 || nr == SYS_poll
+                || nr == SYS_poll
+#endif
+            ;
+        in_poll |= polls;
+        asleep = polls || nr == SYS_clock_nanosleep
+#ifdef SYS_nanosleep
+                 || nr == SYS_nanosleep
 #endif
             ;
     }
     closedir(d);
-    return parked;
+    return asleep && in_poll;
 }
 
-/* Wait (up to 10 s, failing the case after) until every other thread is parked in poll, and
- * still is a moment later. */
+/* Wait (up to 10 s, failing the case after) until the other threads are parked so, and still
+ * are a moment later. */
 static inline void ranks_wait_others_parked(void)
 {
     for (int i = 0, settled = 0; settled < 3; i++) {
-        CHECK_MSG(i < 2000, "a thread of this process never settled in poll");
+        CHECK_MSG(i < 2000,
+                  "the threads of this process never settled (one in poll, the others asleep)");
         settled = ranks_others_parked_in_poll() ? settled + 1 : 0;
         usleep(5000);
     }
