@@ -30,26 +30,49 @@ static int fold_position(int m, int v)
     return v < r ? 2 * v + 1 : v + r;
 }
 
+/* The fold at position q, on the way in: a folded-out position hands blocks [0, hi) of src to
+ * its partner, which adds them into work and goes on from there (*cur: work, else src). */
+static acc_status_t fold_take_in(acc_plan_t *p, int lane, const int *g, int m, int q,
+                                 const algo_layout_t *src, const algo_layout_t *work, int hi,
+                                 const algo_layout_t **cur)
+{
+    int r = m - algo_pow2_floor(m);
+    *cur = src;
+    if (q >= 2 * r)
+        return ACC_OK;
+    if (q % 2 == 0)
+        return algo_emit(p, g[q], lane, ACC_OP_SEND, g[q + 1], -1, src, 0, hi, NULL, 0, 0);
+    *cur = work;
+    return algo_emit(p, g[q], lane, ACC_OP_RECV_REDUCE_COPY, g[q - 1], -1, src, 0, hi, work, 0, hi);
+}
+
+/* The fold on the way out: the folded positions get the result, blocks [0, hi) of res, from
+ * their partners. */
+static acc_status_t fold_give_back(acc_plan_t *p, int lane, const int *g, int m,
+                                   const algo_layout_t *res, int hi)
+{
+    int r = m - algo_pow2_floor(m);
+    acc_status_t st = ACC_OK;
+    for (int q = 0; q < 2 * r && st == ACC_OK; q++)
+        st = (q % 2) ? algo_emit(p, g[q], lane, ACC_OP_SEND, g[q - 1], -1, res, 0, hi, NULL, 0, 0)
+                     : algo_emit(p, g[q], lane, ACC_OP_RECV, g[q + 1], -1, NULL, 0, 0, res, 0, hi);
+    return st;
+}
+
 /* Halving among the virtual ranks: virtual rank v ends with virtual block v of work reduced over
  * the group.  Folded positions first hand all of src to their partner. */
 static acc_status_t halving(acc_plan_t *p, int lane, const int *g, int m, const algo_layout_t *src,
                             const algo_layout_t *work)
 {
-    int P = algo_pow2_floor(m), r = m - P, q;
+    int P = algo_pow2_floor(m), q;
     acc_status_t st = ACC_OK;
 
     for (q = 0; q < m && st == ACC_OK; q++) {
         int rank = g[q], v = fold_virtual(m, q), lo = 0, hi = P, mask;
-        const algo_layout_t *cur = src;
-        if (v < 0) {
-            st = algo_emit(p, rank, lane, ACC_OP_SEND, g[q + 1], -1, src, 0, P, NULL, 0, 0);
+        const algo_layout_t *cur;
+        st = fold_take_in(p, lane, g, m, q, src, work, P, &cur);
+        if (v < 0)
             continue;
-        }
-        if (q < 2 * r) {
-            st = algo_emit(p, rank, lane, ACC_OP_RECV_REDUCE_COPY, g[q - 1], -1, src, 0, P, work, 0,
-                           P);
-            cur = work;
-        }
         for (mask = P / 2; mask >= 1 && st == ACC_OK; mask /= 2) {
             int mid = lo + mask, peer = g[fold_position(m, v ^ mask)];
             int klo = (v & mask) ? mid : lo, khi = (v & mask) ? hi : mid;
@@ -87,18 +110,6 @@ static acc_status_t doubling(acc_plan_t *p, int lane, const int *g, int m, const
     return st;
 }
 
-/* Give the folded positions the result, blocks [0, hi) of res, from their partner. */
-static acc_status_t fold_give_back(acc_plan_t *p, int lane, const int *g, int m,
-                                   const algo_layout_t *res, int hi)
-{
-    int r = m - algo_pow2_floor(m);
-    acc_status_t st = ACC_OK;
-    for (int q = 0; q < 2 * r && st == ACC_OK; q++)
-        st = (q % 2) ? algo_emit(p, g[q], lane, ACC_OP_SEND, g[q - 1], -1, res, 0, hi, NULL, 0, 0)
-                     : algo_emit(p, g[q], lane, ACC_OP_RECV, g[q + 1], -1, NULL, 0, 0, res, 0, hi);
-    return st;
-}
-
 acc_status_t algo_rhd_allreduce(acc_plan_t *p, int lane, const int *g, int m,
                                 const algo_layout_t *src, const algo_layout_t *res)
 {
@@ -114,21 +125,15 @@ acc_status_t algo_rhd_allreduce(acc_plan_t *p, int lane, const int *g, int m,
 acc_status_t algo_rd_allreduce(acc_plan_t *p, int lane, const int *g, int m,
                                const algo_layout_t *src, const algo_layout_t *res)
 {
-    int P = algo_pow2_floor(m), r = m - P, q, mask;
+    int P = algo_pow2_floor(m), q, mask;
     acc_status_t st = ACC_OK;
 
     for (q = 0; q < m && st == ACC_OK; q++) {
         int rank = g[q], v = fold_virtual(m, q);
-        const algo_layout_t *cur = src;
-        if (v < 0) { /* folded out: hand the data over (the sum comes back last) */
-            st = algo_emit(p, rank, lane, ACC_OP_SEND, g[q + 1], -1, src, 0, 1, NULL, 0, 0);
+        const algo_layout_t *cur;
+        st = fold_take_in(p, lane, g, m, q, src, res, 1, &cur);
+        if (v < 0) /* folded out: the sum comes back last */
             continue;
-        }
-        if (q < 2 * r) {
-            st = algo_emit(p, rank, lane, ACC_OP_RECV_REDUCE_COPY, g[q - 1], -1, src, 0, 1, res, 0,
-                           1);
-            cur = res;
-        }
         /* The whole partial sum to the partner at distance 1, 2, ..., P/2, adding theirs: the
          * message is read when it is sent, before the sum overwrites it. */
         for (mask = 1; mask < P && st == ACC_OK; mask *= 2) {
