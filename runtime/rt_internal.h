@@ -30,6 +30,13 @@ typedef struct {
 
 void net_addr_text(const net_addr_t *a, char *buf, size_t n);
 acc_status_t net_resolve(const char *host, const char *port, net_addr_t *out);
+/* Is a a loopback address (127.0.0.0/8, ::1)? */
+int net_is_loopback(const net_addr_t *a);
+/* The address of interface `name`, or of the first interface that is up and not a loopback
+ * when name is NULL: its IPv4 address, else its first reachable IPv6 one; 1 when found. */
+int net_interface_addr(const char *name, net_addr_t *a);
+/* The interfaces of this machine, for a message: "lo, eth0" (each once: its link entry). */
+void net_interface_names(char *buf, size_t n);
 acc_status_t net_listen(const net_addr_t *bind_to, int *fd_out, net_addr_t *bound);
 acc_status_t net_connect(const net_addr_t *to, double deadline, const volatile int *abort_flag,
                          int *fd_out);

@@ -22,8 +22,6 @@
 #include "boot_internal.h"
 
 #include <errno.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <unistd.h>
@@ -77,70 +75,6 @@ static acc_status_t text_nonce(const char *text, uint8_t nonce[BOOT_NONCE_BYTES]
 
 /* ---- ids ------------------------------------------------------------------------------- */
 
-/* Is a a loopback address (127.0.0.0/8, ::1)? */
-static int is_loopback(const struct sockaddr *a)
-{
-    if (a->sa_family == AF_INET)
-        return ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24 == 127;
-    if (a->sa_family == AF_INET6)
-        return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)a)->sin6_addr);
-    return 0;
-}
-
-/* An interface's address fit to be reached from other machines (IPv4, or IPv6 but for
- * link-local addresses, which need a scope the peers do not know). */
-static int reachable_family(const struct sockaddr *a)
-{
-    return a && (a->sa_family == AF_INET ||
-                 (a->sa_family == AF_INET6 &&
-                  !IN6_IS_ADDR_LINKLOCAL(&((const struct sockaddr_in6 *)a)->sin6_addr)));
-}
-
-static void addr_from(const struct sockaddr *sa, net_addr_t *a)
-{
-    memset(a, 0, sizeof(*a));
-    a->len = sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
-    memcpy(&a->ss, sa, a->len);
-}
-
-/* The address of interface `name`, or of the first interface that is up and not a loopback
- * when name is NULL: its IPv4 address, else its first reachable IPv6 one; 1 when found. */
-static int interface_addr(const char *name, net_addr_t *a)
-{
-    struct ifaddrs *all = NULL;
-    const struct sockaddr *v4 = NULL, *v6 = NULL;
-    if (getifaddrs(&all) != 0)
-        return 0;
-    for (struct ifaddrs *i = all; i && !v4; i = i->ifa_next) {
-        const struct sockaddr *sa = i->ifa_addr;
-        if (!reachable_family(sa) ||
-            (name ? strcmp(i->ifa_name, name) != 0
-                  : !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK) || is_loopback(sa)))
-            continue;
-        if (sa->sa_family == AF_INET)
-            v4 = sa;
-        else if (!v6)
-            v6 = sa;
-    }
-    if (v4 || v6)
-        addr_from(v4 ? v4 : v6, a);
-    freeifaddrs(all);
-    return v4 || v6;
-}
-
-/* The interfaces of this machine, for a message: "lo, eth0" (each once: its link entry). */
-static void interface_names(char *buf, size_t n)
-{
-    struct ifaddrs *all = NULL;
-    buf[0] = '\0';
-    if (getifaddrs(&all) != 0)
-        return;
-    for (struct ifaddrs *i = all; i; i = i->ifa_next)
-        if (i->ifa_addr && i->ifa_addr->sa_family == AF_PACKET && strlen(buf) + 2 < n)
-            snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? ", " : "", i->ifa_name);
-    freeifaddrs(all);
-}
-
 /* The address other machines reach this one at, for an id nobody has reached yet: the
  * interface ACC_SOCKET_IFNAME names; else the host name's address unless it is a loopback (in
  * containers the host name often resolves to 127.0.0.1, which other nodes cannot reach); else
@@ -152,18 +86,18 @@ static acc_status_t host_addr(net_addr_t *a)
     char host[256], names[256];
 
     if (ifname[0]) {
-        if (interface_addr(ifname, a))
+        if (net_interface_addr(ifname, a))
             return ACC_OK;
-        interface_names(names, sizeof(names));
+        net_interface_names(names, sizeof(names));
         return acc_error_set(ACC_ERR_INVALID,
                              "ACC_SOCKET_IFNAME='%s': no interface of that name has an address "
                              "(interfaces here: %s)",
                              ifname, names[0] ? names : "none");
     }
     if (gethostname(host, sizeof(host)) == 0 && net_resolve(host, "0", a) == ACC_OK &&
-        !is_loopback((const struct sockaddr *)&a->ss))
+        !net_is_loopback(a))
         return ACC_OK;
-    if (interface_addr(NULL, a))
+    if (net_interface_addr(NULL, a))
         return ACC_OK;
     return net_resolve("127.0.0.1", "0", a);
 }
@@ -374,7 +308,7 @@ static acc_status_t join_client(rt_boot_t *b, const boot_id_t *id, double deadli
                                  "(make a new id for each), or the process that made it has "
                                  "exited%s",
                                  b->rank, where,
-                                 is_loopback((const struct sockaddr *)&a.ss)
+                                 net_is_loopback(&a)
                                      ? "; or it was made on another machine, where it names "
                                        "the loopback (set ACC_SOCKET_IFNAME there)"
                                      : "");

@@ -2,6 +2,7 @@
  * TCP sockets for the bootstrap and for the host backend's steps between nodes: listening,
  * connecting until a deadline, and whole-buffer sends and receives that give up at a deadline
  * or when the communicator is aborted.  Every failure names the peer and what was being done.
+ * Also the machine's own addresses: its interfaces' and whether an address is a loopback.
  *
  * Forks.  A process that forks after making a communicator (PyTorch's DataLoader workers) must
  * not leave its sockets open in the child: a listening socket held by a child keeps accepting
@@ -15,6 +16,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -155,6 +158,76 @@ static void tune_socket(int fd)
      * coalescing small ones. */
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
+
+/* ---- addresses of this machine ---------------------------------------------------------- */
+
+static int sockaddr_is_loopback(const struct sockaddr *a)
+{
+    if (a->sa_family == AF_INET)
+        return ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24 == 127;
+    if (a->sa_family == AF_INET6)
+        return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)a)->sin6_addr);
+    return 0;
+}
+
+/* An interface's address fit to be reached from other machines (IPv4, or IPv6 but for
+ * link-local addresses, which need a scope the peers do not know). */
+static int reachable_family(const struct sockaddr *a)
+{
+    return a && (a->sa_family == AF_INET ||
+                 (a->sa_family == AF_INET6 &&
+                  !IN6_IS_ADDR_LINKLOCAL(&((const struct sockaddr_in6 *)a)->sin6_addr)));
+}
+
+static void addr_from(const struct sockaddr *sa, net_addr_t *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->len = sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+    memcpy(&a->ss, sa, a->len);
+}
+
+int net_interface_addr(const char *name, net_addr_t *a)
+{
+    struct ifaddrs *all = NULL;
+    const struct sockaddr *v4 = NULL, *v6 = NULL;
+    if (getifaddrs(&all) != 0)
+        return 0;
+    for (struct ifaddrs *i = all; i && !v4; i = i->ifa_next) {
+        const struct sockaddr *sa = i->ifa_addr;
+        if (!reachable_family(sa) ||
+            (name ? strcmp(i->ifa_name, name) != 0
+                  : !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK) ||
+                        sockaddr_is_loopback(sa)))
+            continue;
+        if (sa->sa_family == AF_INET)
+            v4 = sa;
+        else if (!v6)
+            v6 = sa;
+    }
+    if (v4 || v6)
+        addr_from(v4 ? v4 : v6, a);
+    freeifaddrs(all);
+    return v4 || v6;
+}
+
+void net_interface_names(char *buf, size_t n)
+{
+    struct ifaddrs *all = NULL;
+    buf[0] = '\0';
+    if (getifaddrs(&all) != 0)
+        return;
+    for (struct ifaddrs *i = all; i; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_PACKET && strlen(buf) + 2 < n)
+            snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? ", " : "", i->ifa_name);
+    freeifaddrs(all);
+}
+
+int net_is_loopback(const net_addr_t *a)
+{
+    return sockaddr_is_loopback((const struct sockaddr *)&a->ss);
+}
+
+/* ---- sockets ------------------------------------------------------------------------------ */
 
 acc_status_t net_listen(const net_addr_t *bind_to, int *fd_out, net_addr_t *bound)
 {
