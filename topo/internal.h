@@ -59,6 +59,10 @@ acc_status_t topo_fill_gpu_defaults(acc_topo_t *t, int vertex);
  * - NVLink bandwidth is never taken from an input: acc_topo_finalize() sets it to link count x the
  *   per-link rate of the GPU's generation (hwloc and driver captures disagree on the rate).
  * - PCIe links carry generation and width; bandwidth follows from them. */
+/* The most nodes a cluster may have, in every format: past today's largest (100k GPUs, one to
+ * eight per node) with room, and small enough that nodes x GPUs stays an int. */
+#define TOPO_MAX_NODES 131072
+
 #define TOPO_LAT_NVLINK_US 0.6 /* NCCL hwLat NVLINK, LL protocol, per hop */
 #define TOPO_LAT_PCIE_US 1.0   /* NCCL hwLat PCI, LL protocol, per hop */
 #define TOPO_LAT_C2C_US 0.6    /* NVLink-C2C: taken as one NVLink hop */

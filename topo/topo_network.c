@@ -20,7 +20,6 @@ static const topo_kv_key_t keys[NET_KEY_COUNT] = {
 };
 
 /* The network's node count: as many as acc_topo_network_t documents (TOPOLOGY.md). */
-#define NET_MAX_NODES 65536
 
 typedef struct {
     const topo_kv_t *kv;
@@ -55,9 +54,9 @@ static acc_status_t set_key(void *ctx, int key, const char *name, const char *va
         expected = "an oversubscription ratio >= 1 (1 = non-blocking)";
         break;
     case NET_NODES:
-        if (topo_kv_count(val, 1, NET_MAX_NODES, &e->net.nodes))
+        if (topo_kv_count(val, 1, TOPO_MAX_NODES, &e->net.nodes))
             return ACC_OK;
-        expected = "a node count, a whole number 1 to 65536";
+        expected = "a node count, a whole number 1 to 131072";
         break;
     default:
         if (topo_kv_fabric(val, e->net.name))

@@ -12,7 +12,6 @@
 
 #include <string.h>
 
-#define SYNTH_MAX_NODES 1024
 #define SYNTH_MAX_GPUS  64
 #define SYNTH_MAX_NICS  128
 #define SYNTH_MAX_NUMA  64
@@ -49,8 +48,8 @@ static acc_status_t bad(const char *key, const char *val, const char *form)
 
 static acc_status_t p_nodes(synth_t *s, const char *k, const char *v)
 {
-    return topo_kv_count(v, 1, SYNTH_MAX_NODES, &s->nodes) ? ACC_OK
-                                                           : bad(k, v, "a whole number 1 to 1024");
+    return topo_kv_count(v, 1, TOPO_MAX_NODES, &s->nodes) ? ACC_OK
+                                                          : bad(k, v, "a whole number 1 to 131072");
 }
 
 static acc_status_t p_gpus(synth_t *s, const char *k, const char *v)

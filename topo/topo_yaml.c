@@ -24,7 +24,6 @@
 /* Bigger than any machine description; stops `node: /dev/zero`-style mistakes early. */
 #define MAX_INCLUDE_BYTES (16u << 20)
 /* Far beyond today's largest clusters, small enough that node x GPU ranks fit an int. */
-#define MAX_NODES 65536
 /* Per kind; NCCL's own limit for a whole node graph is 576 vertices. */
 #define MAX_VERTICES 4096
 /* NVLink-C2C between Grace and Hopper: 900 GB/s both directions (reference/04-topology.md §5). */
@@ -659,7 +658,7 @@ static acc_status_t read_network(ctx_t *c, acc_yaml_doc_t *d, acc_yaml_node_t *n
         return acc_yaml_error(d, n, ACC_ERR_PARSE,
                               "'network' must be a mapping such as {nodes: 2, fabric: ib-ndr}");
     if ((st = acc_yaml_check_keys(d, n, net_keys, "network")) != ACC_OK ||
-        (st = get_int(d, n, "nodes", 1, 1, MAX_NODES, &net.nodes)) != ACC_OK ||
+        (st = get_int(d, n, "nodes", 1, 1, TOPO_MAX_NODES, &net.nodes)) != ACC_OK ||
         (st = get_text(d, n, "fabric", net.name, sizeof(net.name))) != ACC_OK ||
         (st = get_double(d, n, "latency_us", 0, 0, 1e6, &net.latency_us)) != ACC_OK ||
         (st = acc_yaml_get_bool(d, n, "rail_optimized", 0, &net.rail_optimized)) != ACC_OK ||

@@ -147,7 +147,7 @@ ACC_TEST(bad_values)
         {"oversub=0.5", "oversub=0.5: expected an oversubscription ratio >= 1"},
         {"nodes=0", "nodes=0: expected a node count"},
         {"nodes=1.5", "nodes=1.5: expected"},
-        {"nodes=65537", "nodes=65537: expected"},
+        {"nodes=131073", "nodes=131073: expected a node count, a whole number 1 to 131072"},
         {"fabric=ib/ndr", "fabric=ib/ndr: expected a fabric name"},
         {"fabric=0123456789012345678901234567890123456789012345678901234567890123",
          "expected a fabric name of 1 to 63"},
