@@ -25,6 +25,13 @@
 /* How long one poll() lasts when lanes wait on sockets and on the doorbell at once (only
  * passes over the lanes see the doorbell then): short, yet far from a busy wait. */
 #define MIXED_SLICE_MS 1
+/* How often a rank that waits looks for peers that have exited, so that a dead peer is named
+ * within a second instead of at ACC_TIMEOUT_MS: its node's ranks by process id (one system
+ * call each), and the peers its lanes wait for on other machines by their listening address. */
+#define PEER_CHECK_S 0.25
+/* Every how many of those checks the peers on other machines are probed (a connection attempt
+ * to a listener nobody accepts on; their sockets' end of file usually says it first). */
+#define PEER_PROBE_EVERY 4
 
 /* Non-private futex operations: the words may be in memory shared between processes. */
 static void futex_sleep(_Atomic uint32_t *addr, uint32_t seen, long ns)
@@ -111,6 +118,18 @@ static int advance(hb_call_t *call, hb_lane_t *lc, int l)
     return ran;
 }
 
+/* Point lc at lane l's next operation: 0 when the lane has finished. */
+static int lane_next(hb_inst_t *in, hb_lane_t *lc, int l)
+{
+    const acc_lane_prog_t *prog = acc_plan_prog(in->plan, in->rank, l);
+    if (in->next[l] >= prog->nops)
+        return 0;
+    lc->lane = l;
+    lc->k = in->next[l];
+    lc->op = &prog->ops[lc->k];
+    return 1;
+}
+
 /* Is rank r gone?  On this machine and in this PID namespace its process id says so exactly;
  * elsewhere, a listening address that refuses connections says its process has exited or
  * closed the communicator (it held that socket until then; forked children do not keep it:
@@ -153,6 +172,46 @@ static void dead_peers(const hb_call_t *call, char *buf, size_t n)
     acc_mem_free(dead);
 }
 
+/* While lanes wait: has a peer exited?  Every rank of this node (by process id: a rank the
+ * lanes wait for may itself wait for the dead one) and, on other machines, the ranks the
+ * stuck lanes wait for directly.  Fails the call naming the dead ranks and the wait. */
+static int peers_exited(hb_call_t *call, hb_lane_t *lc, int probe)
+{
+    const acc_comm_t *c = call->comm;
+    const hb_state_t *s = c ? c->be_state : NULL;
+    hb_inst_t *in = call->in;
+    char what[200] = "", dead[160];
+    int found = 0, probed = 0;
+
+    if (!s || !c->boot)
+        return 0;
+    for (int r = 0; r < c->nranks && !found; r++)
+        if (r != c->rank && s->machine[r] && s->machine[r] == s->machine[c->rank] &&
+            s->pidns[r] == s->pidns[c->rank])
+            found = kill(s->pids[r], 0) != 0 && errno == ESRCH;
+    for (int l = 0; l < in->plan->nlanes && !found && probe; l++) {
+        int peer;
+        if (!lane_next(in, lc, l))
+            continue;
+        if ((peer = hb_op_wait_text(lc, what, sizeof(what))) >= 0 && peer != c->rank &&
+            !(s->machine[peer] && s->machine[peer] == s->machine[c->rank]))
+            found = gone(c, s, peer, &probed);
+    }
+    if (!found)
+        return 0;
+    /* Which lane waits on what, for the message; dead_peers names every rank that is gone. */
+    for (int l = 0; l < in->plan->nlanes; l++) {
+        if (!lane_next(in, lc, l))
+            continue;
+        (void)hb_op_wait_text(lc, what, sizeof(what));
+        break;
+    }
+    dead_peers(call, dead, sizeof(dead));
+    hb_fail(lc, ACC_ERR_TIMEOUT, "%s while this rank waited for %s",
+            dead[0] ? dead : "a peer has exited", what);
+    return 1;
+}
+
 /* The first stuck lane's wait, as the timeout's message, naming the ranks that died. */
 static acc_status_t stuck(hb_call_t *call, hb_lane_t *lc)
 {
@@ -161,12 +220,8 @@ static acc_status_t stuck(hb_call_t *call, hb_lane_t *lc)
     int peer = -1;
 
     for (int l = 0; l < in->plan->nlanes; l++) {
-        const acc_lane_prog_t *prog = acc_plan_prog(in->plan, in->rank, l);
-        if (in->next[l] >= prog->nops)
+        if (!lane_next(in, lc, l))
             continue;
-        lc->lane = l;
-        lc->k = in->next[l];
-        lc->op = &prog->ops[lc->k];
         if (lc->op->dep_lane >= 0 && in->next[lc->op->dep_lane] <= (uint32_t)lc->op->dep_op) {
             snprintf(what, sizeof(what), "operation %d of lane %d of this rank", lc->op->dep_op,
                      lc->op->dep_lane);
@@ -199,13 +254,9 @@ static void idle_wait(hb_call_t *call, hb_lane_t *lc, uint32_t seen, struct poll
     int n = 0, bell = 0, event = 0;
 
     for (int l = 0; l < in->plan->nlanes; l++) {
-        const acc_lane_prog_t *prog = acc_plan_prog(in->plan, in->rank, l);
         int w;
-        if (in->next[l] >= prog->nops)
+        if (!lane_next(in, lc, l))
             continue;
-        lc->lane = l;
-        lc->k = in->next[l];
-        lc->op = &prog->ops[lc->k];
         if (lc->op->dep_lane >= 0 && in->next[lc->op->dep_lane] <= (uint32_t)lc->op->dep_op)
             continue; /* that lane's own wait covers it */
         w = hb_op_wait_on(lc);
@@ -239,10 +290,11 @@ acc_status_t hb_run_lanes(hb_call_t *call)
     const void *ptrs_small[16];
     struct pollfd fds_small[16], *fds = fds_small;
     hb_lane_t lc = {.call = call};
-    double last = acc_now_s();
-    int idle = 0;
+    double last = acc_now_s(), next_check = last + PEER_CHECK_S;
+    int idle = 0, checks = 0;
 
-    lc.ptrs = p->npeer_pool + 2 <= 16 ? ptrs_small : acc_mem_calloc(p->npeer_pool + 2, sizeof(void *));
+    lc.ptrs =
+        p->npeer_pool + 2 <= 16 ? ptrs_small : acc_mem_calloc(p->npeer_pool + 2, sizeof(void *));
     if (p->nlanes + 1 > 16)
         fds = acc_mem_calloc((size_t)p->nlanes + 1, sizeof(*fds));
     if (!lc.ptrs || !fds) {
@@ -265,6 +317,7 @@ acc_status_t hb_run_lanes(hb_call_t *call)
             break;
         if (moved) {
             last = acc_now_s();
+            next_check = last + PEER_CHECK_S;
             idle = 0;
             continue;
         }
@@ -276,6 +329,11 @@ acc_status_t hb_run_lanes(hb_call_t *call)
         if (call->timeout_ms > 0 && acc_now_s() - last >= call->timeout_ms / 1e3) {
             stuck(call, &lc);
             goto out;
+        }
+        if (idle >= IDLE_PASSES && acc_now_s() >= next_check) {
+            if (peers_exited(call, &lc, ++checks % PEER_PROBE_EVERY == 0))
+                goto out;
+            next_check = acc_now_s() + PEER_CHECK_S;
         }
         /* A peer about to answer is cheaper to wait for than a sleep, but the core may be the
          * one that peer needs (more ranks than cores): give it up while waiting. */

@@ -1,9 +1,9 @@
 /*
  * Faults: a rank killed with SIGKILL in the middle of a collective makes every other rank's
- * call fail within ACC_TIMEOUT_MS, naming the rank that died and the step it waited for, and
- * never hang; acc_comm_abort ends a call in flight on another thread, and is safe while calls
- * start on others; a communicator closed by abort or destroy refuses calls; a set-up that
- * times out breaks the communicator, which says so.
+ * call fail within a second (long before ACC_TIMEOUT_MS), naming the rank that died and the
+ * step it waited for, and never hang; acc_comm_abort ends a call in flight on another thread, and
+ * is safe while calls start on others; a communicator closed by abort or destroy refuses calls; a
+ * set-up that times out breaks the communicator, which says so.
  */
 #include "comm_util.h"
 #include "ranks.h"
@@ -11,6 +11,8 @@
 #include <pthread.h>
 
 #define TIMEOUT_MS 2000
+/* Far longer than a dead peer may take to be named. */
+#define KILL_TIMEOUT_MS "10000"
 
 static int survive_a_kill(int rank, int nranks, const acc_unique_id_t *id, void *arg)
 {
@@ -35,11 +37,12 @@ static int survive_a_kill(int rank, int nranks, const acc_unique_id_t *id, void 
     printf("rank %d: call %d failed after %.0f ms: %s\n", rank, calls, (acc_now_s() - t0) * 1e3,
            acc_error_message());
     CHECK_INT(st, ACC_ERR_TIMEOUT);
-    CHECK_MSG_HAS("ACC_TIMEOUT_MS");
-    /* Every rank names the one that died, not its own upstream neighbour in the ring. */
+    /* Every rank names the one that died, not its own upstream neighbour in the ring, and the
+     * step it waited for. */
     CHECK_MSG_HAS("rank 1 has exited");
-    /* Within the timeout, plus what the call had done before the peer died. */
-    CHECK_FAST(acc_now_s() - t0 < TIMEOUT_MS / 1e3 + 3.0, "took %.1f s", acc_now_s() - t0);
+    CHECK_MSG_HAS("waited for");
+    /* Within a second of the death, plus what the call had done before it (a few ms). */
+    CHECK_FAST(acc_now_s() - t0 < 1.0, "took %.2f s", acc_now_s() - t0);
     CHECK_OK(acc_comm_get_async_error(c, &err));
     CHECK_INT(err, ACC_ERR_TIMEOUT);
     /* A broken communicator refuses new calls at once. */
@@ -56,11 +59,11 @@ static int survive_a_kill(int rank, int nranks, const acc_unique_id_t *id, void 
     return 0;
 }
 
-ACC_TEST(sigkill_of_a_rank_fails_the_others_within_the_timeout)
+ACC_TEST(sigkill_of_a_rank_fails_the_others_within_a_second)
 {
     ranks_t rs;
     int bad;
-    comm_env("gpus=4", "2000");
+    comm_env("gpus=4", KILL_TIMEOUT_MS);
     ranks_start(&rs, 4, survive_a_kill, NULL);
     usleep(800000);
     kill(rs.pid[1], SIGKILL);
