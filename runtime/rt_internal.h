@@ -130,7 +130,7 @@ typedef struct {
 typedef struct {
     acc_coll_t coll;
     int root;
-    char name[16];                 /* "NCCL", "ring" */
+    const char *name;              /* "NCCL", "ring": a string that lives as long as acc */
     acc_plan_t *plan;              /* the ring's; NULL for NCCL */
     uint64_t calls, bytes;         /* calls of ranges the tables give NCCL, and of no range */
     uint64_t forced, forced_bytes; /* calls acc's plan could not serve */
@@ -164,8 +164,8 @@ struct acc_comm {
     int external_fallback; /* the caller runs the fallback: return ACC_NO_DATA instead */
     int device_opt;        /* acc_comm_opts_t.device */
     volatile int abort;    /* set by acc_comm_abort: every wait gives up */
-    int inflight;          /* calls running (__atomic): closing waits for them */
-    pthread_mutex_t lock;  /* one call at a time (comm_lock) */
+    int inflight;          /* entries that are not calls (comm_enter, __atomic) */
+    int gate;              /* one call at a time (comm_begin_call, __atomic) */
     /* sticky: the failure that broke the communicator (comm_break; read with comm_error),
      * written once, under error_lock, message first */
     acc_status_t error;
@@ -182,13 +182,14 @@ struct acc_comm {
     int use_tables;
     char db_path[512]; /* the database the tables came from (the cuda backend's CUBINs too) */
     char fallback_reason[2048]; /* as long as an error message (common_status.c) */
-    char settings_error[512]; /* the first ACC_* setting it could not use, which turns acc off */
-    int forced_said;          /* the warning that acc's plan could not run here was given */
+    char settings_error[512];   /* the first ACC_* setting it could not use, which turns acc off */
+    int forced_said;            /* the warning that acc's plan could not run here was given */
     rt_refusal_t *refused;
     size_t nrefused, refused_cap;
     rt_table_t tables[ACC_COLL_COUNT];
     rt_fallback_t *fallbacks;
     size_t nfallbacks, fallbacks_cap;
+    size_t fallback_hint[ACC_COLL_COUNT]; /* the slot each collective found last */
     void *nccl; /* the NCCL communicator it was made from (acc_comm_from_nccl), borrowed */
     /* the backend */
     const rt_backend_t *be;
@@ -261,8 +262,9 @@ acc_status_t comm_agree_final(acc_comm_t *c, acc_status_t mine, const char *step
  * process this one forked from), the message naming `what`. */
 acc_status_t comm_enter(acc_comm_t *c, const char *what);
 void comm_leave(acc_comm_t *c);
-/* Enter c and take its lock, so that calls on it run one at a time even when a program
- * (wrongly) makes them on several threads at once; ends with comm_end_call. */
+/* Enter c through its gate, so that calls on it run one at a time even when a program
+ * (wrongly) makes them on several threads at once, and closing waits for them; ends with
+ * comm_end_call. */
 acc_status_t comm_begin_call(acc_comm_t *c, const char *what);
 void comm_end_call(acc_comm_t *c);
 /* Was c made by another process (this one is its forked child)? */

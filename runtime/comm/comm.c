@@ -20,6 +20,7 @@
 #include "exec/gpu_exec.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -299,7 +300,6 @@ acc_status_t comm_init(acc_comm_t **out, int nranks, const acc_unique_id_t *id, 
     if (!(c = acc_mem_calloc(1, sizeof(*c))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a communicator");
     net_init();
-    pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->error_lock, NULL);
     c->magic = COMM_MAGIC;
     c->state = COMM_LIVE;
@@ -336,7 +336,6 @@ out:
     acc_error_prefix(st, "rank %d: creating a communicator of %d ranks: ", rank, nranks);
     __atomic_store_n(&c->abort, 1, __ATOMIC_RELEASE);
     comm_free(c, 1);
-    pthread_mutex_destroy(&c->lock);
     pthread_mutex_destroy(&c->error_lock);
     acc_mem_free(c);
     return st;
@@ -387,7 +386,9 @@ int comm_forked(const acc_comm_t *c)
     return c->forks != net_forks();
 }
 
-acc_status_t comm_enter(acc_comm_t *c, const char *what)
+/* Why a call cannot enter c: NULL, not a communicator, made by the process this one forked
+ * from, or closed (closing or dead, by abort or destroy).  ACC_OK when it may try. */
+static acc_status_t refuse(acc_comm_t *c, const char *what, int closed)
 {
     int state, aborted;
     if (!c)
@@ -400,13 +401,9 @@ acc_status_t comm_enter(acc_comm_t *c, const char *what)
                              "after making it; a forked child cannot use its parent's "
                              "communicators (make one in the child)",
                              what, c->pid);
-    /* Counted first, then the state read (both sequentially consistent): a closer that set the
-     * state before this count sees the count and waits, or this call sees the state. */
-    __atomic_add_fetch(&c->inflight, 1, __ATOMIC_SEQ_CST);
-    state = __atomic_load_n(&c->state, __ATOMIC_SEQ_CST);
-    if (state == COMM_LIVE)
+    if (!closed)
         return ACC_OK;
-    __atomic_sub_fetch(&c->inflight, 1, __ATOMIC_SEQ_CST);
+    state = __atomic_load_n(&c->state, __ATOMIC_SEQ_CST);
     aborted = __atomic_load_n(&c->closed_by_abort, __ATOMIC_SEQ_CST);
     return acc_error_set(aborted ? ACC_ERR_ABORTED : ACC_ERR_INVALID, "%s: the communicator %s",
                          what,
@@ -416,33 +413,79 @@ acc_status_t comm_enter(acc_comm_t *c, const char *what)
                                                : "was destroyed (acc_comm_destroy)");
 }
 
+acc_status_t comm_enter(acc_comm_t *c, const char *what)
+{
+    acc_status_t st = refuse(c, what, 0);
+    if (st != ACC_OK)
+        return st;
+    /* Counted first, then the state read (both sequentially consistent): a closer that set the
+     * state before this count sees the count and waits, or this call sees the state. */
+    __atomic_add_fetch(&c->inflight, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&c->state, __ATOMIC_SEQ_CST) == COMM_LIVE)
+        return ACC_OK;
+    __atomic_sub_fetch(&c->inflight, 1, __ATOMIC_SEQ_CST);
+    return refuse(c, what, 1);
+}
+
 void comm_leave(acc_comm_t *c)
 {
     __atomic_sub_fetch(&c->inflight, 1, __ATOMIC_SEQ_CST);
 }
 
+/* The gate lets one call at a time into a communicator with a single atomic operation on the
+ * way in and a plain release store on the way out (a mutex costs two locked operations and
+ * the in-flight count two more, which was most of a call's dispatch).  A closer shuts it for
+ * good once no call holds it.  A call that finds it held (another thread's call, a rare and
+ * wrong use, or acc_comm_stats while a call runs) waits, spinning briefly and then sleeping
+ * up to a millisecond at a time: the holder's exit cannot wake anyone, so waiting polls. */
+enum { GATE_FREE = 0, GATE_CALL, GATE_SHUT };
+
+static int gate_take(acc_comm_t *c)
+{
+    int free_ = GATE_FREE;
+    return __atomic_compare_exchange_n(&c->gate, &free_, GATE_CALL, 0, __ATOMIC_ACQUIRE,
+                                       __ATOMIC_RELAXED);
+}
+
+static void gate_backoff(unsigned *round)
+{
+    if (*round < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ volatile("yield");
+#endif
+    } else if (*round < 128)
+        sched_yield();
+    else
+        usleep(*round < 1024 ? 50 : 1000);
+    (*round)++;
+}
+
 acc_status_t comm_begin_call(acc_comm_t *c, const char *what)
 {
-    acc_status_t st = comm_enter(c, what);
-    if (st != ACC_OK)
+    unsigned round = 0;
+    acc_status_t st;
+
+    if (__builtin_expect(!c || c->magic != COMM_MAGIC || comm_forked(c), 0))
+        return refuse(c, what, 0);
+    while (!gate_take(c)) {
+        if (__atomic_load_n(&c->gate, __ATOMIC_ACQUIRE) == GATE_SHUT)
+            return refuse(c, what, 1);
+        gate_backoff(&round);
+    }
+    /* Closing began while this call came in: the closer waits for the gate, so leave it. */
+    if (__builtin_expect(__atomic_load_n(&c->state, __ATOMIC_SEQ_CST) != COMM_LIVE, 0)) {
+        st = refuse(c, what, 1);
+        comm_end_call(c);
         return st;
-    pthread_mutex_lock(&c->lock);
-    /* Closed while this call waited for the one before it. */
-    if (__atomic_load_n(&c->state, __ATOMIC_SEQ_CST) != COMM_LIVE) {
-        pthread_mutex_unlock(&c->lock);
-        comm_leave(c);
-        return acc_error_set(__atomic_load_n(&c->closed_by_abort, __ATOMIC_SEQ_CST)
-                                 ? ACC_ERR_ABORTED
-                                 : ACC_ERR_INVALID,
-                             "%s: the communicator is being closed", what);
     }
     return ACC_OK;
 }
 
 void comm_end_call(acc_comm_t *c)
 {
-    pthread_mutex_unlock(&c->lock);
-    comm_leave(c);
+    __atomic_store_n(&c->gate, GATE_FREE, __ATOMIC_RELEASE);
 }
 
 /* Close c to new calls and wait for those in flight; ACC_ERR_INVALID when it is closed (or
@@ -464,6 +507,10 @@ static acc_status_t close_comm(acc_comm_t *c, int abort, const char *what)
         __atomic_store_n(&c->abort, 1, __ATOMIC_SEQ_CST);
     while (__atomic_load_n(&c->inflight, __ATOMIC_SEQ_CST) > 0)
         usleep(1000);
+    /* The call holding the gate ends (an abort makes it give up); later ones find it shut. */
+    for (unsigned round = 0; !gate_take(c);)
+        gate_backoff(&round);
+    __atomic_store_n(&c->gate, GATE_SHUT, __ATOMIC_RELEASE);
     return ACC_OK;
 }
 

@@ -11,33 +11,34 @@
 
 static acc_status_t check_call(acc_comm_t *c, rt_call_t *k)
 {
-    const char *name = acc_coll_name(k->coll);
     size_t es;
-    uint64_t mult = 1, bytes;
+    uint64_t mult = 1, bytes, total;
     int me, has_send, has_recv;
 
+    /* The name is looked up on the error paths only: this runs at every call. */
+#define NAME acc_coll_name(k->coll)
     if (k->dt < 0 || k->dt >= ACC_DT_COUNT)
-        return acc_error_set(ACC_ERR_INVALID, "acc_%s: unknown data type %d", name, (int)k->dt);
+        return acc_error_set(ACC_ERR_INVALID, "acc_%s: unknown data type %d", NAME, (int)k->dt);
     if (acc_coll_reduces(k->coll) && (k->op < 0 || k->op >= ACC_RED_COUNT))
-        return acc_error_set(ACC_ERR_INVALID, "acc_%s: unknown reduction %d", name, (int)k->op);
+        return acc_error_set(ACC_ERR_INVALID, "acc_%s: unknown reduction %d", NAME, (int)k->op);
     if ((k->coll == ACC_COLL_BROADCAST || k->coll == ACC_COLL_REDUCE) &&
         (k->root < 0 || k->root >= c->nranks))
-        return acc_error_set(ACC_ERR_INVALID, "acc_%s: root %d is not a rank (0 to %d)", name,
+        return acc_error_set(ACC_ERR_INVALID, "acc_%s: root %d is not a rank (0 to %d)", NAME,
                              k->root, c->nranks - 1);
     es = acc_dtype_size(k->dt);
     if (k->coll == ACC_COLL_ALLGATHER || k->coll == ACC_COLL_REDUCE_SCATTER)
         mult = (uint64_t)c->nranks;
-    if (k->count > UINT64_MAX / es / mult || k->count * es * mult > (uint64_t)PTRDIFF_MAX)
+    if (__builtin_mul_overflow(k->count, (uint64_t)es, &bytes) ||
+        __builtin_mul_overflow(bytes, mult, &total) || total > (uint64_t)PTRDIFF_MAX)
         return acc_error_set(ACC_ERR_INVALID,
-                             "acc_%s: %llu elements of %zu bytes (times %llu ranks) overflow", name,
+                             "acc_%s: %llu elements of %zu bytes (times %llu ranks) overflow", NAME,
                              (unsigned long long)k->count, es, (unsigned long long)mult);
-    bytes = k->count * es;
-    k->nbytes = bytes * mult;
+    k->nbytes = total;
     me = c->rank;
     has_send = k->coll != ACC_COLL_BROADCAST || me == k->root;
     has_recv = k->coll != ACC_COLL_REDUCE || me == k->root;
     if (k->count && ((has_send && !k->send) || (has_recv && !k->recv)))
-        return acc_error_set(ACC_ERR_INVALID, "acc_%s: rank %d: %s is NULL for %llu elements", name,
+        return acc_error_set(ACC_ERR_INVALID, "acc_%s: rank %d: %s is NULL for %llu elements", NAME,
                              me, has_send && !k->send ? "sendbuf" : "recvbuf",
                              (unsigned long long)k->count);
     /* NCCL's in place: the input where the output keeps it. */
@@ -49,9 +50,10 @@ static acc_status_t check_call(acc_comm_t *c, rt_call_t *k)
     else
         k->inplace = k->send == k->recv;
     if (comm_error(c) != ACC_OK)
-        return acc_error_set(comm_error(c), "acc_%s: the communicator is broken (%s)", name,
+        return acc_error_set(comm_error(c), "acc_%s: the communicator is broken (%s)", NAME,
                              c->error_msg);
     return ACC_OK;
+#undef NAME
 }
 
 /* ---- running a call --------------------------------------------------------------------- */
@@ -194,12 +196,16 @@ typedef struct {
 } queued_t;
 
 static _Thread_local int group_depth;
+/* Threads with a group open: a call reads its thread's depth (a call into the TLS resolver in
+ * a shared library) only when some thread has one. */
+static int groups_open;
 static _Thread_local queued_t *group_calls;
 static _Thread_local size_t group_n, group_cap;
 
 acc_status_t acc_group_start(void)
 {
-    group_depth++;
+    if (group_depth++ == 0)
+        __atomic_add_fetch(&groups_open, 1, __ATOMIC_RELAXED);
     return ACC_OK;
 }
 
@@ -212,6 +218,7 @@ acc_status_t acc_group_end(void)
         return acc_error_set(ACC_ERR_INVALID, "acc_group_end without acc_group_start");
     if (--group_depth > 0)
         return ACC_OK;
+    __atomic_sub_fetch(&groups_open, 1, __ATOMIC_RELAXED);
     for (i = 0; i < group_n; i++) {
         acc_comm_t *c = group_calls[i].comm;
         const char *name = acc_coll_name(group_calls[i].call.coll);
@@ -249,7 +256,7 @@ static acc_status_t submit(acc_comm_t *c, rt_call_t *k)
         return st;
     if ((st = check_call(c, k)) != ACC_OK || k->count == 0)
         goto out;
-    if (group_depth > 0) {
+    if (__atomic_load_n(&groups_open, __ATOMIC_RELAXED) && group_depth > 0) {
         if (acc_array_reserve((void **)&group_calls, &group_cap, group_n + 1, sizeof(queued_t)) !=
             ACC_OK) {
             st = acc_error_set(ACC_ERR_NOMEM, "out of memory for a group");
