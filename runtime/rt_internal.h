@@ -267,6 +267,10 @@ void comm_leave(acc_comm_t *c);
  * comm_end_call. */
 acc_status_t comm_begin_call(acc_comm_t *c, const char *what);
 void comm_end_call(acc_comm_t *c);
+/* Through NCCL's communicator nccl_comm (every rank calls it at the same point of its calls):
+ * *same = 1 when every rank passed the same digest.  One all-reduce of 16 bytes, in device
+ * memory when the communicator is on a GPU, synchronised.  (comm_nccl.c) */
+acc_status_t rt_nccl_agree(void *nccl_comm, uint64_t digest, int *same);
 /* Was c made by another process (this one is its forked child)? */
 int comm_forked(const acc_comm_t *c);
 /* ACC_TIMEOUT_MS in ms (-1: none); an invalid value gives the default (60000) and the error. */

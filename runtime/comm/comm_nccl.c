@@ -11,6 +11,9 @@
  * fails alone, and its peers give up in acc's bootstrap after ACC_TIMEOUT_MS.  The id travels in
  * device memory when the NCCL communicator is on a GPU (NCCL reads only device memory there),
  * in host memory only for an NCCL of the host (the tests' stand-in).
+ *
+ * rt_nccl_agree is the other small collective acc makes through NCCL: whether every rank holds
+ * the same digest (the drop-in's vote on what its tables say, before any rank may join).
  */
 #include "rt_internal.h"
 
@@ -47,31 +50,36 @@ static nccl_result_t settled(const nccl_lib_t *lib, nccl_comm_t nc, nccl_result_
     return rc == NCCL_IN_PROGRESS ? state : rc;
 }
 
-/* The broadcast from device memory: acc's own when its CUDA driver works here, NCCL's
- * otherwise (then this rank cannot write or read the bytes, and only takes part). */
-static acc_status_t broadcast_on_gpu(const nccl_lib_t *lib, nccl_comm_t nc, int dev, id_msg_t *msg)
+/* One small NCCL collective over the bytes of msg, made by `call` on buf (msg's copy in the
+ * memory NCCL reads). */
+typedef nccl_result_t (*small_call_t)(const nccl_lib_t *lib, nccl_comm_t nc, void *buf, size_t n);
+
+/* ... from device memory: acc's own when its CUDA driver works here, NCCL's otherwise (then
+ * this rank cannot write or read the bytes, and only takes part). */
+static acc_status_t small_on_gpu(const nccl_lib_t *lib, nccl_comm_t nc, int dev, void *msg,
+                                 size_t n, small_call_t call, const char *what)
 {
     void *buf = NULL;
-    int own = acc_cuda_init(dev) == ACC_OK && acc_cuda_malloc(sizeof(*msg), &buf) == ACC_OK;
+    int own = acc_cuda_init(dev) == ACC_OK && acc_cuda_malloc(n, &buf) == ACC_OK;
     acc_status_t st = ACC_OK;
     char why[512] = "";
     nccl_result_t rc;
 
     if (!own) {
         snprintf(why, sizeof(why), "%s", acc_error_message());
-        if (!lib->mem_alloc || lib->mem_alloc(&buf, sizeof(*msg)) != 0)
+        if (!lib->mem_alloc || lib->mem_alloc(&buf, n) != 0)
             return acc_error_set(ACC_ERR_NO_DEVICE,
-                                 "no device memory on GPU %d for acc's unique id (acc's CUDA "
-                                 "driver: %s; and NCCL allocates none)",
-                                 dev, why);
+                                 "no device memory on GPU %d for %s (acc's CUDA driver: %s; and "
+                                 "NCCL allocates none)",
+                                 dev, what, why);
     }
-    if (own && (st = acc_cuda_htod(buf, msg, sizeof(*msg))) != ACC_OK)
-        memset(msg, 0, sizeof(*msg)); /* the broadcast goes on all the same */
-    rc = settled(lib, nc, lib->broadcast(buf, buf, sizeof(*msg), NCCL_INT8, 0, nc, NULL));
+    if (own && (st = acc_cuda_htod(buf, msg, n)) != ACC_OK)
+        memset(msg, 0, n); /* the collective goes on all the same */
+    rc = settled(lib, nc, call(lib, nc, buf, n));
     if (rc != 0)
-        st = nccl_fail(lib, rc, "ncclBroadcast of acc's unique id");
+        st = nccl_fail(lib, rc, what);
     else if (own && (st = acc_cuda_stream_sync(NULL)) == ACC_OK)
-        st = acc_cuda_dtoh(msg, buf, sizeof(*msg));
+        st = acc_cuda_dtoh(msg, buf, n);
     if (own)
         acc_cuda_free(buf);
     else
@@ -81,17 +89,47 @@ static acc_status_t broadcast_on_gpu(const nccl_lib_t *lib, nccl_comm_t nc, int 
     return st;
 }
 
-/* Broadcast the id from rank 0 through NCCL, in the memory NCCL can read. */
-static acc_status_t share_id(const nccl_lib_t *lib, nccl_comm_t nc, id_msg_t *msg)
+/* ... in the memory NCCL can read: device memory when the communicator is on a GPU. */
+static acc_status_t small_collective(const nccl_lib_t *lib, nccl_comm_t nc, void *msg, size_t n,
+                                     small_call_t call, const char *what)
 {
     int dev = -1;
     nccl_result_t rc;
 
     if (lib->comm_cu_device(nc, &dev) == 0 && dev >= 0)
-        return broadcast_on_gpu(lib, nc, dev, msg);
-    rc = settled(lib, nc, lib->broadcast(msg, msg, sizeof(*msg), NCCL_INT8, 0, nc, NULL));
-    if (rc != 0)
-        return nccl_fail(lib, rc, "ncclBroadcast of acc's unique id");
+        return small_on_gpu(lib, nc, dev, msg, n, call, what);
+    rc = settled(lib, nc, call(lib, nc, msg, n));
+    return rc != 0 ? nccl_fail(lib, rc, what) : ACC_OK;
+}
+
+static nccl_result_t bcast_bytes(const nccl_lib_t *lib, nccl_comm_t nc, void *buf, size_t n)
+{
+    return lib->broadcast(buf, buf, n, NCCL_INT8, 0, nc, NULL);
+}
+
+/* The minimum of int32 words: with each word's complement beside it, the maximum too. */
+static nccl_result_t min_words(const nccl_lib_t *lib, nccl_comm_t nc, void *buf, size_t n)
+{
+    return lib->all_reduce(buf, buf, n / sizeof(int32_t), NCCL_INT32, NCCL_MIN, nc, NULL);
+}
+
+acc_status_t rt_nccl_agree(void *nccl_comm, uint64_t digest, int *same)
+{
+    const nccl_lib_t *lib;
+    /* The digest's halves and their complements: min(~x) = ~max(x), so one minimum over the
+     * four words says whether the smallest and the largest digest are the same. */
+    int32_t w[4] = {(int32_t)(uint32_t)digest, (int32_t)(uint32_t)(digest >> 32),
+                    (int32_t) ~(uint32_t)digest, (int32_t) ~(uint32_t)(digest >> 32)};
+    acc_status_t st;
+
+    *same = 0;
+    if ((st = nccl_lib_open(&lib)) != ACC_OK)
+        return st;
+    if ((st = small_collective(lib, nccl_comm, w, sizeof(w), min_words,
+                               "ncclAllReduce of acc's digest")) != ACC_OK)
+        return st;
+    *same = w[0] == ~w[2] && w[1] == ~w[3] && (uint32_t)w[0] == (uint32_t)digest &&
+            (uint32_t)w[1] == (uint32_t)(digest >> 32);
     return ACC_OK;
 }
 
@@ -117,7 +155,8 @@ acc_status_t acc_comm_from_nccl(acc_comm_t **out, void *nccl_comm, const acc_com
         msg.check = check_of(&msg.id);
     else if (rank == 0)
         snprintf(why, sizeof(why), ": %s", acc_error_message());
-    if ((st = share_id(lib, nccl_comm, &msg)) != ACC_OK)
+    if ((st = small_collective(lib, nccl_comm, &msg, sizeof(msg), bcast_bytes,
+                               "ncclBroadcast of acc's unique id")) != ACC_OK)
         return acc_error_prefix(st, "acc_comm_from_nccl, rank %d: ", rank);
     if (msg.check != check_of(&msg.id))
         return acc_error_set(ACC_ERR_UNSUPPORTED,

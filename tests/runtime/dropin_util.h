@@ -264,6 +264,15 @@ static inline void run_case(const char *name, int (*fn)(int, int, const acc_uniq
     run_ranks(fn);
 }
 
+/* The same, with an argument for the ranks. */
+static inline void run_ranks_n_case(const char *name,
+                                    int (*fn)(int, int, const acc_unique_id_t *, void *), void *arg)
+{
+    env(name, db_path(name));
+    load_api();
+    run_ranks_n(DROPIN_NRANKS, fn, arg);
+}
+
 /* A size of coll on nranks (a power of two, count in fp32 elements) that the table gives algo
  * (any of acc's when NULL), or 0. */
 static inline uint64_t count_of(acc_coll_t coll, const char *algo, int nranks)

@@ -6,7 +6,9 @@
  * results right; groups are decided per communicator, alike on every rank, whatever else a
  * rank's group holds; a straggler that breaks acc's communicator sends that call and every
  * later one to NCCL with one log line per rank, results still right - in place too, where acc
- * had already written part of the output when it gave up.
+ * had already written part of the output when it gave up.  Ranks whose settings or databases
+ * differ vote at their first call acc could run, and every rank leaves the communicator to
+ * NCCL, promptly, instead of waiting in each other's collectives.
  */
 #include "dropin_util.h"
 
@@ -250,4 +252,51 @@ ACC_TEST(an_in_place_call_acc_gave_up_on_gets_nccls_exact_result)
     setenv("ACC_TIMEOUT_MS", "2000", 1); /* the loaded machines of CI too */
     load_api();
     run_ranks_n(DROPIN_NRANKS, straggler_rank, &how);
+}
+
+/* ---- ranks that disagree ------------------------------------------------------------------- */
+
+/* Rank 2 runs with ACC_DISABLE=1 ("disable") or reads the database of another machine of four
+ * ranks ("otherdb"), the others the image build's: the ranks vote at the communicator's first
+ * call acc could run (one all-reduce of four int32 minima), find that their tables differ, and
+ * every call goes to NCCL - exact, with no join and nothing waiting; rank 0 says why, once. */
+static char other_db[512];
+
+static int disagree_rank(int rank, int nranks, const acc_unique_id_t *unused, void *arg)
+{
+    const char *how = arg;
+    call_t k = {ACC_COLL_ALLREDUCE, 2048, 0, 41, NULL, NULL}; /* acc's, by the case's table */
+    ncclComm_t c;
+    double t0;
+    (void)nranks;
+    (void)unused;
+    CHECK(!table_says_nccl(k.coll, k.count * 4));
+    if (rank == 2 && !strcmp(how, "disable"))
+        setenv("ACC_DISABLE", "1", 1);
+    else if (rank == 2)
+        setenv("ACC_DB", other_db, 1);
+    c = init(rank);
+    t0 = acc_now_s();
+    for (int i = 0; i < 3; i++)
+        call_ok(k, c, rank);
+    CHECK_FAST(since(t0) < 5.0, "rank %d: three calls took %.1f s", rank, since(t0));
+    CHECK_INT(joins(rank), 0);
+    CHECK_INT(nccl_calls(rank, k.coll, k.count), 3);
+    CHECK_INT(lines(rank, "nccl", "ncclAllReduce count=4 type=2 op=3"), 1);
+    CHECK_INT(lines(rank, "log", "the ranks' tables differ"), rank == 0 ? 1 : 0);
+    CHECK_INT(api.CommDestroy(c), ncclSuccess);
+    return 0;
+}
+
+ACC_TEST(ranks_with_acc_disabled_on_one_leave_the_communicator_to_nccl_together)
+{
+    run_ranks_n_case("disable", disagree_rank, "disable");
+}
+
+ACC_TEST(ranks_reading_another_database_leave_the_communicator_to_nccl_together)
+{
+    case_topo = "gpus=4";
+    snprintf(other_db, sizeof(other_db), "%s", db_path("otherdb_pcie"));
+    case_topo = DROPIN_TOPO;
+    run_ranks_n_case("otherdb", disagree_rank, "otherdb");
 }

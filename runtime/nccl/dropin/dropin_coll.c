@@ -33,16 +33,17 @@ int dropin_wants(dropin_comm_t *s, const dropin_op_t *k)
     acc_redop_t op;
     dropin_state_t state;
     acc_comm_t *acc;
-    int serves = 0;
+    int serves = 0, voted;
 
     if (!dropin_acc_kind(k, &dt, &op) || !dropin_shape(s))
         return 0;
     pthread_mutex_lock(&s->mu);
     state = s->closing ? DROPIN_NCCL : s->state;
+    voted = s->voted;
     acc = s->acc;
     pthread_mutex_unlock(&s->mu);
     if (state == DROPIN_IDLE)
-        return dropin_tables_say_acc(s->nranks, k->coll, k->count, dt);
+        return voted && dropin_tables_say_acc(s->nranks, k->coll, k->count, dt);
     if (state != DROPIN_JOINED)
         return 0;
     pthread_mutex_lock(&s->acc_mu);
@@ -94,13 +95,20 @@ static dropin_state_t join_if_idle(dropin_comm_t *s, const dropin_op_t *k, acc_d
 
     if (s->state != DROPIN_IDLE || s->closing)
         return s->closing ? DROPIN_NCCL : s->state;
-    if (!dropin_tables_say_acc(s->nranks, k->coll, k->count, dt))
-        return DROPIN_IDLE;
-    /* Joining allocates and synchronises, which a stream being captured into a graph cannot
-     * take part in: NCCL captures this call, and acc joins at a later one (every rank captures
-     * the same calls). */
+    /* The vote and the join allocate and synchronise, which a stream being captured into a
+     * graph cannot take part in: NCCL captures this call, and acc votes or joins at a later one
+     * (every rank captures the same calls). */
     if (s->on_gpu && rt_cuda_capturing((acc_cuda_stream_t)k->stream, &capturing) == ACC_OK &&
         capturing)
+        return DROPIN_IDLE;
+    if (!s->voted) { /* this is the communicator's first call acc could run, on every rank */
+        pthread_mutex_unlock(&s->mu);
+        dropin_vote(s);
+        pthread_mutex_lock(&s->mu);
+        if (s->state != DROPIN_IDLE || s->closing)
+            return s->closing ? DROPIN_NCCL : s->state;
+    }
+    if (!dropin_tables_say_acc(s->nranks, k->coll, k->count, dt))
         return DROPIN_IDLE;
     s->state = DROPIN_JOINING;
     pthread_mutex_unlock(&s->mu);

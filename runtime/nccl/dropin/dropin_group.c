@@ -54,12 +54,13 @@ static void group_reset(void)
     grp.spilled = 0;
 }
 
-/* One communicator of the group: its record (used until the group is over) and where its
- * collectives go. */
+/* One communicator of the group: its record (used until the group is over), where its
+ * collectives go, and whether its ranks vote first (their first collective acc could run). */
 typedef struct {
     ncclComm_t comm;
     dropin_comm_t *s;
     int acc;
+    int vote;
 } member_t;
 
 static member_t *member_of(member_t *m, size_t n, ncclComm_t comm)
@@ -74,6 +75,31 @@ static int by_order(const void *a, const void *b)
 {
     const member_t *x = *(member_t *const *)a, *y = *(member_t *const *)b;
     return dropin_order(x->s, y->s);
+}
+
+/* Is m's communicator idle, not yet voted on, with a collective of the group acc could run? */
+static int needs_vote(const member_t *m)
+{
+    acc_dtype_t dt;
+    acc_redop_t op;
+    int idle;
+
+    pthread_mutex_lock(&m->s->mu);
+    idle = m->s->state == DROPIN_IDLE && !m->s->voted && !m->s->closing;
+    pthread_mutex_unlock(&m->s->mu);
+    for (size_t i = 0; idle && i < grp.n; i++)
+        if (grp.ops[i].comm == m->comm && dropin_acc_kind(&grp.ops[i], &dt, &op))
+            return dropin_shape(m->s);
+    return 0;
+}
+
+/* Does acc serve every collective of m's communicator in the group? */
+static int wants_all(member_t *m)
+{
+    for (size_t i = 0; i < grp.n; i++)
+        if (grp.ops[i].comm == m->comm && !dropin_wants(m->s, &grp.ops[i]))
+            return 0;
+    return 1;
 }
 
 /* A communicator's calls of the group from `from` on, as one NCCL group of their own. */
@@ -130,18 +156,29 @@ static ncclResult_t group_end(__typeof__(&pncclGroupEnd) real_end)
             x = &m[nm++];
             x->comm = grp.ops[i].comm;
             x->s = dropin_comm_get(x->comm);
-            x->acc = x->s != NULL && !grp.spilled;
+            x->vote = x->s != NULL && !grp.spilled && needs_vote(x);
+            x->acc = x->s != NULL && !grp.spilled && !x->vote && wants_all(x);
         }
-        x->acc = x->acc && dropin_wants(x->s, &grp.ops[i]);
     }
     for (size_t i = 0; i < grp.n; i++) {
         member_t *x = m ? member_of(m, nm, grp.ops[i].comm) : NULL;
-        if ((!x || !x->acc) && (one = dropin_forward(&grp.ops[i])) != ncclSuccess &&
+        if ((!x || (!x->acc && !x->vote)) && (one = dropin_forward(&grp.ops[i])) != ncclSuccess &&
             rc == ncclSuccess)
             rc = one;
     }
     one = DROPIN_INTO(real_end());
     rc = rc != ncclSuccess ? rc : one;
+    /* Communicators whose ranks have not voted yet held their calls back (the same ones on
+     * every rank: dropin_wants says no to all until they have); they vote now, outside NCCL's
+     * group, in the group's order, and their calls go where the vote leaves them - to acc, or
+     * to NCCL as a group of their own, as calls acc declines do. */
+    for (size_t i = 0; i < nm; i++)
+        if (m[i].vote) {
+            dropin_vote(m[i].s);
+            m[i].acc = wants_all(&m[i]);
+            if (!m[i].acc && (one = rest_to_nccl(m[i].comm, 0)) != ncclSuccess && rc == ncclSuccess)
+                rc = one;
+        }
     for (size_t i = 0; i < nm; i++)
         nacc += m[i].acc;
     if (nacc && (order = acc_mem_calloc(nacc, sizeof(*order)))) {

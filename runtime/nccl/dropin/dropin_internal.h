@@ -117,6 +117,7 @@ typedef struct dropin_comm {
     pthread_mutex_t mu;
     pthread_cond_t idle; /* users dropped to 0 */
     dropin_state_t state;
+    int voted;       /* the ranks compared what their tables say (dropin_vote) */
     acc_comm_t *acc; /* JOINED; or acc's communicator that stopped, released when unused */
     int users;       /* uses now (dropin_comm_get .. put) */
     int closing;     /* destroyed or aborted: out of the map, the last user releases it */
@@ -151,6 +152,15 @@ void dropin_switch_off(dropin_comm_t *s, acc_log_level_t level, const char *why)
  * joined, from the database alone (the same file on every rank gives the same answer on every
  * rank, whatever else differs between them).  (dropin_join.c) */
 int dropin_tables_say_acc(int nranks, acc_coll_t coll, size_t count, acc_dtype_t dt);
+/* The ranks' vote, before any may join: every rank of s's communicator passes the digest of
+ * what its own tables say about communicators of its size (0 when acc is off there:
+ * ACC_DISABLE, no database), through one NCCL all-reduce, at the same call - the first of the
+ * communicator's collectives acc could run (or, in a group, right after the group's end).
+ * Ranks whose settings or databases differ would otherwise decide differently whether to join
+ * and wait in each other's collectives for ever; where the digests differ, every rank leaves
+ * the communicator to NCCL, and rank 0 says why.  s used, s->mu not held. */
+void dropin_vote(dropin_comm_t *s);
+
 /* acc's communicator beside s, made collectively (every rank of the communicator calls this at
  * the same call, s JOINING, s->mu not held), or NULL with one log line saying why. */
 acc_comm_t *dropin_join(dropin_comm_t *s);

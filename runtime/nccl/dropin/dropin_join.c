@@ -11,7 +11,10 @@
  * holds), which is the same on every rank that reads the same file - unlike the topology a rank
  * discovers, which a degraded link can change on one node.  What the join then loads (the
  * topology, the tables of its fingerprint) the ranks compare as communicators always do, and
- * any difference sends every call to NCCL on every rank.  A rank that fails inside the join
+ * any difference sends every call to NCCL on every rank.  Before any of that, the ranks vote
+ * (dropin_vote): the same file and the same settings are what make the decision the same on
+ * every rank, so they check that they have them, once per communicator, instead of trusting
+ * it.  A rank that fails inside the join
  * (after taking part in the broadcast, which it always does) leaves its peers waiting in acc's
  * bootstrap, which gives up after ACC_TIMEOUT_MS: every rank then falls back, none hangs.
  */
@@ -26,6 +29,7 @@
  * topology of that many ranks, per collective.  Immutable once made, kept for the process. */
 typedef struct tables {
     int nranks;
+    uint64_t digest; /* of every table below, what the ranks vote on; never 0 */
     size_t ntopos;
     acc_select_table_t **t; /* [ntopos][ACC_COLL_COUNT] */
     struct tables *next;
@@ -62,6 +66,29 @@ static const tables_t *find(int nranks)
     return ts;
 }
 
+/* What decides every join: each topology's fingerprint and each table's ranges and choices
+ * (not the predicted times, which do not change what runs). */
+static uint64_t digest_of(const tables_t *ts)
+{
+    uint64_t h = acc_fnv1a64(&ts->nranks, sizeof(ts->nranks));
+    for (size_t i = 0; i < ts->ntopos * ACC_COLL_COUNT; i++) {
+        const acc_select_table_t *t = ts->t[i];
+        h ^= acc_fnv1a64(&i, sizeof(i)) + (t ? 0x9e3779b97f4a7c15ull : 0);
+        for (size_t e = 0; t && e < t->n; e++) {
+            const acc_select_entry_t *x = &t->entries[e];
+            h = h * 1099511628211ull ^
+                acc_fnv1a64(t->topo_fingerprint, strlen(t->topo_fingerprint));
+            h = h * 1099511628211ull ^ acc_fnv1a64(&x->min_bytes, sizeof(x->min_bytes));
+            h = h * 1099511628211ull ^ acc_fnv1a64(&x->max_bytes, sizeof(x->max_bytes));
+            h = h * 1099511628211ull ^ (uint64_t)x->use_nccl;
+            h = h * 1099511628211ull ^ acc_fnv1a64(x->algo, strlen(x->algo));
+            h = h * 1099511628211ull ^ acc_fnv1a64(x->params, strlen(x->params));
+            h = h * 1099511628211ull ^ acc_fnv1a64(x->plan_hash, strlen(x->plan_hash));
+        }
+    }
+    return h ? h : 1; /* 0 is the vote of a rank where acc is off */
+}
+
 static tables_t *load(int nranks)
 {
     acc_db_topo_info_t *topos = NULL;
@@ -84,6 +111,7 @@ static tables_t *load(int nranks)
         }
     }
     ts->ntopos = k;
+    ts->digest = digest_of(ts);
     acc_mem_free(topos);
     return ts;
 }
@@ -135,6 +163,33 @@ int dropin_tables_say_acc(int nranks, acc_coll_t coll, size_t count, acc_dtype_t
             return 1;
     }
     return 0;
+}
+
+void dropin_vote(dropin_comm_t *s)
+{
+    const tables_t *ts = tables_for(s->nranks);
+    uint64_t mine = ts ? ts->digest : 0;
+    int same = 0;
+    acc_status_t st = DROPIN_INTO(rt_nccl_agree(s->nccl, mine, &same));
+
+    pthread_mutex_lock(&s->mu);
+    s->voted = 1;
+    if (st != ACC_OK || !same) {
+        if (s->state == DROPIN_IDLE)
+            s->state = DROPIN_NCCL;
+        if (s->rank == 0 && st != ACC_OK)
+            ACC_WARN(RUNTIME,
+                     "acc drop-in NCCL: communicator of %d ranks: the ranks could not compare "
+                     "their tables (%s); NCCL runs every call",
+                     s->nranks, acc_error_message());
+        else if (s->rank == 0)
+            ACC_WARN(RUNTIME,
+                     "acc drop-in NCCL: communicator of %d ranks: the ranks' tables differ, so "
+                     "NCCL runs every call (every rank must read the same ACC_DB with the same "
+                     "ACC_DISABLE%s)",
+                     s->nranks, mine ? "" : "; acc is off on rank 0");
+    }
+    pthread_mutex_unlock(&s->mu);
 }
 
 acc_comm_t *dropin_join(dropin_comm_t *s)
