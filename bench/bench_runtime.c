@@ -76,7 +76,7 @@ static int dispatch(const char *label, const char *db)
                    .op = ACC_RED_SUM,
                    .nbytes = 16};
     rt_fallback_t *fb;
-    const acc_plan_t *plan;
+    const acc_plan_t *plan = NULL;
     const acc_select_entry_t *e = NULL;
     rt_backend_t nothing;
     const rt_backend_t *real;
@@ -91,9 +91,9 @@ static int dispatch(const char *label, const char *db)
     if (c->use_tables && c->tables[ACC_COLL_ALLREDUCE].table)
         e = acc_select_lookup(c->tables[ACC_COLL_ALLREDUCE].table, 16);
     if (e && !e->use_nccl)
-        plan =
-            c->tables[ACC_COLL_ALLREDUCE].plans[e - c->tables[ACC_COLL_ALLREDUCE].table->entries];
-    else if (!(plan = comm_fallback_plan(c, ACC_COLL_ALLREDUCE, 0, &fb)))
+        plan = comm_table_plan(c, ACC_COLL_ALLREDUCE,
+                               (size_t)(e - c->tables[ACC_COLL_ALLREDUCE].table->entries));
+    if (!plan && !(plan = comm_fallback_plan(c, ACC_COLL_ALLREDUCE, 0, &fb)))
         return fail("the plan");
     for (int i = 0; i < 1000; i++) /* the instance is made, the caches warm */
         acc_allreduce(x, y, 4, ACC_DT_F32, ACC_RED_SUM, c, NULL);

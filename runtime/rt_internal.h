@@ -115,12 +115,14 @@ typedef struct {
 
 typedef struct rt_backend rt_backend_t;
 
-/* A collective's loaded table: the plan of each entry (NULL for NCCL's ranges), whether the
- * backend cannot run it on this communicator (asked once, when the ranks are placed), and what
- * ran. */
+/* A collective's loaded table: the plan of each entry (NULL for NCCL's ranges, and until the
+ * entry's first call: a rank reads only the plans its calls use, comm_table_plan), whether it
+ * was read, whether the backend cannot run it on this communicator (asked when it is read),
+ * and what ran. */
 typedef struct {
     acc_select_table_t *table;
     acc_plan_t **plans;
+    unsigned char *read;
     unsigned char *unfit;
     uint64_t *calls, *bytes;
 } rt_table_t;
@@ -181,6 +183,7 @@ struct acc_comm {
     /* loading: tables in use, or why everything goes to the fallback */
     int use_tables;
     char db_path[512]; /* the database the tables came from (the cuda backend's CUBINs too) */
+    acc_db_t *db;      /* open while the tables are: their plans are read at first use */
     char fallback_reason[2048]; /* as long as an error message (common_status.c) */
     char settings_error[512];   /* the first ACC_* setting it could not use, which turns acc off */
     int forced_said;            /* the warning that acc's plan could not run here was given */
@@ -237,6 +240,11 @@ acc_status_t rt_db_locate(const char *given, const char **path);
 /* comm/comm_load.c: the database a communicator of these options reads: the option, ACC_DB,
  * or the first of the search path that exists; NULL when there is none.  Borrowed. */
 const char *comm_db_path(const acc_comm_opts_t *opts);
+/* The plan of entry `entry` of coll's table, read from the database and verified at the
+ * entry's first call (every rank makes it at the same call, and the ranks agree that every one
+ * could read it); NULL for NCCL's ranges and for a plan that could not be read on some rank
+ * (rank 0 says why, once), which the fallback then serves.  (comm_load.c) */
+acc_plan_t *comm_table_plan(acc_comm_t *c, acc_coll_t coll, size_t entry);
 /* comm/comm_load.c: the communicator's shared-memory tag, its tables and where its ranks are.
  * Loading (the settings, the topology, the database, the tables, the agreement) never fails:
  * what cannot be used becomes c->fallback_reason; only the bootstrap's failures fail these. */

@@ -69,6 +69,8 @@ static acc_plan_t *table_plan(acc_comm_t *c, const rt_call_t *k, size_t *entry)
     if (!c->use_tables || !t->table || !(e = acc_select_lookup(t->table, k->nbytes)))
         return NULL;
     p = t->plans[e - t->table->entries];
+    if (!p && !t->read[e - t->table->entries])
+        p = comm_table_plan(c, k->coll, (size_t)(e - t->table->entries));
     if (p && (k->coll == ACC_COLL_BROADCAST || k->coll == ACC_COLL_REDUCE) && p->root != k->root)
         return NULL; /* the table's plan is for another root: the fallback serves this one, as
                       * it serves the ranges the tables give NCCL */

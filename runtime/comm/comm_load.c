@@ -1,8 +1,9 @@
 /*
- * Loading a communicator's tuned schedules: the machine it runs on, the database, the
- * selection tables of that machine's fingerprint and the plans they name, verified; then the
- * ranks agree, so that every rank makes the same choice for every call.  Nothing here fails a
- * communicator: what cannot be used becomes the reason every call goes to the fallback, said
+ * Loading a communicator's tuned schedules: the machine it runs on, the database and the
+ * selection tables of that machine's fingerprint; then the ranks agree, so that every rank
+ * makes the same choice for every call.  The plans the tables name are read and verified at
+ * their first call (comm_table_plan), so that joining costs what the job uses.  Nothing here fails
+ * a communicator: what cannot be used becomes the reason every call goes to the fallback, said
  * once, by rank 0.
  */
 #include "rt_internal.h"
@@ -50,7 +51,9 @@ static int load_topology(acc_comm_t *c, const acc_comm_opts_t *opts)
     return 0;
 }
 
-/* One collective's table and its plans. */
+/* One collective's table.  Its plans are read at their first use (comm_table_plan): a rank
+ * that joins reads no plan it does not run, and the ranks compare the tables by the plans'
+ * hashes, which name the plans' text. */
 static int load_table(acc_comm_t *c, acc_db_t *db, acc_coll_t coll, acc_sha256_t *h)
 {
     rt_table_t *t = &c->tables[coll];
@@ -63,10 +66,11 @@ static int load_table(acc_comm_t *c, acc_db_t *db, acc_coll_t coll, acc_sha256_t
         return set_reason(c, "%s table in %s: %s", acc_coll_name(coll), acc_db_path(db),
                           acc_error_message());
     t->plans = acc_mem_calloc(t->table->n + 1, sizeof(acc_plan_t *));
+    t->read = acc_mem_calloc(t->table->n + 1, 1);
     t->unfit = acc_mem_calloc(t->table->n + 1, 1);
     t->calls = acc_mem_calloc(t->table->n + 1, sizeof(uint64_t));
     t->bytes = acc_mem_calloc(t->table->n + 1, sizeof(uint64_t));
-    if (!t->plans || !t->unfit || !t->calls || !t->bytes)
+    if (!t->plans || !t->read || !t->unfit || !t->calls || !t->bytes)
         return set_reason(c, "out of memory for the %s table", acc_coll_name(coll));
     for (i = 0; i < t->table->n; i++) {
         const acc_select_entry_t *e = &t->table->entries[i];
@@ -75,17 +79,58 @@ static int load_table(acc_comm_t *c, acc_db_t *db, acc_coll_t coll, acc_sha256_t
                          (unsigned long long)e->min_bytes, (unsigned long long)e->max_bytes,
                          e->use_nccl, e->algo, e->params, e->plan_hash);
         acc_sha256_update(h, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
-        if (e->use_nccl)
-            continue;
-        if (acc_db_get_plan(db, e->plan_hash, &t->plans[i]) != ACC_OK)
-            return set_reason(c, "%s plan %s (%s) in %s: %s", acc_coll_name(coll), e->algo,
-                              e->plan_hash, acc_db_path(db), acc_error_message());
-        if (t->plans[i]->nranks != c->nranks)
-            return set_reason(c, "%s plan %s in %s has %d ranks, the communicator %d",
-                              acc_coll_name(coll), e->algo, acc_db_path(db), t->plans[i]->nranks,
-                              c->nranks);
+        t->read[i] = (unsigned char)e->use_nccl;
     }
     return 0;
+}
+
+acc_plan_t *comm_table_plan(acc_comm_t *c, acc_coll_t coll, size_t entry)
+{
+    rt_table_t *t = &c->tables[coll];
+    const acc_select_entry_t *e = &t->table->entries[entry];
+    acc_plan_t *plan = NULL;
+    char why[1024] = "";
+    int32_t mine, *all = NULL;
+    acc_status_t st;
+
+    if (t->read[entry])
+        return t->plans[entry];
+    t->read[entry] = 1;
+    if (!c->db || acc_db_get_plan(c->db, e->plan_hash, &plan) != ACC_OK)
+        snprintf(why, sizeof(why), "%s", c->db ? acc_error_message() : "the database is closed");
+    else if (plan->nranks != c->nranks)
+        snprintf(why, sizeof(why), "it has %d ranks, the communicator %d", plan->nranks, c->nranks);
+    /* Every rank reads it at this call; all use it only if all could (a rank out of memory,
+     * or reading a file changed meanwhile, must not run the fallback alone). */
+    mine = why[0] ? 1 : 0;
+    if (!(all = acc_mem_calloc((size_t)c->nranks, sizeof(int32_t))) ||
+        (st = boot_allgather(c->boot, &mine, sizeof(mine), all)) != ACC_OK) {
+        if (!why[0])
+            snprintf(why, sizeof(why), "the ranks could not agree on it: %s",
+                     all ? acc_error_message() : "out of memory");
+        mine = 1;
+    }
+    for (int r = 0; all && mine == 0 && r < c->nranks; r++)
+        if (all[r]) {
+            mine = 1;
+            snprintf(why, sizeof(why), "rank %d could not read it", r);
+        }
+    acc_mem_free(all);
+    if (mine) {
+        if (c->rank == 0)
+            ACC_WARN(RUNTIME,
+                     "%s plan %s (%.12s) for [%llu, %llu] bytes: %s; the fallback serves "
+                     "those sizes",
+                     acc_coll_name(coll), e->algo, e->plan_hash, (unsigned long long)e->min_bytes,
+                     (unsigned long long)e->max_bytes, why);
+        acc_plan_destroy(plan);
+        return NULL;
+    }
+    t->plans[entry] = plan;
+    /* Whether the backend can run it here: a property of the plan and of where the ranks are,
+     * the same on every rank. */
+    t->unfit[entry] = c->be && c->be->supports(c, plan) != ACC_OK;
+    return plan;
 }
 
 static int load_tables(acc_comm_t *c, const acc_comm_opts_t *opts, uint8_t digest[])
@@ -115,8 +160,11 @@ static int load_tables(acc_comm_t *c, const acc_comm_opts_t *opts, uint8_t diges
                         path, c->fingerprint, path);
     if (rc == 0 && acc_sha256_final(h, digest) != ACC_OK)
         rc = set_reason(c, "%s", acc_error_message());
-    if (rc == 0)
+    if (rc == 0) {
         snprintf(c->db_path, sizeof(c->db_path), "%s", path);
+        c->db = db; /* the plans are read from it at their first use */
+        db = NULL;
+    }
 out:
     acc_sha256_destroy(h);
     acc_db_close(db);
@@ -266,12 +314,15 @@ void comm_unload(acc_comm_t *c)
         for (size_t i = 0; t->plans && t->table && i < t->table->n; i++)
             acc_plan_destroy(t->plans[i]);
         acc_mem_free(t->plans);
+        acc_mem_free(t->read);
         acc_mem_free(t->unfit);
         acc_mem_free(t->calls);
         acc_mem_free(t->bytes);
         acc_select_destroy(t->table);
         memset(t, 0, sizeof(*t));
     }
+    acc_db_close(c->db);
+    c->db = NULL;
 }
 
 /* A synthetic machine of n GPUs for the fallback's plans when no topology fits: one node of
@@ -345,23 +396,10 @@ acc_plan_t *comm_fallback_plan(acc_comm_t *c, acc_coll_t coll, int root, rt_fall
     return f->plan;
 }
 
-/* Which table plans the backend cannot run here: a property of the plan and of where the
- * ranks are, so asked once rather than at every call. */
-static void mark_unfit(acc_comm_t *c)
-{
-    for (int coll = 0; coll < ACC_COLL_COUNT; coll++) {
-        rt_table_t *t = &c->tables[coll];
-        for (size_t i = 0; t->plans && t->table && i < t->table->n; i++)
-            t->unfit[i] = t->plans[i] && c->be->supports(c, t->plans[i]) != ACC_OK;
-    }
-}
-
 acc_status_t comm_prepare(acc_comm_t *c, const acc_comm_opts_t *opts)
 {
     acc_status_t st = draw_tag(c);
     if (st != ACC_OK || (st = comm_load(c, opts)) != ACC_OK)
         return st;
-    if ((st = place_ranks(c)) == ACC_OK)
-        mark_unfit(c);
-    return st;
+    return place_ranks(c);
 }

@@ -8,7 +8,8 @@
  *     nccl_loop RANK NRANKS IDFILE ITERATIONS BYTES...
  *
  * Rank 0 writes NCCL's unique id to IDFILE; the others wait for it.  Prints which library's
- * ncclAllReduce it called and "ok" when every result was right; exit status 0 only then.
+ * ncclAllReduce it called, how long the first call took (a drop-in joins there: bench/join.sh)
+ * and "ok" when every result was right; exit status 0 only then.
  * NCCL_LOOP_LIBRARY names the NCCL to load (default libnccl.so.2); NCCL_LOOP_HOST=1 puts the
  * buffers in host memory, for the tests' stand-in NCCL on machines without a GPU.
  * NCCL_LOOP_ABORT_MS=N runs the loop on a thread and calls ncclCommAbort from the main thread
@@ -200,9 +201,13 @@ int main(int argc, char **argv)
         return abort_during_loop(&l, atoi(getenv("NCCL_LOOP_ABORT_MS")));
     }
     for (int it = 0; it < iters; it++)
-        for (int a = 5; a < argc; a++)
+        for (int a = 5; a < argc; a++) {
+            double t0 = acc_now_s();
             if (one_call(allreduce, comm, rank, nranks, strtoull(argv[a], NULL, 10)) != 0)
                 return 1;
+            if (it == 0 && a == 5)
+                printf("rank %d: first call %.4f s\n", rank, acc_now_s() - t0);
+        }
     if (((destroy_fn)need("ncclCommDestroy"))(comm) != 0)
         return 1;
     printf("ok\n");

@@ -2,7 +2,8 @@
  * A communicator loads its tables by itself: built by the image build (acc_db_build) for the
  * test's topology, every size range runs the table's plan (the statistics say so), results
  * right; with the database missing, damaged, of another machine or of a newer schema, every
- * call completes through the fallback and exactly one warning line appears among all ranks.
+ * call completes through the fallback and exactly one warning line appears among all ranks; a
+ * plan altered in the database is refused at its range's first call, that range alone.
  */
 #include "acc_db.h"
 #include "comm_util.h"
@@ -175,16 +176,22 @@ ACC_TEST(database_of_another_machine_falls_back_with_one_warning)
     CHECK_INT(count_warnings(NULL), 1);
 }
 
+/* One statement on the database file, as someone altering it would. */
+static void db_exec(const char *path, const char *sql)
+{
+    sqlite3 *h;
+    CHECK(sqlite3_open(path, &h) == SQLITE_OK);
+    CHECK(sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(h);
+}
+
 ACC_TEST(newer_schema_falls_back_with_one_warning)
 {
     const char *path = acc_test_tmp("load_newer.db");
-    sqlite3 *h;
     char sql[64];
     build_db(path, TOPO);
-    CHECK(sqlite3_open(path, &h) == SQLITE_OK);
     snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", ACC_DB_SCHEMA_VERSION + 1);
-    CHECK(sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK);
-    sqlite3_close(h);
+    db_exec(path, sql);
     env(path);
     ranks_run(NRANKS, sweep_and_check, &fallback, 280);
     CHECK_INT(count_warnings("newer"), 1);
@@ -213,4 +220,89 @@ ACC_TEST(tables_of_a_two_node_machine_run_over_tcp)
     env_topo(path, two.topo);
     ranks_run(NRANKS, sweep_and_check, &two, 280);
     CHECK_INT(count_warnings(NULL), 0);
+}
+
+/* A rank reads a plan at the first call of its range, never at set-up: a plan whose stored text
+ * was altered after the image build is refused there, on every rank alike, with one warning
+ * naming it, and the fallback serves that range only; every other range runs the table's plan,
+ * and every result is right. */
+static int one_range_refused(int rank, int nranks, const acc_unique_id_t *id, void *arg)
+{
+    const uint64_t *altered_min = arg;
+    acc_comm_t *c;
+    acc_comm_stat_t *rows;
+    size_t nrows;
+    int acc_rows = 0, refused_calls = 0;
+
+    log_to_file(rank);
+    CHECK_OK(acc_comm_init_rank(&c, nranks, id, rank, NULL));
+    CHECK_STR(acc_comm_fallback_reason(c), "");
+    for (size_t i = 0; i < NSIZES; i++) {
+        call_t k = {ACC_COLL_ALLREDUCE, ACC_DT_F32, ACC_RED_SUM,    sizes[i] / 4,
+                    (int)(i & 1),       0,          (uint32_t)i + 3};
+        call_ok(c, &k);
+        call_ok(c, &k); /* the second call of a refused range does not ask again */
+    }
+    CHECK_OK(acc_comm_stats(c, &rows, &nrows));
+    for (size_t i = 0; i < nrows; i++) {
+        if (rows[i].coll != ACC_COLL_ALLREDUCE || !rows[i].calls)
+            continue;
+        if (rank == 0)
+            printf("%-10s [%llu, %llu] %llu calls: %s\n", acc_coll_name(rows[i].coll),
+                   (unsigned long long)rows[i].min_bytes, (unsigned long long)rows[i].max_bytes,
+                   (unsigned long long)rows[i].calls, rows[i].ran);
+        if (rows[i].fallback)
+            refused_calls += rows[i].calls;
+        else
+            acc_rows++;
+        CHECK_MSG(rows[i].fallback || rows[i].min_bytes != *altered_min,
+                  "rank %d: the altered plan of [%llu, ...] ran", rank,
+                  (unsigned long long)rows[i].min_bytes);
+    }
+    CHECK_MSG(acc_rows > 0, "rank %d: no range ran acc's plan", rank);
+    CHECK_MSG(refused_calls >= 2, "rank %d: the fallback served %d calls", rank, refused_calls);
+    acc_mem_free(rows);
+    CHECK_OK(acc_comm_destroy(c));
+    return 0;
+}
+
+static int covers_a_size(const acc_select_entry_t *e)
+{
+    for (size_t s = 0; s < NSIZES; s++)
+        if (sizes[s] >= e->min_bytes && sizes[s] <= e->max_bytes)
+            return 1;
+    return 0;
+}
+
+ACC_TEST(an_altered_plan_is_refused_at_its_first_call_on_every_rank)
+{
+    const char *path = acc_test_tmp("load_altered.db");
+    acc_db_t *db;
+    acc_topo_t *topo;
+    acc_select_table_t *t;
+    char fp[ACC_SHA256_HEX_LEN + 1], sql[256];
+    uint64_t altered_min = 0;
+
+    build_db(path, TOPO);
+    CHECK_OK(acc_topo_load(TOPO, &topo));
+    CHECK_OK(acc_topo_fingerprint(topo, fp));
+    CHECK_OK(acc_db_open(path, ACC_DB_READONLY, &db));
+    CHECK_OK(acc_db_get_selection(db, fp, ACC_COLL_ALLREDUCE, &t));
+    for (size_t i = 0; i < t->n && !altered_min; i++)
+        if (!t->entries[i].use_nccl && t->entries[i].min_bytes >= (1u << 16) &&
+            covers_a_size(&t->entries[i])) {
+            altered_min = t->entries[i].min_bytes;
+            snprintf(sql, sizeof(sql),
+                     "UPDATE plans SET yaml = yaml || '# altered' WHERE hash = '%s'",
+                     t->entries[i].plan_hash);
+        }
+    acc_select_destroy(t);
+    acc_db_close(db);
+    acc_topo_destroy(topo);
+    CHECK_MSG(altered_min, "the table gives acc no range of the sweep from 64 KiB");
+    db_exec(path, sql);
+    env(path);
+    ranks_run(NRANKS, one_range_refused, &altered_min, 280);
+    CHECK_INT(count_warnings("it was altered"), 1);
+    CHECK_INT(count_warnings(NULL), 1);
 }
