@@ -7,8 +7,9 @@
  *    for it and without any (the fallback's path).  The executor's own time (shown
  *    too) varies by microseconds from call to call with thread wake-ups, far more than the
  *    dispatch costs, so the dispatch is timed with the backend's run replaced by one that
- *    returns at once, beside calling that run directly; the difference is the dispatch.  The
- *    target is under 1 us.
+ *    returns at once, beside calling that run directly; the difference is the dispatch, the
+ *    best of several rounds (a round the machine gave to others only took longer).  The target
+ *    is under 30 ns: a gate of one atomic operation, a table look-up and the statistics.
  * 2. Bandwidth: busbw of allreduce on 4 rank processes at 1 KiB, 1 MiB and 64 MiB, against a
  *    plain memcpy of the same bytes on one core (what a single copy of the message costs here).
  * 3. The drop-in NCCL's pass-through: ns per call of NCCL functions called through
@@ -31,7 +32,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define DISPATCH_CALLS 200000
+#define DISPATCH_CALLS  100000
+#define DISPATCH_ROUNDS 7
 
 static int fail(const char *what)
 {
@@ -46,18 +48,25 @@ static acc_status_t run_nothing(acc_comm_t *c, void *state, const acc_plan_t *pl
     return ACC_OK;
 }
 
+/* The best of DISPATCH_ROUNDS rounds: time the machine gives other processes only adds to a
+ * round, so the fastest is the one that measured the code. */
 static double ns_per_call(acc_comm_t *c, const acc_plan_t *plan, const rt_call_t *k, int api)
 {
     float x[4] = {1, 2, 3, 4}, y[4];
     int broken = 0;
-    double t0 = acc_now_s();
-    for (int i = 0; i < DISPATCH_CALLS; i++) {
-        if (api)
-            acc_allreduce(x, y, 4, ACC_DT_F32, ACC_RED_SUM, c, NULL);
-        else
-            c->be->run(c, c->be_state, plan, k, &broken);
+    double best = 1e30;
+    for (int round = 0; round < DISPATCH_ROUNDS; round++) {
+        double t0 = acc_now_s(), ns;
+        for (int i = 0; i < DISPATCH_CALLS; i++) {
+            if (api)
+                acc_allreduce(x, y, 4, ACC_DT_F32, ACC_RED_SUM, c, NULL);
+            else
+                c->be->run(c, c->be_state, plan, k, &broken);
+        }
+        ns = (acc_now_s() - t0) * 1e9 / DISPATCH_CALLS;
+        best = ns < best ? ns : best;
     }
-    return (acc_now_s() - t0) * 1e9 / DISPATCH_CALLS;
+    return best;
 }
 
 /* Nanoseconds per call on a one-rank communicator: the executor, and the dispatch around a
@@ -105,13 +114,13 @@ static int dispatch(const char *label, const char *db)
     direct_ns = ns_per_call(c, plan, &k, 0);
     api_ns = ns_per_call(c, plan, &k, 1);
     c->be = real;
-    printf("dispatch, %s (1 rank, %d calls of 16 bytes, the %s plan):\n", label, DISPATCH_CALLS,
-           plan->algo);
+    printf("dispatch, %s (1 rank, best of %d rounds of %d calls of 16 bytes, the %s plan):\n",
+           label, DISPATCH_ROUNDS, DISPATCH_CALLS, plan->algo);
     printf("  the executor running the plan    %8.1f ns/call\n", exec_ns);
     printf("  a run that does nothing          %8.1f ns/call\n", direct_ns);
     printf("  acc_allreduce around it          %8.1f ns/call\n", api_ns);
-    printf("  dispatch                         %8.1f ns/call (target < 1000 ns: %s)\n",
-           api_ns - direct_ns, api_ns - direct_ns < 1000 ? "met" : "missed");
+    printf("  dispatch                         %8.1f ns/call (target < 30 ns: %s)\n",
+           api_ns - direct_ns, api_ns - direct_ns < 30 ? "met" : "missed");
     acc_comm_destroy(c);
     return 0;
 }
