@@ -125,6 +125,7 @@ typedef struct {
     unsigned char *read;
     unsigned char *unfit;
     uint64_t *calls, *bytes;
+    size_t last; /* the entry the last look-up found */
 } rt_table_t;
 
 /* What serves the calls acc's tables do not: per (collective, root, what ran) - NCCL through

@@ -9,6 +9,13 @@
 
 /* ---- checking a call -------------------------------------------------------------------- */
 
+/* Element sizes from the one list of types, here where every call reads one. */
+static const uint8_t dtype_bytes[ACC_DT_COUNT] = {
+#define DTYPE_BYTES(id, name, bytes) bytes,
+    ACC_DTYPE_MAP(DTYPE_BYTES)
+#undef DTYPE_BYTES
+};
+
 static acc_status_t check_call(acc_comm_t *c, rt_call_t *k)
 {
     size_t es;
@@ -19,13 +26,15 @@ static acc_status_t check_call(acc_comm_t *c, rt_call_t *k)
 #define NAME acc_coll_name(k->coll)
     if (k->dt < 0 || k->dt >= ACC_DT_COUNT)
         return acc_error_set(ACC_ERR_INVALID, "acc_%s: unknown data type %d", NAME, (int)k->dt);
-    if (acc_coll_reduces(k->coll) && (k->op < 0 || k->op >= ACC_RED_COUNT))
+    if ((k->coll == ACC_COLL_ALLREDUCE || k->coll == ACC_COLL_REDUCE_SCATTER ||
+         k->coll == ACC_COLL_REDUCE) &&
+        (k->op < 0 || k->op >= ACC_RED_COUNT))
         return acc_error_set(ACC_ERR_INVALID, "acc_%s: unknown reduction %d", NAME, (int)k->op);
     if ((k->coll == ACC_COLL_BROADCAST || k->coll == ACC_COLL_REDUCE) &&
         (k->root < 0 || k->root >= c->nranks))
         return acc_error_set(ACC_ERR_INVALID, "acc_%s: root %d is not a rank (0 to %d)", NAME,
                              k->root, c->nranks - 1);
-    es = acc_dtype_size(k->dt);
+    es = dtype_bytes[k->dt];
     if (k->coll == ACC_COLL_ALLGATHER || k->coll == ACC_COLL_REDUCE_SCATTER)
         mult = (uint64_t)c->nranks;
     if (__builtin_mul_overflow(k->count, (uint64_t)es, &bytes) ||
@@ -66,8 +75,15 @@ static acc_plan_t *table_plan(acc_comm_t *c, const rt_call_t *k, size_t *entry)
     const acc_select_entry_t *e;
     acc_plan_t *p;
 
-    if (!c->use_tables || !t->table || !(e = acc_select_lookup(t->table, k->nbytes)))
+    if (!c->use_tables || !t->table)
         return NULL;
+    /* A job's calls repeat their sizes: the range found last first, the search else. */
+    e = t->last < t->table->n ? &t->table->entries[t->last] : NULL;
+    if (!e || k->nbytes < e->min_bytes || k->nbytes > e->max_bytes) {
+        if (!(e = acc_select_lookup(t->table, k->nbytes)))
+            return NULL;
+        t->last = (size_t)(e - t->table->entries);
+    }
     p = t->plans[e - t->table->entries];
     if (!p && !t->read[e - t->table->entries])
         p = comm_table_plan(c, k->coll, (size_t)(e - t->table->entries));
