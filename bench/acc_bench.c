@@ -349,7 +349,8 @@ static int parse_args(int argc, char **argv, options_t *o)
             o->msccl = optarg;
             break;
         case OPT_TOPO:
-            o->topo = optarg;
+            if (cli_once("acc-bench", &o->topo, "--topo", optarg) != EXIT_OK)
+                return EXIT_USAGE;
             break;
         case OPT_COLL:
             o->coll = optarg;

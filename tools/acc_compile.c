@@ -217,7 +217,8 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_TOPO:
-            o->topo = optarg;
+            if (cli_once("acc-compile", &o->topo, "--topo", optarg) != EXIT_OK)
+                return EXIT_USAGE;
             break;
         case OPT_NVLINK_FROM:
             o->nvlink_from = optarg;
@@ -257,10 +258,12 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
             o->list_algos = 1;
             break;
         case OPT_COLL:
-            o->coll = optarg;
+            if (cli_once("acc-compile", &o->coll, "--coll", optarg) != EXIT_OK)
+                return EXIT_USAGE;
             break;
         case OPT_ALGO:
-            o->algo = optarg;
+            if (cli_once("acc-compile", &o->algo, "--algo", optarg) != EXIT_OK)
+                return EXIT_USAGE;
             break;
         case OPT_LANES:
             if (parse_count("--lanes", optarg, &o->args.lanes))
@@ -308,7 +311,8 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
             o->plot = optarg;
             break;
         case OPT_DB:
-            o->db = optarg;
+            if (cli_once("acc-compile", &o->db, "--db", optarg) != EXIT_OK)
+                return EXIT_USAGE;
             break;
         case OPT_PRINT_SELECTION:
             o->print_selection = 1;
