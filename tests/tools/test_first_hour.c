@@ -1,0 +1,81 @@
+/* The mistakes of a first hour with acc (issue 29), made as a new user makes them: each gets a
+ * message that names the fix and what to do next, and the documented exit status (0 success,
+ * 1 unusable input, 2 bad command line or setting, 3 output not written); nothing says it
+ * succeeded when it did not. */
+#include "tool_run.h"
+
+#include <sys/stat.h>
+
+ACC_TEST(acc_info_names_every_bad_setting)
+{
+    const char *line = "ACC_TIMEOUT_MS=abc ACC_LOG_LEVEL=verbose acc-info --settings";
+
+    /* The table still shows the values, marked; the error names both variables and exits 2,
+     * as acc-compile does for the same settings. */
+    CHECK_INT(tr_run(line, NULL, 0), 2);
+    TR_HAS(tr_out, "now 'abc'  <- INVALID", line);
+    TR_HAS(tr_err, "ACC_TIMEOUT_MS='abc' is not an integer", line);
+    TR_HAS(tr_err, "ACC_LOG_LEVEL='verbose' is not a log level", line);
+    TR_HAS(tr_err, "correct them or unset them", line);
+    line = "ACC_LOG_LEVEL=verbose acc-info --platforms";
+    CHECK_INT(tr_run(line, NULL, 0), 2);
+    TR_HAS(tr_out, "dgx-h100", line);
+    TR_HAS(tr_err, "ACC_LOG_LEVEL='verbose' is not a log level", line);
+    line = "ACC_LOG_LEVEL=verbose acc-compile --topo gpus=2";
+    CHECK_INT(tr_run(line, NULL, 0), 2);
+    TR_HAS(tr_err, "ACC_LOG_LEVEL='verbose' is not a log level", line);
+}
+
+ACC_TEST(an_option_given_twice_is_refused)
+{
+    const char *lines[] = {
+        "acc-compile --topo dgx-h100 --topo dgx-a100",
+        "acc-bench --topo gpus=2 --topo gpus=4 --backend host -b 1K -e 1K",
+        "acc-tune --model resnet50 --topo dgx-h100 --topo dgx-a100",
+    };
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+        CHECK_INT(tr_run(lines[i], NULL, 0), 2);
+        TR_HAS(tr_err, "--topo given twice", lines[i]);
+    }
+}
+
+/* A job run from the build tree reads the database the README's set-up makes there (build/acc.db,
+ * scripts/setup.sh), without ACC_DB: it is in the search, named when it is missing. */
+ACC_TEST(a_job_from_the_build_tree_finds_build_acc_db)
+{
+    char line[8192], db[4096], tools[4096];
+    const char *build = acc_build_tree_dir();
+    struct stat sb;
+
+    CHECK_MSG(build != NULL, "the tests run from the build tree, but acc does not know it");
+    CHECK(realpath(ACC_TOOLS_DIR "/..", tools) != NULL);
+    CHECK_STR(build, tools);
+    snprintf(db, sizeof(db), "%s/acc.db", build);
+    snprintf(line, sizeof(line),
+             "env -u ACC_DB ACC_LOG_LEVEL=warn acc-bench --runtime host --nranks 2 --topo gpus=2 "
+             "-b 1K -e 1K -n 1 -w 0");
+    CHECK_INT(tr_run(line, NULL, 0), 0);
+    if (stat(db, &sb) != 0) {
+        TR_HAS(tr_err, "no database: ACC_DB is not set and neither /etc/acc/acc.db", line);
+        TR_HAS(tr_err, db, line);
+        TR_HAS(tr_err, "then set ACC_DB=FILE", line);
+    } else {
+        /* The set-up's database is there (it holds dgx-h100, not two GPUs): the job read it. */
+        CHECK_MSG(strstr(tr_err, "no database") == NULL, "%s ignores %s:\n%s", line, db, tr_err);
+    }
+}
+
+/* A job on a machine without a GPU and without a database: the advice is ACC_TOPO (not a
+ * command-line flag), and the missing database is said in the same line. */
+ACC_TEST(the_fallback_advice_names_acc_topo_and_the_database)
+{
+    const char *line = "env -u ACC_TOPO ACC_DB=/nonexistent/acc.db ACC_LOG_LEVEL=warn acc-bench "
+                       "--runtime host --nranks 2 -b 1K -e 1K -n 1 -w 0";
+    struct stat sb;
+
+    if (stat("/dev/nvidiactl", &sb) == 0)
+        ACC_SKIP("this machine has an NVIDIA driver: ACC_TOPO=auto may well find its GPUs");
+    CHECK_INT(tr_run(line, NULL, 0), 0);
+    TR_HAS(tr_err, "ACC_TOPO=SRC", line);
+    TR_HAS(tr_err, "/nonexistent/acc.db", line);
+}
