@@ -105,8 +105,13 @@ int compile_write(const char *path, const acc_buf_t *b)
         }
         return EXIT_OK;
     }
-    if (acc_write_file(path, b->data ? b->data : "", b->len) != ACC_OK)
-        return compile_fail(EXIT_OUTPUT);
+    if (acc_write_file(path, b->data ? b->data : "", b->len) != ACC_OK) {
+        fprintf(stderr,
+                "acc-compile: %s; nothing was written: give a path in a directory you can write "
+                "(- for standard output)\n",
+                acc_error_message());
+        return EXIT_OUTPUT;
+    }
     return EXIT_OK;
 }
 
@@ -379,16 +384,29 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
     return 0;
 }
 
+/* Each shipped platform with what it is: nodes, GPUs, NVLink, NICs. */
 static int list_platforms(void)
 {
     char **names;
     size_t n, i;
+    int rc = EXIT_OK;
+    acc_buf_t line;
+
     if (acc_topo_platform_list(&names, &n) != ACC_OK)
         return compile_fail(EXIT_INPUT);
-    for (i = 0; i < n; i++)
-        printf("%s\n", names[i]);
+    acc_buf_init(&line);
+    for (i = 0; i < n && rc == EXIT_OK; i++) {
+        acc_topo_t *t = NULL;
+        acc_buf_reset(&line);
+        if (acc_topo_load_platform(names[i], &t) != ACC_OK || acc_topo_describe(t, &line) != ACC_OK)
+            rc = compile_fail(EXIT_INPUT);
+        else
+            printf("%-24s %s\n", names[i], line.data);
+        acc_topo_destroy(t);
+    }
+    acc_buf_free(&line);
     acc_strv_free(names, n);
-    return EXIT_OK;
+    return rc;
 }
 
 static int run(int argc, char **argv)
