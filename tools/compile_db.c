@@ -89,10 +89,12 @@ out:
     return rc;
 }
 
-static void print_table(const acc_select_table_t *t)
+static void print_table(const acc_topo_t *topo, const acc_select_table_t *t)
 {
     size_t i;
-    printf("%s on %.16s: %zu ranges\n", acc_coll_name(t->coll), t->topo_fingerprint, t->n);
+    printf("%s on %s (fingerprint %.16s): %zu ranges\n", acc_coll_name(t->coll),
+           acc_topo_name(topo)[0] ? acc_topo_name(topo) : acc_topo_source(topo),
+           t->topo_fingerprint, t->n);
     printf("  %12s %12s  %-6s %-10s %-40s %10s\n", "from bytes", "to bytes", "by", "algorithm",
            "parameters", "pred. us");
     for (i = 0; i < t->n; i++) {
@@ -126,7 +128,7 @@ int compile_db_print_selection(const compile_opts_t *o, const acc_topo_t *topo)
             rc = compile_fail(EXIT_INPUT);
             break;
         }
-        print_table(t);
+        print_table(topo, t);
         acc_select_destroy(t);
         found++;
     }

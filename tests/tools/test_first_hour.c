@@ -79,3 +79,74 @@ ACC_TEST(the_fallback_advice_names_acc_topo_and_the_database)
     TR_HAS(tr_err, "ACC_TOPO=SRC", line);
     TR_HAS(tr_err, "/nonexistent/acc.db", line);
 }
+
+/* A mistyped platform is a command-line mistake (2) that gets the name meant. */
+ACC_TEST(a_mistyped_platform_gets_did_you_mean_and_exit_2)
+{
+    const char *lines[] = {"acc-compile --topo dgx-h10", "acc-compile --topo DGX-H100",
+                           "acc-compile --topo p5.48xl-topo.xml --nvlink-from dgx-h1000"};
+    for (size_t i = 0; i < 2; i++) {
+        CHECK_INT(tr_run(lines[i], NULL, 0), 2);
+        TR_HAS(tr_err, "did you mean dgx-h100?", lines[i]);
+    }
+    /* A file that is not there is named as such, also exit 2: the command line names nothing. */
+    CHECK_INT(tr_run(lines[2], NULL, 0), 2);
+    TR_HAS(tr_err, "'p5.48xl-topo.xml' is no file", lines[2]);
+}
+
+/* --list-platforms says what each platform is. */
+ACC_TEST(list_platforms_says_gpus_nodes_and_nics)
+{
+    const char *line = "acc-compile --list-platforms";
+    CHECK_INT(tr_run(line, NULL, 0), 0);
+    TR_HAS(tr_out,
+           "dgx-h100                 1 node x 8 H100 SXM5 80GB, NVLink 18 to NVSwitch, "
+           "8 NICs x 400 Gb/s\n",
+           line);
+    TR_HAS(tr_out, "pcie-8gpu                1 node x 8 L40S, no NVLink", line);
+}
+
+/* A plan that cannot be written: the error, what to do, and no line saying it verified. */
+ACC_TEST(emit_plan_that_fails_says_so_first)
+{
+    char line[8192];
+    const char *base = "acc-compile --topo dgx-h100 --coll allreduce --algo ring";
+
+    snprintf(line, sizeof(line), "%s --emit-plan /proc/acc-no-such/x.yaml", base);
+    CHECK_INT(tr_run(line, NULL, 0), 3);
+    CHECK_MSG(strstr(tr_out, "verified") == NULL, "%s says verified:\n%s", line, tr_out);
+    TR_HAS(tr_err, "nothing was written: give a path in a directory you can write", line);
+    /* Written: the line says where, and which lane count it took. */
+    tr_fill(line, sizeof(line),
+            "acc-compile --topo dgx-h100 --coll allreduce --algo ring "
+            "--emit-plan '{f}'",
+            "f", acc_test_tmp("ring.yaml"));
+    CHECK_INT(tr_run(line, NULL, 0), 0);
+    TR_HAS(tr_out, "2 lanes (the generator's default; --lanes N for others", line);
+    TR_HAS(tr_out, "plan written to ", line);
+}
+
+/* --print-selection's tables name the topology; acc-tune export's error names the network (none
+ * on one node) and the command that stores an optimum. */
+ACC_TEST(tables_and_optima_are_named)
+{
+    char line[8192], db[4096];
+
+    snprintf(db, sizeof(db), "%s", acc_test_tmp("acc.db"));
+    tr_fill(line, sizeof(line),
+            "acc-compile --topo 'gpus=2 nvlink=18' --db '{db}' --coll allreduce", "db", db);
+    CHECK_INT(tr_run(line, NULL, 0), 0);
+    tr_fill(line, sizeof(line),
+            "acc-compile --topo 'gpus=2 nvlink=18' --db '{db}' --print-selection --coll allreduce",
+            "db", db);
+    CHECK_INT(tr_run(line, NULL, 0), 0);
+    TR_HAS(tr_out, "allreduce on synthetic-1x2-h100 (fingerprint ", line);
+    tr_fill(line, sizeof(line),
+            "acc-tune export --format env --model resnet50 --topo gpus=2 "
+            "--db '{db}'",
+            "db", db);
+    CHECK_INT(tr_run(line, NULL, 0), 1);
+    TR_HAS(tr_err, "no network (one node)", line);
+    CHECK_MSG(strstr(tr_err, "network ''") == NULL, "%s:\n%s", line, tr_err);
+    TR_HAS(tr_err, "store one with acc-tune --model resnet50 --topo 'gpus=2'", line);
+}
