@@ -150,3 +150,22 @@ ACC_TEST(tables_and_optima_are_named)
     CHECK_MSG(strstr(tr_err, "network ''") == NULL, "%s:\n%s", line, tr_err);
     TR_HAS(tr_err, "store one with acc-tune --model resnet50 --topo 'gpus=2'", line);
 }
+
+/* A synthetic machine of an NVLink part without nvlink=: PCIe plans, said under "Assumed" with
+ * the key that adds the fabric; and "Assumed" cites what a user can read, not a source file. */
+ACC_TEST(synthetic_without_nvlink_is_listed_as_assumed)
+{
+    const char *line = "acc-compile --topo gpus=8 --print-topo";
+    CHECK_INT(tr_run(line, NULL, 0), 0);
+    TR_HAS(tr_out, "no NVLink between the 8 H100 SXM5 80GB GPUs", line);
+    TR_HAS(tr_out, "add nvlink=18 (schedules/TOPOLOGY.md", line);
+    line = "acc-compile --topo 'gpus=8 nvlink=18' --print-topo";
+    CHECK_INT(tr_run(line, NULL, 0), 0);
+    TR_HAS(tr_out, "Assumed\n  nothing", line);
+    line = "acc-compile --topo aws-p4d --print-topo";
+    CHECK_INT(tr_run(line, NULL, 0), 0);
+    TR_HAS(tr_out, "bandwidth by CPU type (schedules/TOPOLOGY.md, 'SMP bandwidth by CPU type')",
+           line);
+    CHECK_MSG(strstr(tr_out, ".c)") == NULL && strstr(tr_out, ".c,") == NULL,
+              "%s cites a source file:\n%s", line, tr_out);
+}
