@@ -17,7 +17,7 @@ static const char usage_text[] =
     "       acc-compile --topo SRC --coll C --algo NAME [--lanes N] [--chunks M] [--root R]\n"
     "                   [--inner A --outer B] [--proto P] [--emit-plan FILE.yaml]\n"
     "                   [--export-msccl FILE.xml]\n"
-    "       acc-compile --topo SRC --report [--coll C] [--json] [--plot FILE.svg]\n"
+    "       acc-compile --topo SRC --report [--coll C | --full] [--json] [--plot FILE.svg]\n"
     "       acc-compile --verify FILE.yaml\n"
     "       acc-compile --import-msccl FILE.xml [--verify] [--emit-plan FILE.yaml]\n"
     "       acc-compile --topo SRC --db FILE [--coll C]          (store schedules)\n"
@@ -73,7 +73,9 @@ static const char usage_text[] =
     "  --report             per message size (1K to 4G): acc's best plan, its predicted time,\n"
     "                       algbw and busbw, NCCL's choice and time (its 2.28 model), the\n"
     "                       speedup, the fraction of the bound reached; then the selection\n"
-    "                       table; for --coll C, else for every collective; --json for JSON\n"
+    "                       table; for --coll C, else for every collective: then only the\n"
+    "                       tables, unless --full; --json for JSON (always everything)\n"
+    "  --full               with --report and no --coll: every size of every collective\n"
     "  --plot FILE.svg      with --report: busbw against size for acc, NCCL and the bound\n"
     "Database\n"
     "  --db FILE            store the topology, every selected plan and the selection table of\n"
@@ -163,6 +165,7 @@ enum {
     OPT_IMPORT,
     OPT_EXPORT_MSCCL,
     OPT_REPORT,
+    OPT_FULL,
     OPT_PLOT,
     OPT_DB,
     OPT_PRINT_SELECTION
@@ -194,6 +197,7 @@ static const struct option longopts[] = {
     {"import-msccl", required_argument, NULL, OPT_IMPORT},
     {"export-msccl", required_argument, NULL, OPT_EXPORT_MSCCL},
     {"report", no_argument, NULL, OPT_REPORT},
+    {"full", no_argument, NULL, OPT_FULL},
     {"plot", required_argument, NULL, OPT_PLOT},
     {"db", required_argument, NULL, OPT_DB},
     {"print-selection", no_argument, NULL, OPT_PRINT_SELECTION},
@@ -312,6 +316,9 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
         case OPT_REPORT:
             o->report = 1;
             break;
+        case OPT_FULL:
+            o->full = 1;
+            break;
         case OPT_PLOT:
             o->plot = optarg;
             break;
@@ -367,6 +374,8 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
         return usage_error("--emit-plan/--export-msccl need a plan: --algo, --import-msccl or "
                            "--verify FILE",
                            NULL);
+    if (o->full && !o->report)
+        return usage_error("--full goes with --report", NULL);
     if (o->plot && !o->report)
         return usage_error("--plot FILE.svg goes with --report", NULL);
     if (o->report && !o->topo)
