@@ -169,3 +169,63 @@ ACC_TEST(synthetic_without_nvlink_is_listed_as_assumed)
     CHECK_MSG(strstr(tr_out, ".c)") == NULL && strstr(tr_out, ".c,") == NULL,
               "%s cites a source file:\n%s", line, tr_out);
 }
+
+/* --report of every collective is short (each one's ranges) unless --full asks for every size;
+ * --coll C still gives that collective's every size. */
+ACC_TEST(report_without_coll_is_short_unless_full)
+{
+    static char all[TR_CAP];
+    const char *line = "acc-compile --topo 'gpus=2 nvlink=18' --report";
+
+    CHECK_INT(tr_run(line, NULL, 0), 0);
+    TR_HAS(tr_out, "allreduce on synthetic-1x2-h100: 2 ranks (1 node x 2 GPUs), float: ", line);
+    TR_HAS(tr_out, "--full for every one)", line);
+    CHECK_MSG(strstr(tr_out, "acc_us") == NULL, "%s prints every size:\n%s", line, tr_out);
+    snprintf(all, sizeof(all), "%s", tr_out);
+    line = "acc-compile --topo 'gpus=2 nvlink=18' --report --full";
+    CHECK_INT(tr_run(line, NULL, 0), 0);
+    TR_HAS(tr_out, "acc_us", line);
+    TR_HAS(tr_out, "Selection table for reduce_scatter", line);
+    CHECK(strlen(tr_out) > 3 * strlen(all));
+    line = "acc-compile --topo 'gpus=2 nvlink=18' --full";
+    CHECK_INT(tr_run(line, NULL, 0), 2);
+    TR_HAS(tr_err, "--full goes with --report", line);
+}
+
+/* acc-bench measures the -e size the steps would pass (nccl-tests stops below it). */
+ACC_TEST(bench_sweep_reaches_its_end)
+{
+    const char *line = "acc-bench --backend host --topo gpus=2 --coll allreduce --algo ring "
+                       "-b 8 -e 64K -f 4 -n 1 -w 0 -c 0";
+    CHECK_INT(tr_run(line, NULL, 0), 0);
+    TR_HAS(tr_out, "\n       32768 ", line);
+    TR_HAS(tr_out, "\n       65536 ", line);
+    CHECK_MSG(strstr(tr_out, "\n      131072 ") == NULL, "%s passes -e:\n%s", line, tr_out);
+}
+
+/* acc-compile --db again from the same inputs: said, at once, and the file's bytes untouched;
+ * other options rebuild. */
+ACC_TEST(db_again_changes_no_byte)
+{
+    char line[8192], db[4096];
+
+    snprintf(db, sizeof(db), "%s", acc_test_tmp("acc.db"));
+    tr_fill(line, sizeof(line), "acc-compile --topo 'gpus=2 nvlink=18' --db '{db}'", "db", db);
+    CHECK_INT(tr_run(line, NULL, 0), 0);
+    tr_fill(line, sizeof(line), "cp '{db}' '{db}.first'", "db", db);
+    CHECK_INT(system(line), 0);
+    tr_fill(line, sizeof(line), "acc-compile --topo 'gpus=2 nvlink=18' --db '{db}'", "db", db);
+    CHECK_INT(tr_run(line, NULL, 0), 0);
+    TR_HAS(tr_out,
+           "unchanged, built from the same topology and options by this acc; nothing "
+           "written",
+           line);
+    tr_fill(line, sizeof(line), "cmp '{db}' '{db}.first'", "db", db);
+    CHECK_MSG(system(line) == 0, "the second --db changed the file's bytes");
+    /* Another collective list is another build. */
+    tr_fill(line, sizeof(line),
+            "acc-compile --topo 'gpus=2 nvlink=18' --db '{db}' --coll allreduce", "db", db);
+    CHECK_INT(tr_run(line, NULL, 0), 0);
+    TR_HAS(tr_out, "allreduce ", line);
+    CHECK(strstr(tr_out, "unchanged") == NULL);
+}
