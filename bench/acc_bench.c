@@ -24,6 +24,12 @@ static const char usage_text[] =
     "where SWEEP is [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-d TYPE] [-o OP] [-n ITERS]\n"
     "[-w WARMUP] [-c 0|1].\n"
     "\n"
+    "Two different things are measured:\n"
+    "  --backend host   one PLAN alone, its ranks as threads of this process, with no\n"
+    "                   communicator, database or selection: the plan's executor\n"
+    "  --runtime host   a job: N rank processes, each with a communicator of libacc that\n"
+    "                   picks acc's plan or the fallback per size, as a training job does\n"
+    "\n"
     "--runtime measures a communicator as a training job gets it: acc-bench starts N rank\n"
     "processes, at most 1024, which stop with it on SIGTERM and SIGINT (or, with --rank and\n"
     "--bootstrap, is one rank of a job a launcher started; rank 0 serves the rendezvous at\n"
@@ -68,9 +74,11 @@ static const char usage_text[] =
     "                       allgather, reduce_scatter, broadcast, reduce, alltoall)\n"
     "\n"
     "Options as in nccl-tests:\n"
-    "  --backend B          where the plan runs; this build has only 'host' (ranks as threads)\n"
+    "  --backend B          where the plan runs: 'host', its ranks as threads of this\n"
+    "                       process (not --runtime host's rank processes)\n"
     "  -b, --minbytes SIZE  smallest size (default 32M); K, M, G suffixes are powers of 1024\n"
-    "  -e, --maxbytes SIZE  largest size (default 32M)\n"
+    "  -e, --maxbytes SIZE  largest size (default 32M), measured also where the steps\n"
+    "                       pass it (-b 8 -e 64M -f 4 ends at 64M)\n"
     "  -f, --stepfactor F   multiply the size by F each step\n"
     "  -i, --stepbytes S    add S bytes each step instead (default 1M, used when F is 1)\n"
     "  -d, --datatype T     float, half, bfloat16, double, int32, or all (default float)\n"
@@ -349,7 +357,8 @@ static int parse_args(int argc, char **argv, options_t *o)
             o->msccl = optarg;
             break;
         case OPT_TOPO:
-            o->topo = optarg;
+            if (cli_once("acc-bench", &o->topo, "--topo", optarg) != EXIT_OK)
+                return EXIT_USAGE;
             break;
         case OPT_COLL:
             o->coll = optarg;

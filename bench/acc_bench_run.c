@@ -191,20 +191,23 @@ static int alloc_buffers(sweep_t *w, uint64_t max_count, size_t es)
 }
 
 /* The next size of the sweep, as nccl-tests steps: times the factor when it is above 1, else
- * plus the step in bytes; 0 when the sweep is over (past -e, or past 2^64). */
+ * plus the step in bytes; 0 when the sweep is over (at -e, or past 2^64).  Unlike nccl-tests, a
+ * step that would pass -e lands on it, so that the size asked for is measured (-b 8 -e 64M -f 4
+ * ends at 64M, not 32M). */
 int bench_advance(const bench_sweep_t *s, uint64_t *size)
 {
     uint64_t next;
-    if (s->factor > 1) {
-        if (*size > UINT64_MAX / (uint64_t)s->factor)
-            return 0;
-        next = *size ? *size * (uint64_t)s->factor : 1; /* from 0 on at 1: 0 x f stays 0 */
-    } else {
-        next = *size + s->step_bytes;
-    }
-    if (next <= *size || next > s->max_bytes)
+    if (*size >= s->max_bytes)
         return 0;
-    *size = next;
+    if (s->factor > 1)
+        next = *size > UINT64_MAX / (uint64_t)s->factor ? UINT64_MAX
+               : *size                                  ? *size * (uint64_t)s->factor
+                                                        : 1; /* from 0 on at 1: 0 x f stays 0 */
+    else
+        next = *size > UINT64_MAX - s->step_bytes ? UINT64_MAX : *size + s->step_bytes;
+    if (next <= *size)
+        return 0;
+    *size = next > s->max_bytes ? s->max_bytes : next;
     return 1;
 }
 

@@ -83,18 +83,27 @@ static int data_dir_beside(const char *file, const char *rel, char out[PATH_MAX]
     return realpath(joined, out) != NULL && is_dir(out);
 }
 
-static void find_install_dirs(void)
+/* The file holding this code: libacc.so or a plugin in <prefix>/lib..., or a program in
+ * <prefix>/bin that links acc statically (dladdr names the main program as it was started, so
+ * /proc/self/exe says where it is).  Returns 1 for a shared library. */
+static int code_file(const char **file)
 {
     Dl_info info;
-    int found = 0;
 
-    /* The file holding this code: libacc.so or a plugin in <prefix>/lib..., or a program in
-     * <prefix>/bin that links acc statically (dladdr names the main program as it was started,
-     * so /proc/self/exe says where it is). */
-    if (dladdr((void *)find_install_dirs, &info) && info.dli_fname && strstr(info.dli_fname, ".so"))
-        found = data_dir_beside(info.dli_fname, ACC_LIBDIR_TO_DATA, found_dir);
-    else
-        found = data_dir_beside("/proc/self/exe", ACC_BINDIR_TO_DATA, found_dir);
+    if (dladdr((void *)code_file, &info) && info.dli_fname && strstr(info.dli_fname, ".so")) {
+        *file = info.dli_fname;
+        return 1;
+    }
+    *file = "/proc/self/exe";
+    return 0;
+}
+
+static void find_install_dirs(void)
+{
+    const char *file;
+    int found = code_file(&file) ? data_dir_beside(file, ACC_LIBDIR_TO_DATA, found_dir)
+                                 : data_dir_beside(file, ACC_BINDIR_TO_DATA, found_dir);
+
     if (found)
         install_dirs[ninstall_dirs++] = found_dir;
     if (!found || strcmp(found_dir, ACC_INSTALL_DATA_DIR) != 0)
@@ -106,6 +115,30 @@ const char *const *acc_install_data_dirs(size_t *n)
     pthread_once(&install_once, find_install_dirs);
     *n = ninstall_dirs;
     return install_dirs;
+}
+
+/* The build directory, when the code runs from inside it. */
+static char build_dir[PATH_MAX];
+static pthread_once_t build_once = PTHREAD_ONCE_INIT;
+
+static void find_build_dir(void)
+{
+    char code[PATH_MAX], dir[PATH_MAX];
+    const char *file;
+    size_t n;
+
+    code_file(&file);
+    if (!realpath(file, code) || !realpath(ACC_BUILD_DIR, dir))
+        return;
+    n = strlen(dir);
+    if (strncmp(code, dir, n) == 0 && code[n] == '/')
+        snprintf(build_dir, sizeof(build_dir), "%s", dir);
+}
+
+const char *acc_build_tree_dir(void)
+{
+    pthread_once(&build_once, find_build_dir);
+    return build_dir[0] ? build_dir : NULL;
 }
 
 const char *acc_data_dir(acc_setting_id_t setting, const char *subdir, const char *source)

@@ -62,7 +62,8 @@ acc_status_t acc_setting_level(acc_setting_id_t id, acc_log_level_t *out)
             return ACC_OK;
         }
     }
-    return acc_error_set(ACC_ERR_INVALID, "%s='%s' is not a log level (error, warn, info, debug, trace)",
+    return acc_error_set(ACC_ERR_INVALID,
+                         "%s='%s' is not a log level (error, warn, info, debug, trace)",
                          settings[id].name, v);
 }
 
@@ -88,13 +89,26 @@ static acc_status_t validate(acc_setting_id_t id)
 
 acc_status_t acc_settings_validate(void)
 {
-    int id;
+    acc_buf_t all;
+    acc_status_t first = ACC_OK;
+    int id, bad = 0;
+
+    /* Every invalid value at once, so that fixing one does not merely reveal the next. */
+    acc_buf_init(&all);
     for (id = 0; id < ACC_SETTING_COUNT; id++) {
         acc_status_t st = validate((acc_setting_id_t)id);
-        if (st != ACC_OK)
-            return st;
+        if (st == ACC_OK)
+            continue;
+        if (first == ACC_OK)
+            first = st;
+        acc_buf_printf(&all, "%s%s", bad++ ? "; " : "", acc_error_message());
     }
-    return ACC_OK;
+    if (first != ACC_OK)
+        acc_error_set(first, "%s; correct %s or unset %s (acc-info --settings lists every setting)",
+                      all.data ? all.data : "invalid setting", bad > 1 ? "them" : "it",
+                      bad > 1 ? "them" : "it");
+    acc_buf_free(&all);
+    return first;
 }
 
 void acc_settings_print(FILE *out)
@@ -102,8 +116,9 @@ void acc_settings_print(FILE *out)
     int id;
     for (id = 0; id < ACC_SETTING_COUNT; id++) {
         const acc_setting_info_t *s = &settings[id];
-        fprintf(out, "%-18s %-6s default '%s', now '%s'\n    %s\n", s->name, type_names[s->type],
-                s->default_value, acc_setting_str((acc_setting_id_t)id), s->doc);
+        fprintf(out, "%-18s %-6s default '%s', now '%s'%s\n    %s\n", s->name, type_names[s->type],
+                s->default_value, acc_setting_str((acc_setting_id_t)id),
+                validate((acc_setting_id_t)id) == ACC_OK ? "" : "  <- INVALID", s->doc);
     }
 }
 
@@ -118,6 +133,8 @@ acc_status_t acc_parse_size(const char *text, uint64_t *out)
     v = strtod(text, &end);
     if (end == text || v < 0)
         return ACC_ERR_INVALID;
+    /* A table of suffixes, kept as one. */
+    /* clang-format off */
     switch (*end) {
     case 'k': case 'K': mult = 1ull << 10; end++; break;
     case 'm': case 'M': mult = 1ull << 20; end++; break;
@@ -125,6 +142,7 @@ acc_status_t acc_parse_size(const char *text, uint64_t *out)
     case 't': case 'T': mult = 1ull << 40; end++; break;
     default: break;
     }
+    /* clang-format on */
     if ((*end == 'i' || *end == 'I') && mult > 1)
         end++;
     if (*end == 'b' || *end == 'B')

@@ -223,6 +223,12 @@ acc_status_t acc_db_build(acc_db_t *db, const acc_topo_t *topo, const acc_db_bui
     }
     memset(&rep, 0, sizeof(rep));
     st = build(db, topo, opts, &rep);
+    /* Recorded last, once everything is stored: a build that failed half way is never current. */
+    if (st == ACC_OK) {
+        char key[ACC_SHA256_HEX_LEN + 1];
+        if ((st = db_build_key(db, topo, opts, rep.fingerprint, key)) == ACC_OK)
+            st = db_build_key_put(db, rep.fingerprint, key);
+    }
     rep.seconds = acc_now_s() - t0;
     if (report)
         *report = rep;

@@ -96,4 +96,12 @@ acc_status_t db_schema_upgrade(sqlite3 *sql, const char *path, int from, int to)
 /* "64 KiB", "1 GiB", "0 B" for a byte count. */
 void db_format_bytes(uint64_t bytes, char *out, size_t cap);
 
+/* ---- whether a build is current (db_build_key.c) ----------------------------------------- */
+/* The digest of what acc_db_build's result for topo (fingerprint fp) depends on: acc's code, the
+ * topology, the options and the times measured on it (opts->select's, else the database's). */
+acc_status_t db_build_key(acc_db_t *db, const acc_topo_t *topo, const acc_db_build_opts_t *opts,
+                          const char *fp, char key[ACC_SHA256_HEX_LEN + 1]);
+/* Record key as the inputs the tables of fp were last built from. */
+acc_status_t db_build_key_put(acc_db_t *db, const char *fp, const char *key);
+
 #endif /* ACC_DB_INTERNAL_H */

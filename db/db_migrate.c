@@ -208,6 +208,16 @@ static const char step8[] =
     ");\n"
     "ALTER TABLE model_profiles ADD COLUMN origin TEXT NOT NULL DEFAULT '';\n";
 
+/* Version 9: per topology, a digest of the inputs its tables were last built from (acc's code,
+ * the topology, the build's options, the times measured on it), so that building again from the
+ * same ones is one read and writes nothing (acc_db_build_current). */
+static const char step9[] =
+    "CREATE TABLE builds (\n"
+    "  topo_fingerprint TEXT PRIMARY KEY REFERENCES topologies(fingerprint) ON DELETE CASCADE,\n"
+    "  inputs_hash TEXT NOT NULL CHECK (length(inputs_hash) = 64),\n"
+    "  acc_version TEXT NOT NULL\n"
+    ");\n";
+
 static const db_migration_t migrations[] = {
     {1, "topologies, plans and selection tables", step1},
     {2, "kernels", step2},
@@ -217,6 +227,7 @@ static const db_migration_t migrations[] = {
     {6, "NCCL's own choice per size range, for the tuner plugin", step6},
     {7, "optima by method: simulated and measured side by side", step7},
     {8, "profiles recorded by training jobs; where stored profiles came from", step8},
+    {9, "the inputs each topology's tables were built from", step9},
 };
 
 /* The list and the version constant must move together. */

@@ -23,17 +23,59 @@ static int proto_index(const char *name)
     return -1;
 }
 
+/* 1 when the rows of t's key are t's already, 0 when not, or a negative status: storing them
+ * again would rewrite the same rows and change the file's bytes for nothing. */
+static int stored_already(acc_db_t *db, const acc_select_nccl_t *t)
+{
+    sqlite3_stmt *st = NULL;
+    size_t i = 0;
+    int r = 0, same = 1;
+    acc_status_t s = db_prepare(db,
+                                "SELECT min_bytes, max_bytes, algo, proto, channels, "
+                                "predicted_us, measured_us, source FROM nccl_choices WHERE "
+                                "topo_fingerprint = ?1 AND coll = ?2 ORDER BY min_bytes",
+                                &st);
+
+    if (s != ACC_OK)
+        return s;
+    db_bind_text(st, 1, t->topo_fingerprint);
+    db_bind_text(st, 2, acc_coll_name(t->coll));
+    while (same && (r = db_step_row(db, st, "comparing NCCL's choices")) == 1) {
+        const acc_select_nccl_entry_t *e = i < t->n ? &t->entries[i] : NULL;
+        const char *algo = (const char *)sqlite3_column_text(st, 2);
+        const char *proto = (const char *)sqlite3_column_text(st, 3);
+        const char *source = (const char *)sqlite3_column_text(st, 7);
+        same = e && db_u64_from_sql(sqlite3_column_int64(st, 0)) == e->min_bytes &&
+               db_u64_from_sql(sqlite3_column_int64(st, 1)) == e->max_bytes && algo &&
+               strcmp(algo, acc_nccl_algo_name(e->algo)) == 0 && proto &&
+               strcmp(proto, acc_nccl_proto_name(e->proto)) == 0 &&
+               sqlite3_column_int(st, 4) == e->channels &&
+               sqlite3_column_double(st, 5) == e->predicted_us &&
+               sqlite3_column_double(st, 6) == e->measured_us && source &&
+               strcmp(source, acc_select_source_name(e->source)) == 0;
+        i++;
+    }
+    sqlite3_finalize(st);
+    if (same && r < 0)
+        return r;
+    return same && i == t->n;
+}
+
 static acc_status_t put_choices(acc_db_t *db, void *ctx)
 {
     const acc_select_nccl_t *t = ctx;
     sqlite3_stmt *st = NULL;
     acc_status_t s;
+    int same;
 
     char what[64];
 
     snprintf(what, sizeof(what), "NCCL's %s choices", acc_coll_name(t->coll));
-    if ((s = db_check_topology_stored(db, t->topo_fingerprint, what)) != ACC_OK ||
-        (s = db_prepare(db, "DELETE FROM nccl_choices WHERE topo_fingerprint = ?1 AND coll = ?2",
+    if ((s = db_check_topology_stored(db, t->topo_fingerprint, what)) != ACC_OK)
+        return s;
+    if ((same = stored_already(db, t)) != 0)
+        return same > 0 ? ACC_OK : (acc_status_t)same;
+    if ((s = db_prepare(db, "DELETE FROM nccl_choices WHERE topo_fingerprint = ?1 AND coll = ?2",
                         &st)) != ACC_OK)
         return s;
     db_bind_text(st, 1, t->topo_fingerprint);

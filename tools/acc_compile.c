@@ -17,7 +17,7 @@ static const char usage_text[] =
     "       acc-compile --topo SRC --coll C --algo NAME [--lanes N] [--chunks M] [--root R]\n"
     "                   [--inner A --outer B] [--proto P] [--emit-plan FILE.yaml]\n"
     "                   [--export-msccl FILE.xml]\n"
-    "       acc-compile --topo SRC --report [--coll C] [--json] [--plot FILE.svg]\n"
+    "       acc-compile --topo SRC --report [--coll C | --full] [--json] [--plot FILE.svg]\n"
     "       acc-compile --verify FILE.yaml\n"
     "       acc-compile --import-msccl FILE.xml [--verify] [--emit-plan FILE.yaml]\n"
     "       acc-compile --topo SRC --db FILE [--coll C]          (store schedules)\n"
@@ -73,7 +73,9 @@ static const char usage_text[] =
     "  --report             per message size (1K to 4G): acc's best plan, its predicted time,\n"
     "                       algbw and busbw, NCCL's choice and time (its 2.28 model), the\n"
     "                       speedup, the fraction of the bound reached; then the selection\n"
-    "                       table; for --coll C, else for every collective; --json for JSON\n"
+    "                       table; for --coll C, else for every collective: then only the\n"
+    "                       tables, unless --full; --json for JSON (always everything)\n"
+    "  --full               with --report and no --coll: every size of every collective\n"
     "  --plot FILE.svg      with --report: busbw against size for acc, NCCL and the bound\n"
     "Database\n"
     "  --db FILE            store the topology, every selected plan and the selection table of\n"
@@ -105,8 +107,13 @@ int compile_write(const char *path, const acc_buf_t *b)
         }
         return EXIT_OK;
     }
-    if (acc_write_file(path, b->data ? b->data : "", b->len) != ACC_OK)
-        return compile_fail(EXIT_OUTPUT);
+    if (acc_write_file(path, b->data ? b->data : "", b->len) != ACC_OK) {
+        fprintf(stderr,
+                "acc-compile: %s; nothing was written: give a path in a directory you can write "
+                "(- for standard output)\n",
+                acc_error_message());
+        return EXIT_OUTPUT;
+    }
     return EXIT_OK;
 }
 
@@ -158,6 +165,7 @@ enum {
     OPT_IMPORT,
     OPT_EXPORT_MSCCL,
     OPT_REPORT,
+    OPT_FULL,
     OPT_PLOT,
     OPT_DB,
     OPT_PRINT_SELECTION
@@ -189,6 +197,7 @@ static const struct option longopts[] = {
     {"import-msccl", required_argument, NULL, OPT_IMPORT},
     {"export-msccl", required_argument, NULL, OPT_EXPORT_MSCCL},
     {"report", no_argument, NULL, OPT_REPORT},
+    {"full", no_argument, NULL, OPT_FULL},
     {"plot", required_argument, NULL, OPT_PLOT},
     {"db", required_argument, NULL, OPT_DB},
     {"print-selection", no_argument, NULL, OPT_PRINT_SELECTION},
@@ -217,7 +226,8 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
     while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_TOPO:
-            o->topo = optarg;
+            if (cli_once("acc-compile", &o->topo, "--topo", optarg) != EXIT_OK)
+                return EXIT_USAGE;
             break;
         case OPT_NVLINK_FROM:
             o->nvlink_from = optarg;
@@ -257,10 +267,12 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
             o->list_algos = 1;
             break;
         case OPT_COLL:
-            o->coll = optarg;
+            if (cli_once("acc-compile", &o->coll, "--coll", optarg) != EXIT_OK)
+                return EXIT_USAGE;
             break;
         case OPT_ALGO:
-            o->algo = optarg;
+            if (cli_once("acc-compile", &o->algo, "--algo", optarg) != EXIT_OK)
+                return EXIT_USAGE;
             break;
         case OPT_LANES:
             if (parse_count("--lanes", optarg, &o->args.lanes))
@@ -304,11 +316,15 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
         case OPT_REPORT:
             o->report = 1;
             break;
+        case OPT_FULL:
+            o->full = 1;
+            break;
         case OPT_PLOT:
             o->plot = optarg;
             break;
         case OPT_DB:
-            o->db = optarg;
+            if (cli_once("acc-compile", &o->db, "--db", optarg) != EXIT_OK)
+                return EXIT_USAGE;
             break;
         case OPT_PRINT_SELECTION:
             o->print_selection = 1;
@@ -358,6 +374,8 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
         return usage_error("--emit-plan/--export-msccl need a plan: --algo, --import-msccl or "
                            "--verify FILE",
                            NULL);
+    if (o->full && !o->report)
+        return usage_error("--full goes with --report", NULL);
     if (o->plot && !o->report)
         return usage_error("--plot FILE.svg goes with --report", NULL);
     if (o->report && !o->topo)
@@ -375,16 +393,29 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
     return 0;
 }
 
+/* Each shipped platform with what it is: nodes, GPUs, NVLink, NICs. */
 static int list_platforms(void)
 {
     char **names;
     size_t n, i;
+    int rc = EXIT_OK;
+    acc_buf_t line;
+
     if (acc_topo_platform_list(&names, &n) != ACC_OK)
         return compile_fail(EXIT_INPUT);
-    for (i = 0; i < n; i++)
-        printf("%s\n", names[i]);
+    acc_buf_init(&line);
+    for (i = 0; i < n && rc == EXIT_OK; i++) {
+        acc_topo_t *t = NULL;
+        acc_buf_reset(&line);
+        if (acc_topo_load_platform(names[i], &t) != ACC_OK || acc_topo_describe(t, &line) != ACC_OK)
+            rc = compile_fail(EXIT_INPUT);
+        else
+            printf("%-24s %s\n", names[i], line.data);
+        acc_topo_destroy(t);
+    }
+    acc_buf_free(&line);
     acc_strv_free(names, n);
-    return EXIT_OK;
+    return rc;
 }
 
 static int run(int argc, char **argv)

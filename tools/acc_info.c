@@ -62,8 +62,8 @@ static int run(int argc, char **argv)
              "holds (schema version, topologies, collectives and size ranges, kernels per\n"
              "architecture, optima); with --cleanup, removes from /dev/shm the shared memory\n"
              "that jobs killed while setting up left behind (their processes are gone).\n"
-             "Exit status: 0 success, 1 unusable input (database, settings), 2 bad command\n"
-             "line, 3 output not written.");
+             "Exit status: 0 success, 1 unusable input (a database), 2 bad command line or\n"
+             "an invalid ACC_* setting (named), 3 output not written.");
         return EXIT_OK;
     }
     if (argc > 1 && strcmp(argv[1], "--db") == 0) {
@@ -102,7 +102,12 @@ static int run(int argc, char **argv)
         list_shipped(argc == 1, "Model profiles", acc_profile_builtin_dir(),
                      acc_profile_builtin_list) != EXIT_OK)
         return EXIT_INPUT;
-    return acc_settings_validate() == ACC_OK ? EXIT_OK : EXIT_INPUT;
+    /* After the table, so that the values are there to read; named, never a bare exit status. */
+    if (acc_settings_validate() != ACC_OK) {
+        fprintf(stderr, "acc-info: %s\n", acc_error_message());
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
 }
 
 int main(int argc, char **argv)

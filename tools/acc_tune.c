@@ -184,7 +184,8 @@ static int parse_option(int c, const char *arg, tune_opts_t *o)
         o->model = arg;
         break;
     case OPT_TOPO:
-        o->topo = arg;
+        if (cli_once("acc-tune", &o->topo, "--topo", arg) != EXIT_OK)
+            return EXIT_USAGE;
         break;
     case OPT_NETWORK:
         o->network = arg;

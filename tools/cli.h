@@ -13,6 +13,20 @@
  * 3 output not written. */
 enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_OUTPUT = 3 };
 
+/* An option that takes one value, given a second time (--topo A --topo B): refused, since
+ * taking the last would silently drop the first.  EXIT_OK after storing val in *slot, else
+ * EXIT_USAGE with the message printed. */
+static inline int cli_once(const char *prog, const char **slot, const char *opt, const char *val)
+{
+    if (*slot && strcmp(*slot, val) != 0) {
+        fprintf(stderr, "%s: %s given twice ('%s' and '%s'); give it once\nTry '%s --help'.\n",
+                prog, opt, *slot, val, prog);
+        return EXIT_USAGE;
+    }
+    *slot = val;
+    return EXIT_OK;
+}
+
 /* The memory the program may use (cli_budget), for cli_exit's message. */
 static acc_mem_limit_t cli_limit;
 

@@ -34,6 +34,7 @@ typedef struct {
     int verify;
     /* the report */
     int report;
+    int full; /* --full: every size of every collective, not only the ranges */
     const char *plot;
     /* the database */
     const char *db;

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The collectives of --coll C, else every one with a table; EXIT_USAGE for an unknown name. */
 static int colls_of(const compile_opts_t *o, acc_coll_t colls[ACC_COLL_COUNT], size_t *n)
@@ -72,6 +73,23 @@ int compile_db_store(const compile_opts_t *o, const acc_topo_t *topo)
         rc = compile_fail(EXIT_USAGE);
         goto out;
     }
+    /* Built from the same inputs before: said, and the file left as it is (opened read-only;
+     * a file that cannot be read that way goes on to the full build and its messages). */
+    if (access(o->db, F_OK) == 0 && acc_db_open(o->db, ACC_DB_READONLY, &db) == ACC_OK) {
+        int current = 0;
+        st = acc_db_build_current(db, topo, &bo, &current);
+        acc_db_close(db);
+        db = NULL;
+        if (st == ACC_OK && current) {
+            char fp[ACC_SHA256_HEX_LEN + 1];
+            acc_topo_fingerprint(topo, fp);
+            printf("%s: topology %s (%s), fingerprint %.16s: unchanged, built from the same "
+                   "topology and options by this acc; nothing written\n",
+                   o->db, acc_topo_name(topo)[0] ? acc_topo_name(topo) : "-", acc_topo_source(topo),
+                   fp);
+            goto out;
+        }
+    }
     /* A file that cannot be written there (a missing or read-only directory, a directory
      * named as the file) is output not written; a file that is no acc database is input. */
     if ((st = acc_db_open(o->db, 0, &db)) != ACC_OK) {
@@ -89,10 +107,12 @@ out:
     return rc;
 }
 
-static void print_table(const acc_select_table_t *t)
+static void print_table(const acc_topo_t *topo, const acc_select_table_t *t)
 {
     size_t i;
-    printf("%s on %.16s: %zu ranges\n", acc_coll_name(t->coll), t->topo_fingerprint, t->n);
+    printf("%s on %s (fingerprint %.16s): %zu ranges\n", acc_coll_name(t->coll),
+           acc_topo_name(topo)[0] ? acc_topo_name(topo) : acc_topo_source(topo),
+           t->topo_fingerprint, t->n);
     printf("  %12s %12s  %-6s %-10s %-40s %10s\n", "from bytes", "to bytes", "by", "algorithm",
            "parameters", "pred. us");
     for (i = 0; i < t->n; i++) {
@@ -126,7 +146,7 @@ int compile_db_print_selection(const compile_opts_t *o, const acc_topo_t *topo)
             rc = compile_fail(EXIT_INPUT);
             break;
         }
-        print_table(t);
+        print_table(topo, t);
         acc_select_destroy(t);
         found++;
     }

@@ -64,9 +64,16 @@ static void describe(const compile_opts_t *o, const acc_topo_t *topo, const acc_
         printf("%s: imported and verified: %s, %d ranks, %d lanes, %zu operations\n",
                o->import_msccl, acc_coll_name(p->coll), p->nranks, p->nlanes, acc_plan_op_count(p));
     else if (!o->emit_plan || strcmp(o->emit_plan, "-") != 0)
-        printf("%s %s on %s: %d ranks, %d lanes, %zu operations, verified%s (%s)\n",
+        printf("%s %s on %s: %d ranks, %d lanes%s, %zu operations, verified%s (%s)\n",
                acc_coll_name(p->coll), o->algo, acc_topo_source(topo), p->nranks, p->nlanes,
+               o->args.lanes ? ""
+                             : " (the generator's default; --lanes N for others: --report "
+                               "shows the lanes acc picks per size)",
                acc_plan_op_count(p), p->inplace ? ", in place too" : "", p->params);
+    if (o->emit_plan && strcmp(o->emit_plan, "-") != 0)
+        printf("plan written to %s\n", o->emit_plan);
+    if (o->export_msccl && strcmp(o->export_msccl, "-") != 0)
+        printf("MSCCL XML written to %s\n", o->export_msccl);
 }
 
 int compile_plan_actions(const compile_opts_t *o, const acc_topo_t *topo)
@@ -77,7 +84,8 @@ int compile_plan_actions(const compile_opts_t *o, const acc_topo_t *topo)
 
     if (rc != EXIT_OK)
         return rc;
-    describe(o, topo, plan);
+    /* The outputs first: a line that says the plan verified must not come before the error that
+     * it was not written. */
     acc_buf_init(&b);
     if (o->emit_plan) {
         if (acc_plan_dump_yaml(plan, &b) != ACC_OK)
@@ -92,6 +100,8 @@ int compile_plan_actions(const compile_opts_t *o, const acc_topo_t *topo)
         else
             rc = compile_write(o->export_msccl, &b);
     }
+    if (rc == EXIT_OK)
+        describe(o, topo, plan);
     acc_buf_free(&b);
     acc_plan_destroy(plan);
     return rc;

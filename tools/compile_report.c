@@ -63,11 +63,18 @@ int compile_report_actions(const compile_opts_t *o, const acc_topo_t *topo)
             goto out;
         }
     }
-    if ((o->json ? acc_select_report_json : acc_select_report_text)(
-            (const acc_select_result_t *const *)res, n, &out) != ACC_OK) {
+    /* Every collective's every size is some two hundred lines: without --coll the text is the
+     * ranges of each, unless --full asks for all of it. */
+    if ((o->json              ? acc_select_report_json
+         : o->coll || o->full ? acc_select_report_text
+                              : acc_select_report_ranges)((const acc_select_result_t *const *)res,
+                                                          n, &out) != ACC_OK) {
         rc = compile_fail(EXIT_INPUT);
         goto out;
     }
+    if (!o->json && !o->coll && !o->full)
+        acc_buf_puts(&out, "\n(the figures per size: --coll C for one collective, --full for "
+                           "every one)\n");
     if ((rc = compile_write(NULL, &out)) != EXIT_OK || !o->plot)
         goto out;
     acc_buf_reset(&out);

@@ -2,12 +2,25 @@
 #include "compile_cli.h"
 
 #include <string.h>
+#include <sys/stat.h>
+
+/* A value that names no file, platform or description is a mistake on the command line (2); a
+ * file or description that cannot be used is unusable input (1). */
+static int names_nothing(const char *src)
+{
+    struct stat sb;
+    return src && stat(src, &sb) != 0 && !strchr(src, '=') && strcmp(src, "auto") != 0;
+}
 
 int compile_topo_load(const compile_opts_t *o, acc_topo_t **out)
 {
-    if (acc_topo_load_with_nvlinks(o->topo, o->nvlink_from, out) != ACC_OK)
-        return compile_fail(EXIT_INPUT);
-    return EXIT_OK;
+    acc_status_t st = acc_topo_load_with_nvlinks(o->topo, o->nvlink_from, out);
+    if (st == ACC_OK)
+        return EXIT_OK;
+    return compile_fail(st == ACC_ERR_NOT_FOUND &&
+                                (names_nothing(o->topo) || names_nothing(o->nvlink_from))
+                            ? EXIT_USAGE
+                            : EXIT_INPUT);
 }
 
 int compile_topo_actions(const compile_opts_t *o, const acc_topo_t *topo)

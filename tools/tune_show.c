@@ -214,15 +214,27 @@ out:
     return rc;
 }
 
-/* The stored optimum of the target's key; EXIT_INPUT when there is none. */
-static int get_optimum(acc_db_t *db, const acc_tune_target_t *t, acc_tune_optimum_t *opt)
+/* The stored optimum of the target's key; EXIT_INPUT when there is none, with the command that
+ * stores it. */
+static int get_optimum(const tune_opts_t *o, acc_db_t *db, const acc_tune_target_t *t,
+                       acc_tune_optimum_t *opt)
 {
     acc_status_t st = acc_tune_optimum_get(db, &t->key, opt);
+    char net[ACC_DB_NAME_MAX + 32];
+    const char *topo = o->topo ? o->topo : "...", *dbp = o->db ? o->db : "FILE";
+
+    /* On one node the key has no network (""): say so rather than print an empty name. */
+    if (t->key.network[0])
+        snprintf(net, sizeof(net), "network '%s'", t->key.network);
+    else
+        snprintf(net, sizeof(net), "%s", "no network (one node)");
     if (st == ACC_NO_DATA)
         acc_error_set(ACC_ERR_NOT_FOUND,
-                      "no optimum for %s on this topology (fingerprint %.12s) and network '%s' in "
-                      "the database; run acc-tune --model %s --topo ... --db ... first",
-                      t->key.model, t->key.fingerprint, t->key.network, t->key.model);
+                      "no optimum for %s on %s (fingerprint %.12s), %s, in %s; store one with "
+                      "acc-tune --model %s --topo '%s'%s%s%s --db %s",
+                      t->key.model, topo, t->key.fingerprint, net, dbp, o->model, topo,
+                      o->network ? " --network '" : "", o->network ? o->network : "",
+                      o->network ? "'" : "", dbp);
     return st == ACC_OK ? EXIT_OK : tune_fail(EXIT_INPUT);
 }
 
@@ -241,7 +253,8 @@ int tune_plot(const tune_opts_t *o)
     acc_buf_init(&b);
     if (acc_db_open(o->db, ACC_DB_READONLY, &db) != ACC_OK)
         return tune_fail(EXIT_INPUT);
-    if ((rc = tune_target_open(o, db, &t)) != EXIT_OK || (rc = get_optimum(db, t, &opt)) != EXIT_OK)
+    if ((rc = tune_target_open(o, db, &t)) != EXIT_OK ||
+        (rc = get_optimum(o, db, t, &opt)) != EXIT_OK)
         goto out;
     if (acc_tune_report_points(db, &t->key, &pts, &npts, &base, &nbase) != ACC_OK) {
         rc = tune_fail(EXIT_INPUT);
@@ -349,7 +362,7 @@ int tune_export(const tune_opts_t *o)
     if (acc_db_open(o->db, ACC_DB_READONLY, &db) != ACC_OK)
         return tune_fail(EXIT_INPUT);
     if ((rc = tune_target_open(o, db, &t)) == EXIT_OK &&
-        (rc = get_optimum(db, t, &opt)) == EXIT_OK) {
+        (rc = get_optimum(o, db, t, &opt)) == EXIT_OK) {
         export_text(&b, o->format, t, &opt);
         rc = write_stdout(&b);
     }

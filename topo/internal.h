@@ -28,22 +28,21 @@ struct acc_topo {
 
     /* Computed by acc_topo_finalize(). */
     int finalized;
-    int *adj_start;       /* CSR adjacency: outgoing links of vertex v are */
-    int *adj_links;       /* adj_links[adj_start[v] .. adj_start[v+1]) */
+    int *adj_start;          /* CSR adjacency: outgoing links of vertex v are */
+    int *adj_links;          /* adj_links[adj_start[v] .. adj_start[v+1]) */
     acc_topo_path_t *vpaths; /* nvertices x nvertices, node-local best paths */
-    int *route_start;     /* the links of the best path va -> vb, source first, are */
-    int *route_links;     /* route_links[route_start[p] .. route_start[p+1]), p = va x n + vb */
-    int *gpu_vertex;      /* GPU id -> vertex index */
-    int *gpu_nic;         /* GPU id -> NIC vertex index of its rail, -1 without NICs */
-    int *vertex_numa;     /* vertex -> CPU id, -1 */
+    int *route_start;        /* the links of the best path va -> vb, source first, are */
+    int *route_links;        /* route_links[route_start[p] .. route_start[p+1]), p = va x n + vb */
+    int *gpu_vertex;         /* GPU id -> vertex index */
+    int *gpu_nic;            /* GPU id -> NIC vertex index of its rail, -1 without NICs */
+    int *vertex_numa;        /* vertex -> CPU id, -1 */
 };
 
 /* Importers fill an empty topology `t` from text; `name` is the file or description for
  * messages.  The caller finalizes.  Each sets an error naming the file and place on failure. */
 acc_status_t topo_import_hwloc_xml(acc_topo_t *t, const char *text, size_t len, const char *name);
 acc_status_t topo_import_nccl_xml(acc_topo_t *t, const char *text, size_t len, const char *name);
-acc_status_t topo_import_nvidia_smi(acc_topo_t *t, const char *text, size_t len,
-                                    const char *name);
+acc_status_t topo_import_nvidia_smi(acc_topo_t *t, const char *text, size_t len, const char *name);
 acc_status_t topo_import_yaml(acc_topo_t *t, const char *text, size_t len, const char *name);
 acc_status_t topo_import_synthetic(acc_topo_t *t, const char *desc);
 acc_status_t topo_import_live(acc_topo_t *t);
@@ -64,10 +63,10 @@ acc_status_t topo_fill_gpu_defaults(acc_topo_t *t, int vertex);
 #define TOPO_MAX_NODES 131072
 
 #define TOPO_LAT_NVLINK_US 0.6 /* NCCL hwLat NVLINK, LL protocol, per hop */
-#define TOPO_LAT_PCIE_US 1.0   /* NCCL hwLat PCI, LL protocol, per hop */
-#define TOPO_LAT_C2C_US 0.6    /* NVLink-C2C: taken as one NVLink hop */
-#define TOPO_LAT_SMP_US 1.0    /* inter-socket hop, as a PCIe hop in NCCL's model */
-#define TOPO_LAT_NET_US 2.7    /* NCCL hwLat NET, LL protocol: default fabric latency */
+#define TOPO_LAT_PCIE_US   1.0 /* NCCL hwLat PCI, LL protocol, per hop */
+#define TOPO_LAT_C2C_US    0.6 /* NVLink-C2C: taken as one NVLink hop */
+#define TOPO_LAT_SMP_US    1.0 /* inter-socket hop, as a PCIe hop in NCCL's model */
+#define TOPO_LAT_NET_US    2.7 /* NCCL hwLat NET, LL protocol: default fabric latency */
 
 /* The node's NVSwitch fabric vertex, created on first use. */
 acc_status_t topo_nvswitch(acc_topo_t *t, int *index);
@@ -118,8 +117,8 @@ typedef struct {
     const char *what; /* prefix of every message: "synthetic topology" */
     const char *seps; /* characters between pairs */
     const topo_kv_key_t *keys;
-    int nkeys;         /* at most 32 */
-    unsigned given;    /* set by topo_kv_parse: bit per key index seen */
+    int nkeys;      /* at most 32 */
+    unsigned given; /* set by topo_kv_parse: bit per key index seen */
 } topo_kv_t;
 
 /* Called with each pair: the key's index in kv->keys, its name as written and its value
@@ -136,10 +135,14 @@ void topo_kv_forms(const topo_kv_t *kv, acc_buf_t *out);
 acc_status_t topo_kv_error(const topo_kv_t *kv, acc_status_t st, const char *fmt, ...)
     ACC_PRINTF(3, 4);
 /* Values.  Each returns 1 and sets *out when val is one, else 0 and leaves *out alone. */
-int topo_kv_count(const char *val, int lo, int hi, int *out);      /* digits only, lo..hi */
+int topo_kv_count(const char *val, int lo, int hi, int *out);           /* digits only, lo..hi */
 int topo_kv_number(const char *val, double lo, double hi, double *out); /* a digit first */
 int topo_kv_flag(const char *val, int *out); /* 1, yes, true / 0, no, false */
 /* A network name: 1 to 63 letters, digits, '-', '_' and '.'. */
 int topo_kv_fabric(const char *val, char out[ACC_TOPO_NAME_MAX]);
+
+/* The shipped platforms whose names are nearest to name (the same in other case, else one, else
+ * two edits away), at most three, "a or b", appended to out; nothing when none is near. */
+acc_status_t topo_platform_suggest(const char *name, acc_buf_t *out);
 
 #endif

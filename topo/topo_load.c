@@ -124,6 +124,28 @@ static int valid_platform_name(const char *name)
     return name[0] != '.';
 }
 
+/* src names nothing: a mistyped platform gets the nearest names ("did you mean"), anything else
+ * the list of what --topo takes. */
+static acc_status_t not_found(const char *src)
+{
+    acc_buf_t near;
+    acc_status_t st;
+
+    acc_buf_init(&near);
+    if (valid_platform_name(src) && topo_platform_suggest(src, &near) == ACC_OK && near.len)
+        st = acc_error_set(ACC_ERR_NOT_FOUND,
+                           "'%s' is no shipped platform, file or synthetic description; did you "
+                           "mean %s? (`acc-compile --list-platforms` lists the platforms)",
+                           src, near.data);
+    else
+        st = acc_error_set(ACC_ERR_NOT_FOUND,
+                           "'%s' is no file, shipped platform or synthetic description; "
+                           "pass " ALTERNATIVES,
+                           src);
+    acc_buf_free(&near);
+    return st;
+}
+
 acc_status_t acc_topo_load_platform(const char *name, acc_topo_t **out)
 {
     acc_buf_t path;
@@ -138,10 +160,15 @@ acc_status_t acc_topo_load_platform(const char *name, acc_topo_t **out)
     if ((st = acc_buf_status(&path)) != ACC_OK)
         return st;
     if (stat(path.data, &sb) != 0) {
+        acc_buf_t near;
+        acc_buf_init(&near);
+        topo_platform_suggest(name, &near);
         st = acc_error_set(ACC_ERR_NOT_FOUND,
-                           "no shipped platform '%s' in %s (see "
+                           "no shipped platform '%s' in %s%s%s (see "
                            "`acc-compile --list-platforms`)",
-                           name, acc_topo_platform_dir());
+                           name, acc_topo_platform_dir(), near.len ? "; did you mean " : "",
+                           near.len ? near.data : "");
+        acc_buf_free(&near);
     } else {
         st = acc_topo_load_file(path.data, out);
         if (st == ACC_OK && !acc_topo_name(*out)[0])
@@ -194,9 +221,7 @@ acc_status_t acc_topo_load(const char *src, acc_topo_t **out)
     acc_buf_free(&path);
     if (platform)
         return acc_topo_load_platform(src, out);
-    return acc_error_set(
-        ACC_ERR_NOT_FOUND,
-        "'%s' is no file, shipped platform or synthetic description; pass " ALTERNATIVES, src);
+    return not_found(src);
 }
 
 acc_status_t acc_topo_load_with_nvlinks(const char *src, const char *platform, acc_topo_t **out)

@@ -41,10 +41,10 @@ typedef struct {
 #define NVLINK_SLOTS                  18 /* links probed per GPU, as NCCL: 18 from sm_90 on */
 
 #define NO_GPU_HINT_TAIL                                                                           \
-    "give its topology instead: --topo with an NCCL topology dump (NCCL_TOPO_DUMP_FILE), hwloc "   \
-    "XML from `lstopo --of xml`, `nvidia-smi topo -m` output, or a shipped platform name "         \
-    "(`acc-compile --list-platforms`)"
-#define NO_GPU_HINT "to compile for a machine without using its GPUs, " NO_GPU_HINT_TAIL
+    "give its topology instead (in a job ACC_TOPO=SRC, to acc's programs --topo SRC): an NCCL "    \
+    "topology dump (NCCL_TOPO_DUMP_FILE), hwloc XML from `lstopo --of xml`, `nvidia-smi topo -m` " \
+    "output, or a shipped platform name (`acc-compile --list-platforms`)"
+#define NO_GPU_HINT "to use acc for a machine without using its GPUs, " NO_GPU_HINT_TAIL
 
 static struct {
     void *lib;

@@ -166,6 +166,34 @@ static void text_warnings(const acc_buf_t *nvlinks, const acc_buf_t *unknown, ac
         acc_buf_printf(out, "  - %s\n", unknown->data);
 }
 
+acc_status_t acc_topo_describe(const acc_topo_t *t, acc_buf_t *out)
+{
+    int ngpus = t->kind_count[ACC_VTX_GPU], nnics = t->kind_count[ACC_VTX_NIC], sw = 0, direct = 0;
+    const acc_topo_vertex_t *g = ngpus ? &t->vertices[t->gpu_vertex[0]] : NULL;
+    double gbps = 0;
+
+    for (int o = 0; o < ngpus; o++)
+        direct += acc_topo_nvlinks_between(t, 0, o);
+    if (ngpus)
+        sw = acc_topo_nvlinks_to_switches(t, 0);
+    for (int v = 0; v < t->nvertices; v++)
+        if (t->vertices[v].kind == ACC_VTX_NIC && t->vertices[v].speed_gbps > gbps)
+            gbps = t->vertices[v].speed_gbps;
+    acc_buf_printf(out, "%d node%s x %d %s", t->net.nodes, t->net.nodes > 1 ? "s" : "", ngpus,
+                   g && g->model[0] ? g->model : "GPUs");
+    if (sw)
+        acc_buf_printf(out, ", NVLink %d to NVSwitch", sw);
+    else if (direct)
+        acc_buf_printf(out, ", NVLink %d to GPUs", direct);
+    else
+        acc_buf_puts(out, ", no NVLink");
+    if (nnics)
+        acc_buf_printf(out, ", %d NIC%s x %g Gb/s", nnics, nnics > 1 ? "s" : "", gbps);
+    else
+        acc_buf_puts(out, ", no NIC");
+    return acc_buf_status(out);
+}
+
 acc_status_t acc_topo_summary(const acc_topo_t *t, acc_buf_t *out)
 {
     char fp[ACC_SHA256_HEX_LEN + 1];

@@ -6,7 +6,8 @@
  * builds two nodes of eight H100s, each with 18 NVLinks into an NVSwitch fabric and eight
  * 400 Gb/s NICs.  Every key, its accepted values and its default are in the table below and in
  * schedules/TOPOLOGY.md; the defaults chosen are written into the topology's source as the full
- * description, so nothing is assumed silently and nothing is recorded as assumed.
+ * description, so nothing is assumed silently.  One default is also recorded as assumed: no
+ * NVLink for GPUs of a part that has them, when nvlink= is not given.
  */
 #include "internal.h"
 
@@ -377,6 +378,7 @@ acc_status_t topo_import_synthetic(acc_topo_t *t, const char *desc)
     synth_t s;
     topo_kv_t kv = {"synthetic topology", " \t\n\r\v\f", keys, K_COUNT, 0};
     acc_buf_t b;
+    const acc_gpu_arch_t *a;
     acc_status_t st;
 
     memset(&s, 0, sizeof(s));
@@ -403,6 +405,17 @@ acc_status_t topo_import_synthetic(acc_topo_t *t, const char *desc)
         if ((st = acc_topo_set_network(t, &net)) != ACC_OK)
             return st;
     }
+    /* acc never invents NVLinks, so a description without nvlink= is PCIe alone, also for a
+     * part that has them: said under "Assumed", with the key that adds them. */
+    if (!(s.given & (1u << K_NVLINK)) && s.gpus > 1 && (a = acc_topo_gpu_arch(s.gpu->sm)) &&
+        a->max_nvlinks > 0 &&
+        (st = acc_topo_assume(t,
+                              "no NVLink between the %d %s GPUs: the description gives no "
+                              "nvlink=, so their plans are PCIe plans; an HGX board of this part "
+                              "has %d NVLinks per GPU into NVSwitches: add nvlink=%d "
+                              "(schedules/TOPOLOGY.md, 'Synthetic topologies')",
+                              s.gpus, s.gpu->model, a->max_nvlinks, a->max_nvlinks)) != ACC_OK)
+        return st;
     /* The name is short; the source spells out every value, defaults included. */
     acc_buf_init(&b);
     acc_buf_printf(&b, "synthetic-%dx%d-%s", s.nodes, s.gpus, s.arch);

@@ -439,7 +439,8 @@ static acc_status_t read_bw_link(ctx_t *c, acc_yaml_doc_t *d, acc_yaml_node_t *n
         acc_topo_assume(c->t, "%s link %s - %s: %g GB/s per direction (no bw in the input; %s)",
                         acc_link_kind_name(k), va->name, vb->name, bw,
                         k == ACC_LINK_C2C ? "NVLink-C2C is 900 GB/s both directions"
-                                          : "default for the CPU type, topo_hw.c");
+                                          : "default for the CPU type, schedules/TOPOLOGY.md, "
+                                            "'SMP bandwidth by CPU type'");
     return ACC_OK;
 }
 
@@ -529,7 +530,7 @@ static acc_status_t read_links(ctx_t *c, acc_yaml_doc_t *d, acc_yaml_node_t *nod
         return st;
     if (c->t->nlinks != before)
         acc_topo_assume(c->t, "SMP links between CPUs that the input does not join: bandwidth "
-                              "by CPU type (topo_hw.c)");
+                              "by CPU type (schedules/TOPOLOGY.md, 'SMP bandwidth by CPU type')");
     return ACC_OK;
 }
 

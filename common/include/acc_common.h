@@ -255,6 +255,10 @@ acc_status_t acc_cache_dir(char **out);
  * was configured with when that is another.  Borrowed; *n is 1 or 2.  Listed whether or not
  * they exist. */
 const char *const *acc_install_data_dirs(size_t *n);
+/* The build directory this code was built in, when it runs from there (libacc.so, a plugin or a
+ * program under it), else NULL: a build tree stands in for an installation, and the database
+ * the README's set-up makes lies in it (build/acc.db).  Borrowed. */
+const char *acc_build_tree_dir(void);
 /* A shipped data directory: the setting when set, else subdir ("platforms", "models") of the
  * first installation data directory that has it, else the source tree this build came from (so
  * that a build directory works without installing).  Borrowed. */

@@ -188,7 +188,7 @@ typedef struct {
     acc_select_nccl_t *nccl;
     acc_select_plan_t *plans; /* every plan some row names */
     size_t nplans;
-    size_t variants;    /* plans generated and verified */
+    size_t variants; /* plans generated and verified */
     /* acc_sim_plan calls made: depends on the order the sweep's threads finish in (a
      * candidate is pruned at a size once another has beaten it there), so it varies between
      * identical runs while the table does not; reports leave it out. */
@@ -220,6 +220,10 @@ acc_status_t acc_select_report_text(const acc_select_result_t *const *res, size_
                                     acc_buf_t *out);
 acc_status_t acc_select_report_json(const acc_select_result_t *const *res, size_t n,
                                     acc_buf_t *out);
+/* The short text: per result a line of what it is and its merged table, without the per-size
+ * rows (acc-compile --report of every collective). */
+acc_status_t acc_select_report_ranges(const acc_select_result_t *const *res, size_t n,
+                                      acc_buf_t *out);
 acc_status_t acc_select_report_svg(const acc_select_result_t *const *res, size_t n, acc_buf_t *out);
 
 #ifdef __cplusplus

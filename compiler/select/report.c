@@ -13,10 +13,12 @@ static void nccl_name(const acc_nccl_choice_t *c, char *out, size_t cap)
              c->nchannels);
 }
 
+static void table_text(const acc_select_result_t *r, acc_buf_t *out);
+
 static void text_one(const acc_select_result_t *r, acc_buf_t *out)
 {
     char size[32], plan[ACC_PLAN_NAME_MAX + ACC_PLAN_PARAMS_MAX], params[ACC_PLAN_PARAMS_MAX];
-    char nccl[48], hi[32];
+    char nccl[48];
     size_t i;
     int modelled = 0, in_switch = 0, measured = 0;
 
@@ -79,6 +81,15 @@ static void text_one(const acc_select_result_t *r, acc_buf_t *out)
                    measured ? "; m: measured, not predicted" : "");
     acc_buf_printf(out, "\nSelection table for %s (%zu range%s):\n", acc_coll_name(r->coll),
                    r->table->n, r->table->n == 1 ? "" : "s");
+    table_text(r, out);
+}
+
+/* The merged table's ranges, one a line. */
+static void table_text(const acc_select_result_t *r, acc_buf_t *out)
+{
+    char size[32], hi[32];
+    size_t i;
+
     for (i = 0; i < r->table->n; i++) {
         const acc_select_entry_t *e = &r->table->entries[i];
         char range[80];
@@ -107,6 +118,23 @@ acc_status_t acc_select_report_text(const acc_select_result_t *const *res, size_
         if (i)
             acc_buf_puts(out, "\n");
         text_one(res[i], out);
+    }
+    return acc_buf_status(out);
+}
+
+acc_status_t acc_select_report_ranges(const acc_select_result_t *const *res, size_t n,
+                                      acc_buf_t *out)
+{
+    size_t i;
+    if (!res || n == 0)
+        return acc_error_set(ACC_ERR_INVALID, "a report needs at least one selection sweep");
+    for (i = 0; i < n; i++) {
+        const acc_select_result_t *r = res[i];
+        acc_buf_printf(out, "%s%s on %s: %d ranks (%d node%s x %d GPUs), %s: %zu range%s\n",
+                       i ? "\n" : "", acc_coll_name(r->coll), r->topo_name, r->nranks, r->nodes,
+                       r->nodes == 1 ? "" : "s", r->gpus_per_node, acc_dtype_name(r->dtype),
+                       r->table->n, r->table->n == 1 ? "" : "s");
+        table_text(r, out);
     }
     return acc_buf_status(out);
 }

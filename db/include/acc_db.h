@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define ACC_DB_APPLICATION_ID 0x41434331 /* "ACC1" in the file header */
-#define ACC_DB_SCHEMA_VERSION 8          /* the newest schema this acc reads and writes */
+#define ACC_DB_SCHEMA_VERSION 9          /* the newest schema this acc reads and writes */
 /* Longest time a call waits for other writers before giving up with ACC_ERR_BUSY. */
 #define ACC_DB_BUSY_MS 30000
 
@@ -236,6 +236,13 @@ acc_status_t acc_db_build_opts_check(const acc_db_build_opts_t *opts);
  * compiles nothing.  report (optional) says what was done. */
 acc_status_t acc_db_build(acc_db_t *db, const acc_topo_t *topo, const acc_db_build_opts_t *opts,
                           acc_db_build_report_t *report);
+/* *current = 1 when db holds the result of acc_db_build(db, topo, opts) already: the last build
+ * of topo's tables had the same inputs (this acc's code, the topology, the options, the times
+ * measured on it) and wrote no sources (opts->kernels.source_dir).  One read, no sweep, so a
+ * database opened read-only answers it and is left as it was (acc-compile --db runs again in
+ * no time and changes no byte).  NULL opts: the defaults. */
+acc_status_t acc_db_build_current(acc_db_t *db, const acc_topo_t *topo,
+                                  const acc_db_build_opts_t *opts, int *current);
 
 /* ---- model profiles and networks, by name ---------------------------------------------- */
 /* The profile tuning runs of a model refer to.  yaml must be a well-formed YAML document;
@@ -312,7 +319,8 @@ typedef struct {
  * model, topology, network, params, method, strategy and time adds nothing and gives the
  * stored id. */
 acc_status_t acc_db_add_tuning_run(acc_db_t *db, const acc_db_tuning_run_t *run, int64_t *id_out);
-/* Runs matching the filters (NULL: any), best score first, then by id; *out taken (acc_mem_free). */
+/* Runs matching the filters (NULL: any), best score first, then by id; *out taken (acc_mem_free).
+ */
 acc_status_t acc_db_list_tuning_runs(acc_db_t *db, const char *model, const char *topo_fingerprint,
                                      const char *network, acc_db_tuning_run_t **out, size_t *count);
 

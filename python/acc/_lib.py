@@ -128,16 +128,27 @@ _PROTOTYPES = {
 _lib = None
 
 
+def _checkout_library():
+    """build/libacc.so of the checkout this package lies in (python/acc/ of the repository), the
+    library scripts/setup.sh builds, when there is one; None for an installed package."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = os.path.normpath(os.path.join(here, os.pardir, os.pardir, "build", "libacc.so"))
+    return p if os.path.exists(p) else None
+
+
 def load(path=None):
     """Load libacc once: `path`, else ACC_LIBRARY (a row of acc's settings table), else the
-    library the dynamic loader finds.  Returns the ctypes handle."""
+    build tree's build/libacc.so when the package runs from a checkout, else the library the
+    dynamic loader finds.  Returns the ctypes handle."""
     global _lib
     if _lib is not None and path is None:
         return _lib
-    path = path or os.environ.get("ACC_LIBRARY") or ctypes.util.find_library("acc")
+    path = (path or os.environ.get("ACC_LIBRARY") or _checkout_library()
+            or ctypes.util.find_library("acc"))
     if not path:
         raise OSError("libacc not found: set ACC_LIBRARY to the libacc.so CMake built "
-                      "(build/libacc.so) or install acc where the dynamic loader looks")
+                      "(build/libacc.so of the checkout) or install acc where the dynamic "
+                      "loader looks")
     lib = ctypes.CDLL(path)
     for name, (res, args) in _PROTOTYPES.items():
         fn = getattr(lib, name)

@@ -7,6 +7,8 @@ import ctypes
 import multiprocessing
 import os
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -84,6 +86,24 @@ def _store(path, measured, fusion, streams, compression):
     lib.acc_tune_target_destroy(t)
     lib.acc_db_close.argtypes = [ctypes.c_void_p]
     lib.acc_db_close(db)
+
+
+class Loading(unittest.TestCase):
+    def test_a_checkout_finds_its_build_tree_without_acc_library(self):
+        """From a checkout (python/ of the repository) the package loads build/libacc.so, the
+        library scripts/setup.sh builds, when ACC_LIBRARY is not set: torchrun of the example
+        works without it.  Skipped where this checkout's build is elsewhere."""
+        here = os.path.dirname(os.path.abspath(__file__))
+        built = os.path.normpath(os.path.join(here, os.pardir, os.pardir, "build", "libacc.so"))
+        if not os.path.exists(built):
+            self.skipTest("no build/libacc.so in this checkout (its build is elsewhere)")
+        self.assertEqual(_lib._checkout_library(), built)
+        code = ("import acc, acc._lib as l; l.load(); "
+                "print(l._checkout_library())")
+        env = {k: v for k, v in os.environ.items() if k != "ACC_LIBRARY"}
+        out = subprocess.run([sys.executable, "-c", code], env=env, check=True,
+                             capture_output=True, text=True).stdout.strip()
+        self.assertEqual(out, built)
 
 
 class DdpSettings(unittest.TestCase):

@@ -10,6 +10,7 @@
 
 #include "acc_compiler.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/random.h>
@@ -49,6 +50,25 @@ static int load_topology(acc_comm_t *c, const acc_comm_opts_t *opts)
     if (acc_topo_fingerprint(c->topo, c->fingerprint) != ACC_OK)
         return set_reason(c, "topology '%s': %s", spec, acc_error_message());
     return 0;
+}
+
+/* A topology that failed hides what the job finds next: that it has no database either is worth
+ * saying in the same line, so that fixing ACC_TOPO is not followed by a second surprise. */
+static void add_db_reason(acc_comm_t *c, const acc_comm_opts_t *opts)
+{
+    const char *path;
+    size_t n = strlen(c->fallback_reason);
+
+    if (n + 8 >= sizeof(c->fallback_reason))
+        return;
+    if (rt_db_locate(opts ? opts->db : NULL, &path) != ACC_OK)
+        snprintf(c->fallback_reason + n, sizeof(c->fallback_reason) - n, "; and %s",
+                 acc_error_message());
+    else if (access(path, R_OK) != 0)
+        snprintf(c->fallback_reason + n, sizeof(c->fallback_reason) - n,
+                 "; and the database %s cannot be read (%s): acc-compile --topo ... --db %s "
+                 "builds it",
+                 path, strerror(errno), path);
 }
 
 /* One collective's table.  Its plans are read at their first use (comm_table_plan): a rank
@@ -289,8 +309,12 @@ acc_status_t comm_load(acc_comm_t *c, const acc_comm_opts_t *opts)
 
     if (!mine)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory loading the tables");
-    if (settings_check(c, opts, &say) == 0 && load_topology(c, opts) == 0)
-        load_tables(c, opts, mine->digest);
+    if (settings_check(c, opts, &say) == 0) {
+        if (load_topology(c, opts) == 0)
+            load_tables(c, opts, mine->digest);
+        else
+            add_db_reason(c, opts);
+    }
     mine->status = c->fallback_reason[0] ? ACC_NO_DATA : ACC_OK;
     mine->say = say;
     snprintf(mine->reason, sizeof(mine->reason), "%s", c->fallback_reason);

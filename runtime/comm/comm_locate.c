@@ -10,9 +10,11 @@
 #include <unistd.h>
 
 /* Where a job finds its database when neither the options nor ACC_DB name one: /etc/acc/acc.db,
- * then acc.db in the installation's data directories (that of the prefix acc was loaded from,
- * then the configured one: acc_install_data_dirs).  Built once, then only read. */
-static char db_search[3][PATH_MAX + 16];
+ * then, when acc runs from its build tree, the database the README's set-up made there
+ * (build/acc.db: acc_build_tree_dir), then acc.db in the installation's data directories (that of
+ * the prefix acc was loaded from, then the configured one: acc_install_data_dirs).  Built once,
+ * then only read. */
+static char db_search[4][PATH_MAX + 16];
 static size_t ndb_search;
 static pthread_once_t db_search_once = PTHREAD_ONCE_INIT;
 
@@ -20,9 +22,12 @@ static void make_db_search(void)
 {
     size_t n, i;
     const char *const *dirs = acc_install_data_dirs(&n);
+    const char *build = acc_build_tree_dir();
 
     snprintf(db_search[ndb_search++], sizeof(db_search[0]), "/etc/acc/acc.db");
-    for (i = 0; i < n && ndb_search < 3; i++)
+    if (build)
+        snprintf(db_search[ndb_search++], sizeof(db_search[0]), "%s/acc.db", build);
+    for (i = 0; i < n && ndb_search < 4; i++)
         snprintf(db_search[ndb_search++], sizeof(db_search[0]), "%s/acc.db", dirs[i]);
 }
 
@@ -57,7 +62,7 @@ acc_status_t rt_db_locate(const char *given, const char **path)
                        db_search[i]);
     st = acc_error_set(ACC_ERR_NOT_FOUND,
                        "no database: ACC_DB is not set and neither %s exists (acc-compile "
-                       "--topo ... --db FILE builds one)",
+                       "--topo ... --db FILE builds one; then set ACC_DB=FILE)",
                        names.data ? names.data : "/etc/acc/acc.db");
     acc_buf_free(&names);
     return st;

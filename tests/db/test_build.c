@@ -381,3 +381,61 @@ ACC_TEST(bad_options_store_nothing)
     acc_topo_destroy(topo);
     tu_remove(path);
 }
+
+/* Whether a build is current: after a build, the same request is (in one read, also on a
+ * read-only connection, which it leaves as it was); other options, a time measured on the
+ * topology since, or sources to write are not. */
+ACC_TEST(a_build_from_the_same_inputs_is_current)
+{
+    const char *path = tu_fresh("build_current.db");
+    acc_topo_t *topo = tu_synth(SMALL);
+    acc_db_t *db = tu_open(path, 0);
+    acc_db_build_opts_t o, other;
+    acc_db_measurement_t m;
+    acc_select_table_t *t = NULL;
+    char fp[ACC_SHA256_HEX_LEN + 1];
+    int current = -1;
+
+    acc_db_build_opts_init(&o);
+    set_one_coll(&o, ACC_COLL_ALLREDUCE);
+    CHECK_OK(acc_db_build_current(db, topo, &o, &current));
+    CHECK_INT(current, 0); /* nothing built yet */
+    CHECK_OK(acc_db_build(db, topo, &o, NULL));
+    CHECK_OK(acc_db_build_current(db, topo, &o, &current));
+    CHECK_INT(current, 1);
+    acc_db_close(db);
+    db = tu_open(path, ACC_DB_READONLY);
+    CHECK_OK(acc_db_build_current(db, topo, &o, &current));
+    CHECK_INT(current, 1);
+    other = o;
+    set_one_coll(&other, ACC_COLL_ALLGATHER);
+    CHECK_OK(acc_db_build_current(db, topo, &other, &current));
+    CHECK_INT(current, 0);
+    other = o;
+    other.kernels.source_dir = acc_test_tmp("cuda");
+    CHECK_OK(acc_db_build_current(db, topo, &other, &current));
+    CHECK_INT(current, 0);
+    acc_db_close(db);
+    /* A time measured since on this topology changes the tables a build would make. */
+    db = tu_open(path, 0);
+    CHECK_OK(acc_topo_fingerprint(topo, fp));
+    CHECK_OK(acc_db_get_selection(db, fp, ACC_COLL_ALLREDUCE, &t));
+    memset(&m, 0, sizeof(m));
+    snprintf(m.topo_fingerprint, sizeof(m.topo_fingerprint), "%s", fp);
+    m.coll = ACC_COLL_ALLREDUCE;
+    m.dtype = ACC_DT_F32;
+    for (size_t i = 0; i < t->n && !m.plan_hash[0]; i++)
+        if (!t->entries[i].use_nccl)
+            snprintf(m.plan_hash, sizeof(m.plan_hash), "%s", t->entries[i].plan_hash);
+    CHECK(m.plan_hash[0]);
+    m.nbytes = 1024;
+    m.us = 1.5;
+    snprintf(m.source, sizeof(m.source), "test");
+    CHECK_OK(acc_db_put_measurement(db, &m));
+    CHECK_OK(acc_db_build_current(db, topo, &o, &current));
+    CHECK_INT(current, 0);
+    acc_select_destroy(t);
+    acc_db_close(db);
+    acc_topo_destroy(topo);
+    tu_remove(path);
+}

@@ -134,9 +134,12 @@ static void write_old_rows(const char *path, int k, old_data_t *d)
     }
     if (k >= 3) {
         /* What acc-tune of version 3 wrote: a profile, a run and the optimum it found. */
+        /* Version 8 added where a profile came from (origin). */
         CHECK(sqlite3_exec(h,
-                           "INSERT INTO model_profiles VALUES ('gpt2', 'layers: 12\n', "
-                           "124000000);",
+                           k >= 8 ? "INSERT INTO model_profiles VALUES ('gpt2', 'layers: 12\n', "
+                                    "124000000, '');"
+                                  : "INSERT INTO model_profiles VALUES ('gpt2', 'layers: 12\n', "
+                                    "124000000);",
                            NULL, NULL, NULL) == SQLITE_OK);
         CHECK(sqlite3_prepare_v2(h,
                                  "INSERT INTO tuning_runs VALUES (5, 'gpt2', ?1, '', "
