@@ -49,28 +49,28 @@ typedef enum {
     ACC_PATH_NVL, /* NVLink, direct or through NVSwitches */
     ACC_PATH_NVB, /* NVLink through an intermediate GPU */
     ACC_PATH_C2C,
-    ACC_PATH_PIX, /* at most one PCIe switch */
-    ACC_PATH_PXB, /* several PCIe switches, no host bridge */
-    ACC_PATH_PHB, /* through one PCIe host bridge */
+    ACC_PATH_PIX,  /* at most one PCIe switch */
+    ACC_PATH_PXB,  /* several PCIe switches, no host bridge */
+    ACC_PATH_PHB,  /* through one PCIe host bridge */
     ACC_PATH_NODE, /* through the CPU, between host bridges of one NUMA node */
-    ACC_PATH_SYS, /* across the SMP interconnect between NUMA nodes */
-    ACC_PATH_NET, /* across the network between nodes */
-    ACC_PATH_DIS, /* disconnected */
+    ACC_PATH_SYS,  /* across the SMP interconnect between NUMA nodes */
+    ACC_PATH_NET,  /* across the network between nodes */
+    ACC_PATH_DIS,  /* disconnected */
     ACC_PATH_CLASS_COUNT
 } acc_path_class_t;
 
-#define ACC_TOPO_NAME_MAX 64
+#define ACC_TOPO_NAME_MAX     64
 #define ACC_TOPO_AFFINITY_MAX 256
 
 /* One vertex of the node graph.  Fields that do not apply to a kind are zero / empty;
  * "unknown" is 0 for numbers, "" for strings and -1 for numa. */
 typedef struct {
     acc_vertex_kind_t kind;
-    int id;                        /* index among vertices of this kind: GPU 0..n-1, NIC 0..m-1 */
-    char name[ACC_TOPO_NAME_MAX];  /* canonical name: "GPU0", "NVS1", "PCI3", "CPU0", "NIC2" */
-    char busid[24];                /* PCI bus id "0000:17:00.0", lower case; "" when unknown */
-    int numa;                      /* id of the CPU vertex this device hangs under; -1 unknown */
-    int vendor_id, device_id;      /* PCI ids; 0 when unknown */
+    int id;                       /* index among vertices of this kind: GPU 0..n-1, NIC 0..m-1 */
+    char name[ACC_TOPO_NAME_MAX]; /* canonical name: "GPU0", "NVS1", "PCI3", "CPU0", "NIC2" */
+    char busid[24];               /* PCI bus id "0000:17:00.0", lower case; "" when unknown */
+    int numa;                     /* id of the CPU vertex this device hangs under; -1 unknown */
+    int vendor_id, device_id;     /* PCI ids; 0 when unknown */
     /* GPU */
     char model[ACC_TOPO_NAME_MAX]; /* "H100 SXM5 80GB"; "" when unknown */
     int sm;                        /* compute capability x 10: 70, 80, 90, 100 */
@@ -83,28 +83,28 @@ typedef struct {
     /* PCIe switch */
     int host_bridge; /* 1 when this vertex is a host bridge (root complex) */
     /* CPU */
-    char cpu_arch[16];                       /* "x86_64", "arm64", "ppc64" */
-    char cpu_vendor[32];                     /* "GenuineIntel", "AuthenticAMD" */
-    int cpu_family, cpu_model;               /* CPUID family and model; 0 unknown */
-    char affinity[ACC_TOPO_AFFINITY_MAX];    /* cpu list "0-47,96-143" or hex mask as given */
+    char cpu_arch[16];                    /* "x86_64", "arm64", "ppc64" */
+    char cpu_vendor[32];                  /* "GenuineIntel", "AuthenticAMD" */
+    int cpu_family, cpu_model;            /* CPUID family and model; 0 unknown */
+    char affinity[ACC_TOPO_AFFINITY_MAX]; /* cpu list "0-47,96-143" or hex mask as given */
 } acc_topo_vertex_t;
 
 /* One direction of a physical link. */
 typedef struct {
-    int from, to;         /* vertex indices */
+    int from, to; /* vertex indices */
     acc_link_kind_t kind;
-    int count;            /* NVLinks bonded into this connection; 1 for other kinds */
-    int gen, width;       /* PCIe generation and lane count; 0 when unknown / not PCIe */
-    double bw;            /* GB/s in this direction, all bonded links together */
-    double lat_us;        /* one-hop latency */
+    int count;      /* NVLinks bonded into this connection; 1 for other kinds */
+    int gen, width; /* PCIe generation and lane count; 0 when unknown / not PCIe */
+    double bw;      /* GB/s in this direction, all bonded links together */
+    double lat_us;  /* one-hop latency */
 } acc_topo_link_t;
 
 typedef struct {
-    int nodes;                  /* >= 1 */
+    int nodes;                    /* >= 1 */
     char name[ACC_TOPO_NAME_MAX]; /* "ib-ndr", "efa", "roce", "vpc"; "" for one node */
-    double latency_us;          /* one-way NIC-to-NIC latency across the fabric */
-    int rail_optimized;         /* 1: NIC k of every node shares a leaf switch (a rail) */
-    double oversubscription;    /* >= 1: bisection is NIC bandwidth / oversubscription */
+    double latency_us;            /* one-way NIC-to-NIC latency across the fabric */
+    int rail_optimized;           /* 1: NIC k of every node shares a leaf switch (a rail) */
+    double oversubscription;      /* >= 1: bisection is NIC bandwidth / oversubscription */
 } acc_topo_network_t;
 
 /* The best path between two endpoints. */
@@ -129,12 +129,12 @@ typedef enum {
 typedef struct acc_topo acc_topo_t;
 
 /* ---- names ------------------------------------------------------------------------------ */
-const char *acc_vertex_kind_name(acc_vertex_kind_t k);  /* "gpu", "nvswitch", ... */
-const char *acc_link_kind_name(acc_link_kind_t k);      /* "nvlink", "pcie", "c2c", "smp" */
-const char *acc_path_class_name(acc_path_class_t c);    /* "NVL", "PIX", "NODE", ... */
+const char *acc_vertex_kind_name(acc_vertex_kind_t k); /* "gpu", "nvswitch", ... */
+const char *acc_link_kind_name(acc_link_kind_t k);     /* "nvlink", "pcie", "c2c", "smp" */
+const char *acc_path_class_name(acc_path_class_t c);   /* "NVL", "PIX", "NODE", ... */
 /* NCCL's own name for a class (NODE becomes PHB). */
 const char *acc_path_class_nccl_name(acc_path_class_t c);
-const char *acc_topo_format_name(acc_topo_format_t f);  /* "hwloc-xml", "nccl-xml", ... */
+const char *acc_topo_format_name(acc_topo_format_t f); /* "hwloc-xml", "nccl-xml", ... */
 
 /* ---- loading ---------------------------------------------------------------------------- */
 /* SRC is a file path, a shipped platform name ("dgx-h100"), "auto" for live discovery, or a
@@ -143,8 +143,7 @@ const char *acc_topo_format_name(acc_topo_format_t f);  /* "hwloc-xml", "nccl-xm
 acc_status_t acc_topo_load(const char *src, acc_topo_t **out);
 acc_status_t acc_topo_load_file(const char *path, acc_topo_t **out);
 /* `name` is used in messages and as the topology's source. */
-acc_status_t acc_topo_load_buffer(const char *text, size_t len, const char *name,
-                                  acc_topo_t **out);
+acc_status_t acc_topo_load_buffer(const char *text, size_t len, const char *name, acc_topo_t **out);
 acc_status_t acc_topo_load_synthetic(const char *desc, acc_topo_t **out);
 acc_status_t acc_topo_load_platform(const char *name, acc_topo_t **out);
 acc_status_t acc_topo_load_live(acc_topo_t **out);
@@ -182,8 +181,8 @@ acc_topo_vertex_t *acc_topo_vertex_mut(acc_topo_t *t, int index);
 acc_status_t acc_topo_add_link(acc_topo_t *t, int a, int b, acc_link_kind_t kind, int count,
                                double bw, double lat_us);
 /* Add one direction only (asymmetric links). */
-acc_status_t acc_topo_add_link_dir(acc_topo_t *t, int from, int to, acc_link_kind_t kind,
-                                   int count, double bw, double lat_us);
+acc_status_t acc_topo_add_link_dir(acc_topo_t *t, int from, int to, acc_link_kind_t kind, int count,
+                                   double bw, double lat_us);
 /* Set PCIe generation and width on both directions of the link a-b (for exports and NCCL). */
 acc_status_t acc_topo_set_pcie(acc_topo_t *t, int a, int b, int gen, int width);
 acc_status_t acc_topo_set_network(acc_topo_t *t, const acc_topo_network_t *net);
@@ -236,7 +235,8 @@ const char *acc_topo_assumption(const acc_topo_t *t, int index);
 int acc_topo_nodes(const acc_topo_t *t);
 int acc_topo_gpus_per_node(const acc_topo_t *t);
 int acc_topo_ranks(const acc_topo_t *t); /* nodes x gpus per node */
-/* Sum of NVLinks between two GPUs of a node (direct links only), and from a GPU to all NVSwitches. */
+/* Sum of NVLinks between two GPUs of a node (direct links only), and from a GPU to all NVSwitches.
+ */
 int acc_topo_nvlinks_between(const acc_topo_t *t, int gpu_a, int gpu_b);
 int acc_topo_nvlinks_to_switches(const acc_topo_t *t, int gpu);
 
@@ -246,8 +246,7 @@ acc_status_t acc_topo_path(const acc_topo_t *t, int rank_a, int rank_b, acc_topo
 acc_status_t acc_topo_vertex_path(const acc_topo_t *t, int va, int vb, acc_topo_path_t *out);
 /* The links of that path, in order from va to vb (indices for acc_topo_link): *n of them, none
  * for va == vb and for a disconnected pair.  The array belongs to the topology. */
-acc_status_t acc_topo_vertex_route(const acc_topo_t *t, int va, int vb, const int **links,
-                                   int *n);
+acc_status_t acc_topo_vertex_route(const acc_topo_t *t, int va, int vb, const int **links, int *n);
 /* The NIC a GPU uses to leave the node (its rail): vertex index, or -1 without NICs. */
 int acc_topo_gpu_nic(const acc_topo_t *t, int gpu);
 /* The NUMA node (CPU id) closest to a vertex, or -1. */
@@ -268,22 +267,27 @@ acc_status_t acc_topo_export_yaml(const acc_topo_t *t, acc_buf_t *out);
 acc_status_t acc_topo_export_nccl_xml(const acc_topo_t *t, acc_buf_t *out);
 acc_status_t acc_topo_summary(const acc_topo_t *t, acc_buf_t *out);
 acc_status_t acc_topo_summary_json(const acc_topo_t *t, acc_buf_t *out);
+/* Append the node as an SVG picture (acc-compile --draw): every GPU, NVSwitch fabric, PCIe
+ * switch, NIC and CPU/NUMA node as a box (<g class="vertex" data-kind="gpu" ...>), every link
+ * as <g class="link" data-kind="nvlink|pcie|c2c|smp"> labelled with its bandwidth, and for a
+ * cluster the node count and network in the title.  t borrowed, finalized. */
+acc_status_t acc_topo_draw_svg(const acc_topo_t *t, acc_buf_t *out);
 
 /* ---- hardware facts (documented defaults, see topo_hw.c) -------------------------------- */
 typedef struct {
-    int sm;                  /* 60, 70, 80, 86, 89, 90, 100 */
-    const char *arch;        /* "pascal", "volta", ... */
-    double nvlink_gbs;       /* per link per direction, hardware rate; 0 without NVLink */
-    int max_nvlinks;         /* links per GPU of the SXM part */
+    int sm;            /* 60, 70, 80, 86, 89, 90, 100 */
+    const char *arch;  /* "pascal", "volta", ... */
+    double nvlink_gbs; /* per link per direction, hardware rate; 0 without NVLink */
+    int max_nvlinks;   /* links per GPU of the SXM part */
 } acc_gpu_arch_t;
 
 typedef struct {
-    int device_id;           /* PCI device id (vendor 0x10de) */
-    const char *model;       /* "H100 SXM5 80GB" */
+    int device_id;     /* PCI device id (vendor 0x10de) */
+    const char *model; /* "H100 SXM5 80GB" */
     int sm, sm_count;
     uint64_t mem_bytes;
-    double mem_gbs;          /* memory bandwidth, GB/s (datasheet) */
-    int nvlinks;             /* NVLinks of the part (0 for PCIe cards without a bridge) */
+    double mem_gbs; /* memory bandwidth, GB/s (datasheet) */
+    int nvlinks;    /* NVLinks of the part (0 for PCIe cards without a bridge) */
     int pcie_gen;
 } acc_gpu_model_t;
 
