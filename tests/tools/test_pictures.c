@@ -111,3 +111,65 @@ ACC_TEST(bad_draw_arguments_exit_2_and_unwritable_files_3)
     CHECK_INT(tr_run("acc-compile --topo dgx-h100 --draw /nonexistent/dir/topo.svg", NULL, 0), 3);
     TR_HAS(tr_err, "/nonexistent/dir/topo.svg", "--draw /nonexistent/dir/topo.svg");
 }
+
+ACC_TEST(plan_ring_has_an_arrow_per_hop_and_lane_and_a_critical_path)
+{
+    char line[2048], yaml[1024];
+    svg_t s;
+
+    draw(&s, "acc-compile --topo dgx-h100 --coll allreduce --algo ring --lanes 2 --draw {svg}");
+    check_plain(&s);
+    /* 8 ranks, each lane a ring: 8 hops per lane. */
+    COUNT(&s, "//s:path[@class='hop']", 16);
+    COUNT(&s, "//s:path[@class='hop' and @data-lane='1']", 8);
+    COUNT(&s, "//s:g[@class='rank']", 8);
+    /* Every operation a bar (240: 8 ranks x 2 lanes x 15), the critical path marked. */
+    COUNT(&s, "//s:rect[starts-with(@class, 'op')]", 240);
+    CHECK(count(&s, "//s:rect[@class='op critical']") > 0);
+    COUNT(&s, "//s:path[@class='critical-path']", 1);
+    COUNT(&s, "//s:text[contains(., 'simulated on dgx-h100')]", 1);
+    done(&s);
+
+    /* From a plan file, without a topology: the same graph, the timeline in steps. */
+    snprintf(yaml, sizeof(yaml), "%s", acc_test_tmp("ring.yaml"));
+    snprintf(line, sizeof(line),
+             "acc-compile --topo dgx-h100 --coll allreduce --algo ring --lanes 2 --emit-plan %s",
+             yaml);
+    CHECK_MSG(tr_run(line, NULL, 0) == 0, "%s: %s", line, tr_err);
+    snprintf(line, sizeof(line), "acc-compile --verify %s --draw {svg}", yaml);
+    draw(&s, line);
+    COUNT(&s, "//s:path[@class='hop']", 16);
+    COUNT(&s, "//s:text[contains(., 'in steps: no topology')]", 1);
+    CHECK(count(&s, "//s:rect[@class='op critical']") > 0);
+    done(&s);
+}
+
+ACC_TEST(plan_tree_and_peer_memory_plans_draw)
+{
+    svg_t s;
+    /* A double binary tree on 8 ranks over 2 lanes: each lane one of the two trees, 7 edges
+     * used both ways (reduce up, broadcast down). */
+    draw(&s, "acc-compile --topo dgx-h100 --coll allreduce --algo tree --lanes 2 --draw {svg}");
+    COUNT(&s, "//s:path[@class='hop' and @data-lane='0']", 14);
+    COUNT(&s, "//s:path[@class='hop' and @data-lane='1']", 14);
+    CHECK(count(&s, "//s:rect[@class='op critical']") > 0);
+    done(&s);
+    /* One-shot: every rank reads every other's memory. */
+    draw(&s, "acc-compile --topo dgx-h100 --coll allreduce --algo oneshot --draw {svg}");
+    CHECK(count(&s, "//s:rect[@class='op critical']") > 0);
+    done(&s);
+}
+
+ACC_TEST(large_plan_is_capped_and_says_so)
+{
+    svg_t s;
+    draw(&s, "acc-compile --topo 'nodes=16 gpus=8 nvlink=18 nic=8x400' --coll allreduce "
+             "--algo ring --lanes 8 --draw {svg}");
+    check_plain(&s);
+    COUNT(&s, "//s:path[@class='hop']", 0);
+    COUNT(&s, "//s:text[contains(., 'the graph is drawn up to 64 ranks')]", 1);
+    COUNT(&s, "//s:text[contains(., 'showing ranks 0-11 of 128 and lanes 0-3 of 8')]", 1);
+    COUNT(&s, "//s:text[starts-with(., 'rank ')]", 48);
+    CHECK(count(&s, "//s:rect[@class='op critical']") > 0);
+    done(&s);
+}
