@@ -83,7 +83,7 @@ const char *acc_svg_colour(size_t i)
     /* Paul Tol's "bright" and "muted" qualitative schemes (personal.sron.nl/~pault/), chosen
      * to stay distinct for colour-blind readers. */
     static const char *const palette[] = {"#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee",
-                                          "#aa3377", "#332288", "#999933", "#cc6677", "#882255"};
+                                          "#aa3377", "#ddcc77", "#999933", "#cc6677", "#44aa99"};
     return palette[i % (sizeof(palette) / sizeof(palette[0]))];
 }
 

@@ -221,6 +221,12 @@ acc_status_t acc_select_report_text(const acc_select_result_t *const *res, size_
 acc_status_t acc_select_report_json(const acc_select_result_t *const *res, size_t n,
                                     acc_buf_t *out);
 acc_status_t acc_select_report_svg(const acc_select_result_t *const *res, size_t n, acc_buf_t *out);
+/* The tables (borrowed, each with at least one range) as an SVG picture (acc-compile
+ * --print-selection --plot): a row per table on a log size axis, a <rect class="band"
+ * data-collective="C" data-choice="acc|nccl"> per range, coloured by the algorithm that serves
+ * it, labelled where it fits, with a legend; topo_name goes into the title. */
+acc_status_t acc_select_bands_svg(const acc_select_table_t *const *tables, size_t n,
+                                  const char *topo_name, acc_buf_t *out);
 
 #ifdef __cplusplus
 }

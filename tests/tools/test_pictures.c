@@ -173,3 +173,48 @@ ACC_TEST(large_plan_is_capped_and_says_so)
     CHECK(count(&s, "//s:rect[@class='op critical']") > 0);
     done(&s);
 }
+
+/* The number in "allreduce on FINGERPRINT: N ranges" of --print-selection's text, and the
+ * count of its lines by NCCL. */
+static void ranges_of(const char *text, const char *coll, int *n, int *nccl)
+{
+    char head[64];
+    const char *p, *line;
+    snprintf(head, sizeof(head), "%s on ", coll);
+    p = strstr(text, head);
+    CHECK_MSG(p != NULL, "no table of %s in:\n%s", coll, text);
+    CHECK(sscanf(strchr(p, ':') + 1, "%d ranges", n) == 1);
+    *nccl = 0;
+    for (line = strchr(p, '\n'); line && *line; line = strchr(line + 1, '\n')) {
+        char by[16];
+        unsigned long long lo, hi;
+        if (sscanf(line + 1, "%llu %llu %15s", &lo, &hi, by) != 3)
+            break;
+        *nccl += strcmp(by, "NCCL") == 0;
+    }
+}
+
+ACC_TEST(selection_bands_one_per_range)
+{
+    char db[1024], line[2048];
+    int n, nccl;
+    svg_t s;
+
+    snprintf(db, sizeof(db), "%s", acc_test_tmp("sel.db"));
+    snprintf(line, sizeof(line), "acc-compile --topo 'gpus=4 nvlink=18' --db %s --coll allreduce",
+             db);
+    CHECK_MSG(tr_run(line, NULL, 0) == 0, "%s: %s", line, tr_err);
+    snprintf(line, sizeof(line),
+             "acc-compile --topo 'gpus=4 nvlink=18' --db %s --print-selection --plot {svg}", db);
+    draw(&s, line); /* its standard output is the tables' text */
+    ranges_of(tr_out, "allreduce", &n, &nccl);
+    CHECK(n >= 1);
+    check_plain(&s);
+    COUNT(&s, "//s:rect[@class='band' and @data-collective='allreduce']", n);
+    COUNT(&s, "//s:rect[@class='band' and @data-choice='nccl']", nccl);
+    COUNT(&s, "//s:text[.='message size (bytes, log scale)']", 1);
+    COUNT(&s, "//s:text[.='acc chooses:']", 1);
+    done(&s);
+    CHECK_INT(tr_run("acc-compile --topo dgx-h100 --plot x.svg", NULL, 0), 2);
+    TR_HAS(tr_err, "--plot FILE.svg goes with --report or --print-selection", "--plot alone");
+}
