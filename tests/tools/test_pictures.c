@@ -218,3 +218,72 @@ ACC_TEST(selection_bands_one_per_range)
     CHECK_INT(tr_run("acc-compile --topo dgx-h100 --plot x.svg", NULL, 0), 2);
     TR_HAS(tr_err, "--plot FILE.svg goes with --report or --print-selection", "--plot alone");
 }
+
+ACC_TEST(bench_plot_has_measured_and_predicted_series)
+{
+    char line[2048], yaml[1024];
+    svg_t s;
+
+    /* 1K, 4K, 16K, 64K: four points per series. */
+    draw(&s, "acc-bench --backend host --topo 'gpus=4 nvlink=18' --coll allreduce --algo ring "
+             "-b 1K -e 64K -f 4 -n 1 -w 0 -c 0 --plot {svg}");
+    check_plain(&s);
+    COUNT(&s, "//s:path[@class='series']", 2);
+    COUNT(&s, "//s:path[@class='series' and starts-with(@data-series, 'measured')]", 1);
+    COUNT(&s, "//s:path[@class='series' and starts-with(@data-series, 'predicted')]", 1);
+    COUNT(&s, "//s:circle[@class='point']", 8);
+    COUNT(&s, "//s:text[.='64K']", 1);
+    done(&s);
+
+    /* A plan file, with --topo naming only the machine predicted for. */
+    snprintf(yaml, sizeof(yaml), "%s", acc_test_tmp("ring.yaml"));
+    snprintf(line, sizeof(line),
+             "acc-compile --topo 'gpus=4 nvlink=18' --coll allreduce --algo ring --emit-plan %s",
+             yaml);
+    CHECK_MSG(tr_run(line, NULL, 0) == 0, "%s: %s", line, tr_err);
+    snprintf(line, sizeof(line),
+             "acc-bench --backend host --plan %s --topo 'gpus=4 nvlink=18' -b 4K -e 4K -n 1 -c 0 "
+             "--plot {svg}",
+             yaml);
+    draw(&s, line);
+    COUNT(&s, "//s:circle[@class='point']", 2);
+    done(&s);
+}
+
+ACC_TEST(bad_bench_plot_arguments_exit_2_and_unwritable_files_3)
+{
+    static const struct {
+        const char *line, *says;
+    } bad[] = {
+        {"acc-bench --backend host --plan x.yaml --plot x.svg", "add --topo T"},
+        {"acc-bench --backend host --plan x.yaml --topo dgx-h100", "add --plot or drop --topo"},
+        {"acc-bench --runtime host --nranks 2 --plot x.svg", "it goes with --backend host"},
+        {"acc-bench --backend host --topo 'gpus=4 nvlink=18' --coll allreduce --algo ring "
+         "--plot",
+         "needs a value"},
+    };
+    const char *unwritable =
+        "acc-bench --backend host --topo 'gpus=4 nvlink=18' --coll "
+        "allreduce --algo ring -b 1K -e 1K -n 1 -c 0 --plot /nonexistent/b.svg";
+    char line[4096], yaml[1024], svg[1024];
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        CHECK_MSG(tr_run(bad[i].line, NULL, 0) == 2, "%s: status not 2: %s", bad[i].line, tr_err);
+        TR_HAS(tr_err, bad[i].says, bad[i].line);
+    }
+    CHECK_INT(tr_run(unwritable, NULL, 0), 3);
+    TR_HAS(tr_err, "/nonexistent/b.svg", unwritable);
+    /* The topology predicted for must have the plan's rank count. */
+    snprintf(yaml, sizeof(yaml), "%s", acc_test_tmp("ring4.yaml"));
+    snprintf(svg, sizeof(svg), "%s", acc_test_tmp("b.svg"));
+    snprintf(line, sizeof(line),
+             "acc-compile --topo 'gpus=4 nvlink=18' --coll allreduce --algo ring --emit-plan %s",
+             yaml);
+    CHECK_MSG(tr_run(line, NULL, 0) == 0, "%s: %s", line, tr_err);
+    snprintf(line, sizeof(line),
+             "acc-bench --backend host --plan %s --topo dgx-h100 -b 1K -e 1K -n 1 -c 0 --plot %s",
+             yaml, svg);
+    CHECK_INT(tr_run(line, NULL, 0), 2);
+    TR_HAS(tr_err, "has 8 ranks and the plan 4", line);
+}
