@@ -287,3 +287,19 @@ ACC_TEST(bad_bench_plot_arguments_exit_2_and_unwritable_files_3)
     CHECK_INT(tr_run(line, NULL, 0), 2);
     TR_HAS(tr_err, "has 8 ranks and the plan 4", line);
 }
+
+ACC_TEST(tune_plot_is_svg_with_the_optimum_framed)
+{
+    char db[1024], line[2048];
+    svg_t s;
+
+    snprintf(db, sizeof(db), "%s", acc_test_tmp("tune.db"));
+    snprintf(line, sizeof(line), "acc-tune --model resnet50 --topo gpus=4 --db %s", db);
+    CHECK_MSG(tr_run(line, NULL, 0) == 0, "%s: %s", line, tr_err);
+    snprintf(line, sizeof(line), "acc-tune plot {svg} --db %s --model resnet50 --topo gpus=4", db);
+    draw(&s, line);
+    check_plain(&s);
+    COUNT(&s, "//s:rect[s:title='optimum']", 1);
+    CHECK(count(&s, "//s:rect[s:title]") > 10);
+    done(&s);
+}
