@@ -76,6 +76,9 @@ static const char usage_text[] =
     "Options as in nccl-tests:\n"
     "  --backend B          where the plan runs: 'host', its ranks as threads of this\n"
     "                       process (not --runtime host's rank processes)\n"
+    "  --plot FILE.svg      with --backend: the measured busbw beside acc's simulator's\n"
+    "                       prediction for the plan on T (--topo T; beside --plan or --msccl\n"
+    "                       it names only the machine predicted for), per size\n"
     "  -b, --minbytes SIZE  smallest size (default 32M); K, M, G suffixes are powers of 1024\n"
     "  -e, --maxbytes SIZE  largest size (default 32M), measured also where the steps\n"
     "                       pass it (-b 8 -e 64M -f 4 ends at 64M)\n"
@@ -107,6 +110,7 @@ typedef struct {
     bench_comm_t comm;     /* --runtime */
     bench_replay_t replay; /* --model */
     const char *tables;    /* --tables */
+    const char *plot;      /* --plot FILE.svg */
 } options_t;
 
 static int usage_error(const char *what, const char *arg)
@@ -208,6 +212,10 @@ static int check_replay(options_t *o)
 static int check_runtime(options_t *o)
 {
     bench_comm_t *b = &o->comm;
+    if (o->plot)
+        return usage_error("--plot FILE.svg draws one plan's measured busbw beside the "
+                           "simulator's prediction: it goes with --backend host",
+                           NULL);
     if (o->backend || o->plan || o->msccl || o->algo || o->lanes || o->chunks)
         return usage_error("--runtime runs the communicator's own choices: it takes no "
                            "--backend, --plan, --msccl, --algo, --lanes or --chunks",
@@ -242,7 +250,9 @@ static int check_runtime(options_t *o)
 
 static int check_args(options_t *o)
 {
-    int sources = !!o->plan + !!o->msccl + !!(o->topo || o->coll || o->algo);
+    /* --topo beside --plan or --msccl names the machine --plot predicts for. */
+    int predict_on = (o->plan || o->msccl) && o->topo && !o->coll && !o->algo;
+    int sources = !!o->plan + !!o->msccl + !!((o->topo && !predict_on) || o->coll || o->algo);
     const bench_sweep_t *s = &o->sweep;
     if (o->comm.runtime)
         return check_runtime(o);
@@ -260,9 +270,17 @@ static int check_args(options_t *o)
         return usage_error("this build has only the host backend; not", o->backend);
     if (sources != 1)
         return usage_error("give exactly one of --plan, --msccl, or --topo/--coll/--algo", NULL);
-    if ((o->topo || o->coll || o->algo) && !(o->topo && o->coll && o->algo))
+    if (predict_on && !o->plot)
+        return usage_error("--topo with --plan or --msccl names the machine --plot FILE.svg "
+                           "predicts for; add --plot or drop --topo",
+                           NULL);
+    if (o->plot && !o->topo)
+        return usage_error("--plot FILE.svg puts the measured busbw beside the simulator's "
+                           "prediction on a topology: add --topo T (e.g. dgx-h100)",
+                           NULL);
+    if ((o->topo || o->coll || o->algo) && !predict_on && !(o->topo && o->coll && o->algo))
         return usage_error("--topo, --coll and --algo go together", NULL);
-    if (!o->topo && (o->lanes || o->chunks))
+    if ((!o->topo || predict_on) && (o->lanes || o->chunks))
         return usage_error("--lanes and --chunks go with --topo/--coll/--algo", NULL);
     if (s->min_bytes > s->max_bytes)
         return usage_error("-b is larger than -e", NULL);
@@ -290,7 +308,8 @@ static int parse_args(int argc, char **argv, options_t *o)
         OPT_POLICY,
         OPT_TABLES,
         OPT_GRAD_SCALE,
-        OPT_JITTER
+        OPT_JITTER,
+        OPT_PLOT
     };
     static const struct option longopts[] = {
         {"backend", required_argument, NULL, OPT_BACKEND},
@@ -312,6 +331,7 @@ static int parse_args(int argc, char **argv, options_t *o)
         {"tables", required_argument, NULL, OPT_TABLES},
         {"grad-scale", required_argument, NULL, OPT_GRAD_SCALE},
         {"jitter", required_argument, NULL, OPT_JITTER},
+        {"plot", required_argument, NULL, OPT_PLOT},
         {"minbytes", required_argument, NULL, 'b'},
         {"maxbytes", required_argument, NULL, 'e'},
         {"stepfactor", required_argument, NULL, 'f'},
@@ -395,6 +415,9 @@ static int parse_args(int argc, char **argv, options_t *o)
             break;
         case OPT_POLICY:
             o->replay.policies = optarg;
+            break;
+        case OPT_PLOT:
+            o->plot = optarg;
             break;
         case OPT_TABLES:
             o->tables = optarg;
@@ -535,7 +558,14 @@ static int run(int argc, char **argv)
     printf("# acc-bench --backend host: %s '%s' on %d ranks x %d lanes, %s, %d slots%s%s\n",
            acc_coll_name(plan->coll), plan->algo, plan->nranks, plan->nlanes,
            acc_proto_name(plan->proto), plan->slots, plan->params[0] ? ": " : "", plan->params);
-    rc = bench_sweep(plan, &o.sweep, stdout);
+    {
+        bench_points_t pts;
+        rc = bench_sweep(plan, &o.sweep, stdout, o.plot ? &pts : NULL);
+        if (o.plot && rc == EXIT_OK)
+            rc = bench_plot(plan, o.topo, o.sweep.dtypes[0], &pts, o.plot);
+        if (o.plot)
+            bench_points_free(&pts);
+    }
     acc_plan_destroy(plan);
     return rc;
 }

@@ -23,9 +23,22 @@ typedef struct {
     int check; /* -c: compare with the sequential reference */
 } bench_sweep_t;
 
+/* Measured points of a sweep: size and out-of-place busbw, of the first type and reduction. */
+typedef struct {
+    uint64_t *bytes;
+    double *busbw;
+    size_t n, cap;
+} bench_points_t;
+
 /* Run the sweep over a verified plan and print the table to out; the exit status: 0, or 1 when
- * an element was wrong or the executor failed. */
-int bench_sweep(const acc_plan_t *plan, const bench_sweep_t *s, FILE *out);
+ * an element was wrong or the executor failed.  pts (may be NULL) collects the points. */
+int bench_sweep(const acc_plan_t *plan, const bench_sweep_t *s, FILE *out, bench_points_t *pts);
+
+/* --plot (acc_bench_plot.c): the points beside the simulator's prediction for the plan on
+ * topology T, written to path; the exit status (3 when the file cannot be written). */
+int bench_plot(const acc_plan_t *plan, const char *topo, acc_dtype_t dt, const bench_points_t *pts,
+               const char *path);
+void bench_points_free(bench_points_t *pts);
 
 /* The runtime's sweep (acc_bench_comm.c): nranks processes, each a rank of a communicator. */
 typedef struct {

@@ -26,6 +26,8 @@ typedef struct {
     int bw_count;
     uint64_t wrong_total;
     int failed;
+    bench_points_t *pts; /* collecting while record is set */
+    int record;
 } sweep_t;
 
 /* Elements per byte of the size column: the larger of a rank's two buffers. */
@@ -135,6 +137,10 @@ static void measure(sweep_t *w, acc_dtype_t dt, acc_redop_t op, uint64_t count, 
     busbw = algbw * bench_bus_factor(p->coll, p->nranks);
     w->bw_sum += busbw;
     w->bw_count++;
+    if (w->pts && w->record && !inplace && w->pts->n < w->pts->cap) {
+        w->pts->bytes[w->pts->n] = bytes;
+        w->pts->busbw[w->pts->n++] = busbw;
+    }
     fprintf(w->out, "  %7s  %6.2f  %6.2f  %s", tstr, algbw, busbw, wstr);
     return;
 failed:
@@ -211,7 +217,14 @@ int bench_advance(const bench_sweep_t *s, uint64_t *size)
     return 1;
 }
 
-int bench_sweep(const acc_plan_t *plan, const bench_sweep_t *s, FILE *out)
+void bench_points_free(bench_points_t *pts)
+{
+    free(pts->bytes);
+    free(pts->busbw);
+    memset(pts, 0, sizeof(*pts));
+}
+
+int bench_sweep(const acc_plan_t *plan, const bench_sweep_t *s, FILE *out, bench_points_t *pts)
 {
     sweep_t w;
     int t, o, more;
@@ -221,6 +234,22 @@ int bench_sweep(const acc_plan_t *plan, const bench_sweep_t *s, FILE *out)
     w.plan = plan;
     w.s = s;
     w.out = out;
+    if (pts) {
+        /* One point per size of the sweep: count them first. */
+        size_t n = 1;
+        for (size = s->min_bytes; bench_advance(s, &size);)
+            n++;
+        memset(pts, 0, sizeof(*pts));
+        pts->bytes = calloc(n, sizeof(uint64_t));
+        pts->busbw = calloc(n, sizeof(double));
+        if (!pts->bytes || !pts->busbw) {
+            fprintf(stderr, "acc-bench: out of memory for the plot's %zu points\n", n);
+            bench_points_free(pts);
+            return EXIT_INPUT;
+        }
+        pts->cap = n;
+        w.pts = pts;
+    }
     header(&w);
     for (t = 0; t < s->ndtypes && !w.failed; t++) {
         acc_dtype_t dt = s->dtypes[t];
@@ -233,6 +262,7 @@ int bench_sweep(const acc_plan_t *plan, const bench_sweep_t *s, FILE *out)
             /* collectives that only move data run once per type and say "none" */
             if (!acc_coll_reduces(plan->coll) && o > 0)
                 break;
+            w.record = t == 0 && o == 0;
             for (size = s->min_bytes, more = 1; more && !w.failed; more = bench_advance(s, &size)) {
                 uint64_t count = size / mult;
                 fprintf(out, "%12llu  %12llu  %8s  %6s  %6d", (unsigned long long)(count * mult),

@@ -112,8 +112,9 @@ endif()
 # ---- public headers -----------------------------------------------------------------------
 
 # Every <part>/include/acc_*.h is installed in include/acc/, except these: acc_yaml.h exposes
-# libyaml's types, which the project uses internally and does not promise to consumers.
-set(acc_uninstalled_headers acc_yaml.h)
+# libyaml's types, which the project uses internally and does not promise to consumers; acc_svg.h
+# is the small SVG writer every picture shares, not an API.
+set(acc_uninstalled_headers acc_yaml.h acc_svg.h)
 set(ACC_INSTALLED_HEADERS)
 set(acc_header_names)
 set(acc_include_dirs ${CMAKE_SOURCE_DIR}/include)

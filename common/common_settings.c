@@ -122,6 +122,21 @@ void acc_settings_print(FILE *out)
     }
 }
 
+void acc_size_text(uint64_t bytes, char *out, size_t cap)
+{
+    static const char units[] = "KMGTPE";
+    int u = -1;
+
+    while (bytes >= 1024 && bytes % 1024 == 0 && u < 5) {
+        bytes /= 1024;
+        u++;
+    }
+    if (u < 0)
+        snprintf(out, cap, "%llu", (unsigned long long)bytes);
+    else
+        snprintf(out, cap, "%llu%c", (unsigned long long)bytes, units[u]);
+}
+
 acc_status_t acc_parse_size(const char *text, uint64_t *out)
 {
     char *end;
@@ -136,11 +151,28 @@ acc_status_t acc_parse_size(const char *text, uint64_t *out)
     /* A table of suffixes, kept as one. */
     /* clang-format off */
     switch (*end) {
-    case 'k': case 'K': mult = 1ull << 10; end++; break;
-    case 'm': case 'M': mult = 1ull << 20; end++; break;
-    case 'g': case 'G': mult = 1ull << 30; end++; break;
-    case 't': case 'T': mult = 1ull << 40; end++; break;
-    default: break;
+    case 'k':
+    case 'K':
+        mult = 1ull << 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        mult = 1ull << 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        mult = 1ull << 30;
+        end++;
+        break;
+    case 't':
+    case 'T':
+        mult = 1ull << 40;
+        end++;
+        break;
+    default:
+        break;
     }
     /* clang-format on */
     if ((*end == 'i' || *end == 'I') && mult > 1)

@@ -18,6 +18,7 @@ static const char usage_text[] =
     "                   [--inner A --outer B] [--proto P] [--emit-plan FILE.yaml]\n"
     "                   [--export-msccl FILE.xml]\n"
     "       acc-compile --topo SRC --report [--coll C | --full] [--json] [--plot FILE.svg]\n"
+    "       acc-compile --topo SRC --draw FILE.svg             (a picture of the topology)\n"
     "       acc-compile --verify FILE.yaml\n"
     "       acc-compile --import-msccl FILE.xml [--verify] [--emit-plan FILE.yaml]\n"
     "       acc-compile --topo SRC --db FILE [--coll C]          (store schedules)\n"
@@ -46,6 +47,10 @@ static const char usage_text[] =
     "                       (nccl-xml, usable as NCCL_TOPO_FILE)\n"
     "  -o, --output FILE    where --export-topo writes (default: standard output)\n"
     "  --list-platforms     list the shipped platform descriptions\n"
+    "  --draw FILE.svg      a picture: of the topology, or with a plan (--algo, --verify FILE,\n"
+    "                       --import-msccl) of the plan: rings and trees as graphs and every\n"
+    "                       rank's lanes on a timeline (the simulator's times on --topo SRC)\n"
+    "                       with the critical path marked\n"
     "Kernels\n"
     "  --emit-cuda DIR      write the CUDA source of the run's plans into DIR, one .cu file\n"
     "                       per kernel module (one per plan, type and reduction)\n"
@@ -84,6 +89,7 @@ static const char usage_text[] =
     "                       reduction; running it again changes nothing (and compiles\n"
     "                       nothing: the kernel cache), another topology adds to the file\n"
     "  --print-selection    with --db: print this topology's selection tables from FILE\n"
+    "  --plot FILE.svg      with --print-selection: the tables as size bands, acc vs NCCL\n"
     "\n"
     "Exit status: 0 success, 1 unusable input or a plan that fails verification (the message\n"
     "names the file and place, or the rank, lane, operation and chunk), 2 bad command line,\n"
@@ -168,7 +174,8 @@ enum {
     OPT_FULL,
     OPT_PLOT,
     OPT_DB,
-    OPT_PRINT_SELECTION
+    OPT_PRINT_SELECTION,
+    OPT_DRAW
 };
 
 static const struct option longopts[] = {
@@ -201,6 +208,7 @@ static const struct option longopts[] = {
     {"plot", required_argument, NULL, OPT_PLOT},
     {"db", required_argument, NULL, OPT_DB},
     {"print-selection", no_argument, NULL, OPT_PRINT_SELECTION},
+    {"draw", required_argument, NULL, OPT_DRAW},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -329,6 +337,9 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
         case OPT_PRINT_SELECTION:
             o->print_selection = 1;
             break;
+        case OPT_DRAW:
+            o->draw = optarg;
+            break;
         case 'h':
             fputs(usage_text, stdout);
             return -1;
@@ -376,8 +387,16 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
                            NULL);
     if (o->full && !o->report)
         return usage_error("--full goes with --report", NULL);
-    if (o->plot && !o->report)
-        return usage_error("--plot FILE.svg goes with --report", NULL);
+    if (o->plot && !o->report && !o->print_selection)
+        return usage_error("--plot FILE.svg goes with --report or --print-selection", NULL);
+    if (o->draw && !o->topo && !o->verify_file && !o->import_msccl)
+        return usage_error("--draw FILE.svg draws a topology (--topo SRC) or a plan (--algo, "
+                           "--verify FILE, --import-msccl FILE); add one",
+                           NULL);
+    if (o->draw && (o->report || o->db))
+        return usage_error("--draw FILE.svg draws a topology or a plan; for the report and the "
+                           "selection tables use --plot FILE.svg",
+                           NULL);
     if (o->report && !o->topo)
         return usage_error("--report needs --topo SRC", NULL);
     if ((o->db || o->print_selection) && !o->topo)
@@ -388,7 +407,7 @@ static int parse_args(int argc, char **argv, compile_opts_t *o)
         return usage_error("--nvlink-from PLATFORM adds NVLinks to --topo SRC; add it", NULL);
     if (!o->list_platforms && !o->topo && !o->verify_file && !o->import_msccl)
         return usage_error("--topo SRC is required", NULL);
-    if (o->topo && !o->export_fmt && !o->algo && !o->list_algos && !o->report && !o->db)
+    if (o->topo && !o->export_fmt && !o->algo && !o->list_algos && !o->report && !o->db && !o->draw)
         o->print_topo = 1;
     return 0;
 }

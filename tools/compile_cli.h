@@ -39,6 +39,8 @@ typedef struct {
     /* the database */
     const char *db;
     int print_selection;
+    /* pictures */
+    const char *draw; /* --draw FILE.svg: the plan when there is one, else the topology */
 } compile_opts_t;
 
 /* Print "acc-compile: <message>" for the current error and return code. */

@@ -128,6 +128,7 @@ int compile_db_print_selection(const compile_opts_t *o, const acc_topo_t *topo)
     acc_db_t *db = NULL;
     char fp[ACC_SHA256_HEX_LEN + 1];
     acc_coll_t colls[ACC_COLL_COUNT];
+    acc_select_table_t *tables[ACC_COLL_COUNT]; /* kept for --plot */
     size_t n, i;
     int rc = EXIT_OK, found = 0;
 
@@ -147,8 +148,7 @@ int compile_db_print_selection(const compile_opts_t *o, const acc_topo_t *topo)
             break;
         }
         print_table(topo, t);
-        acc_select_destroy(t);
-        found++;
+        tables[found++] = t;
     }
     if (rc == EXIT_OK && !found) {
         acc_error_set(ACC_ERR_NOT_FOUND,
@@ -157,6 +157,19 @@ int compile_db_print_selection(const compile_opts_t *o, const acc_topo_t *topo)
                       o->db, acc_topo_source(topo), fp, o->topo, o->db);
         rc = compile_fail(EXIT_INPUT);
     }
+    if (rc == EXIT_OK && o->plot) {
+        acc_buf_t b;
+        acc_buf_init(&b);
+        if (acc_select_bands_svg((const acc_select_table_t *const *)tables, (size_t)found,
+                                 acc_topo_name(topo)[0] ? acc_topo_name(topo) : o->topo,
+                                 &b) != ACC_OK)
+            rc = compile_fail(EXIT_INPUT);
+        else
+            rc = compile_write(o->plot, &b);
+        acc_buf_free(&b);
+    }
+    for (i = 0; i < (size_t)found; i++)
+        acc_select_destroy(tables[i]);
     acc_db_close(db);
     return rc;
 }

@@ -2,6 +2,8 @@
  * exporting plans.  Every plan printed or written has passed the verifier. */
 #include "compile_cli.h"
 
+#include "acc_cost.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -99,6 +101,14 @@ int compile_plan_actions(const compile_opts_t *o, const acc_topo_t *topo)
             rc = compile_fail(EXIT_INPUT);
         else
             rc = compile_write(o->export_msccl, &b);
+    }
+    if (rc == EXIT_OK && o->draw) {
+        /* The timeline of 64 MiB: large enough that lanes and links, not latency, shape it. */
+        acc_buf_reset(&b);
+        if (acc_plan_draw_svg(plan, topo, (uint64_t)64 << 20, &b) != ACC_OK)
+            rc = compile_fail(EXIT_INPUT);
+        else
+            rc = compile_write(o->draw, &b);
     }
     if (rc == EXIT_OK)
         describe(o, topo, plan);

@@ -42,6 +42,13 @@ int compile_topo_actions(const compile_opts_t *o, const acc_topo_t *topo)
         if (st == ACC_OK)
             rc = compile_write(o->output, &b);
     }
+    /* --draw with a plan draws the plan (compile_plan.c). */
+    if (st == ACC_OK && rc == EXIT_OK && o->draw && !o->algo && !o->verify_file &&
+        !o->import_msccl) {
+        acc_buf_reset(&b);
+        if ((st = acc_topo_draw_svg(topo, &b)) == ACC_OK)
+            rc = compile_write(o->draw, &b);
+    }
     acc_buf_free(&b);
     return st != ACC_OK ? compile_fail(EXIT_INPUT) : rc;
 }

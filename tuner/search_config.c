@@ -160,21 +160,6 @@ acc_status_t acc_tune_config_check(const acc_tune_config_t *c)
     return ACC_OK;
 }
 
-/* "1G", "25M", "256K" when exact, else bytes: the forms acc_parse_size reads back. */
-static void size_text(uint64_t b, char *out, size_t n)
-{
-    static const char units[] = "KMGT";
-    int u = -1;
-    while (u < 3 && b && b % 1024 == 0) {
-        b /= 1024;
-        u++;
-    }
-    if (u < 0)
-        snprintf(out, n, "%llu", (unsigned long long)b);
-    else
-        snprintf(out, n, "%llu%c", (unsigned long long)b, units[u]);
-}
-
 acc_status_t acc_tune_config_format(const acc_tune_config_t *c, char *buf, size_t size)
 {
     acc_tune_config_t d;
@@ -188,11 +173,11 @@ acc_status_t acc_tune_config_format(const acc_tune_config_t *c, char *buf, size_
     acc_buf_init(&b);
     acc_buf_printf(&b, "policy=%s", acc_fusion_policy_name(c->policy));
     if (c->policy != ACC_FUSION_NONE) {
-        size_text(c->fusion_bytes, s, sizeof(s));
+        acc_size_text(c->fusion_bytes, s, sizeof(s));
         acc_buf_printf(&b, " fusion=%s", s);
     }
     if (c->first_bytes && c->first_bytes != c->fusion_bytes) {
-        size_text(c->first_bytes, s, sizeof(s));
+        acc_size_text(c->first_bytes, s, sizeof(s));
         acc_buf_printf(&b, " first=%s", s);
     }
     if (c->cycle_ms != d.cycle_ms)

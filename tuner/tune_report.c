@@ -8,6 +8,8 @@
 
 #include "acc_tune.h"
 
+#include "acc_svg.h"
+
 void acc_tune_point_from_eval(const acc_tune_eval_t *e, const char *label, acc_tune_point_t *out)
 {
     memset(out, 0, sizeof(*out));
@@ -302,11 +304,8 @@ acc_status_t acc_tune_report_svg(const acc_tune_report_t *r, acc_buf_t *out)
     if (w < 640)
         w = 640;
     h = TOP + g.ns * CELL_H + 60 + 18 * (int)(r->nbaselines + 4);
-    acc_buf_printf(out,
-                   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-                   "font-family=\"sans-serif\">\n<rect width=\"100%%\" height=\"100%%\" "
-                   "fill=\"#ffffff\"/>\n<text x=\"%d\" y=\"22\" font-size=\"15\">",
-                   w, h, LEFT);
+    acc_svg_begin(out, w, h);
+    acc_buf_printf(out, "<text x=\"%d\" y=\"22\" font-size=\"15\">", LEFT);
     acc_buf_put_xml(out, r->title ? r->title : "simulated iteration time");
     acc_buf_printf(out,
                    "</text>\n<text x=\"%d\" y=\"42\" font-size=\"11\">iteration time (ms) "
@@ -345,7 +344,7 @@ acc_status_t acc_tune_report_svg(const acc_tune_report_t *r, acc_buf_t *out)
         acc_buf_put_xml(out, cfg);
         acc_buf_puts(out, "</text>\n");
     }
-    acc_buf_puts(out, "</svg>\n");
+    acc_svg_end(out);
     acc_mem_free(g.cell);
     return acc_buf_status(out);
 }

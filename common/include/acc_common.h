@@ -271,6 +271,9 @@ void acc_strv_free(char **v, size_t n);
 
 /* Parse "64K", "25M", "1G", "4096" into bytes (powers of 1024). */
 acc_status_t acc_parse_size(const char *text, uint64_t *out);
+/* The inverse: "1G", "25M", "256K" where exact, else the bytes ("1000"): the sizes of tables,
+ * plots and tuning configurations, which acc_parse_size reads back. */
+void acc_size_text(uint64_t bytes, char *out, size_t cap);
 
 /* ---------------------------------------------------------------------------------------------
  * Allocation.  Thin wrappers that check size arithmetic for overflow and return NULL on failure;

@@ -380,8 +380,8 @@ static acc_status_t run(acc_sim_t *sim)
     }
 }
 
-acc_status_t acc_sim_plan(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nbytes, acc_dtype_t dt,
-                          acc_sim_result_t *out)
+static acc_status_t simulate(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nbytes,
+                             acc_dtype_t dt, acc_sim_result_t *out)
 {
     acc_status_t st;
     double end = 0, util = 0, busy;
@@ -421,4 +421,35 @@ acc_status_t acc_sim_plan(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nbyte
     out->link_util = util > 1.0 ? 1.0 : util;
     out->transfers = sim->transfers;
     return ACC_OK;
+}
+
+acc_status_t acc_sim_plan(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nbytes, acc_dtype_t dt,
+                          acc_sim_result_t *out)
+{
+    if (sim)
+        sim->trace = NULL;
+    return simulate(sim, plan, nbytes, dt, out);
+}
+
+acc_status_t acc_sim_plan_trace(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nbytes,
+                                acc_dtype_t dt, acc_sim_result_t *out, double *times)
+{
+    size_t nth, t;
+    acc_status_t st;
+
+    if (!times)
+        return acc_error_set(ACC_ERR_INVALID, "acc_sim_plan_trace: no array for the times");
+    if ((st = check_args(sim, plan, dt, out)) != ACC_OK)
+        return st;
+    nth = (size_t)plan->nranks * (size_t)plan->nlanes;
+    if (!(sim->trace_off = acc_mem_calloc(nth + 1, sizeof(uint64_t))))
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory for the trace of %zu lanes", nth);
+    for (t = 0; t < nth; t++)
+        sim->trace_off[t + 1] = sim->trace_off[t] + plan->progs[t].nops;
+    sim->trace = times;
+    st = simulate(sim, plan, nbytes, dt, out);
+    sim->trace = NULL;
+    acc_mem_free(sim->trace_off);
+    sim->trace_off = NULL;
+    return st;
 }

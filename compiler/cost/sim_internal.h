@@ -328,6 +328,10 @@ struct acc_sim {
     int reduces;
     double now;
     sim_queue_t q;
+    /* acc_sim_plan_trace: each operation's start and end, at 2 x (trace_off[t] + pc) and the
+     * next; NULL in every other call */
+    double *trace;
+    uint64_t *trace_off;
 
     sim_thread_t *th;
     uint32_t nth, th_cap;

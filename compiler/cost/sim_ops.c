@@ -335,6 +335,8 @@ static acc_status_t complete(acc_sim_t *sim, uint32_t t)
         th->in_conn = SIM_NONE;
         st = consume(sim, c);
     }
+    if (sim->trace)
+        sim->trace[2 * (sim->trace_off[t] + th->pc) + 1] = sim->now;
     th->pc++;
     th->state = SIM_TH_READY;
     /* The operation after the next one is read when this lane comes back, a whole step later:
@@ -379,6 +381,8 @@ acc_status_t sim_thread_run(acc_sim_t *sim, uint32_t t)
             if (th->reg_kind == REG_DEP)
                 unregister(sim, t);
         }
+        if (sim->trace) /* a retried start overwrites: the time it really started */
+            sim->trace[2 * (sim->trace_off[t] + th->pc)] = sim->now;
         if ((st = start_op(sim, t, op, &how)) != ACC_OK)
             return acc_error_prefix(st, "rank %d lane %d op %u (%s): ", (int)t / nl, (int)t % nl,
                                     sim->th[t].pc, acc_op_name((acc_opcode_t)op->code));

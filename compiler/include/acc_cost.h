@@ -217,6 +217,21 @@ void acc_sim_destroy(acc_sim_t *sim);
 /* plan->nranks must equal acc_topo_ranks(topo); dt decides element size and reduction cost. */
 acc_status_t acc_sim_plan(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nbytes, acc_dtype_t dt,
                           acc_sim_result_t *out);
+/* acc_sim_plan, and when each operation ran: times[2 i] its start and times[2 i + 1] its end,
+ * in microseconds from the call's start (the launch overhead, which precedes every
+ * operation, left out), i numbering the operations rank by rank, lane by lane, in order
+ * (2 x acc_plan_op_count(plan) entries, the caller's).  A picture's timeline. */
+acc_status_t acc_sim_plan_trace(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nbytes,
+                                acc_dtype_t dt, acc_sim_result_t *out, double *times);
+/* Append a plan as an SVG picture (acc-compile --draw): its connections as a graph (ranks on a
+ * circle, an arrow <path class="hop" data-lane="L"> per rank each lane moves data to, up to 64
+ * ranks and 4 lanes) and a timeline of rank x lane (<rect class="op">, the critical path's
+ * operations with class "op critical" and joined by <path class="critical-path">), up to 48
+ * rows, saying in the picture what it leaves out.  Times are acc_sim_plan_trace's for nbytes of
+ * float on topo when topo (borrowed, may be NULL) has the plan's rank count, else steps.  The
+ * plan (borrowed) must have passed acc_plan_verify. */
+acc_status_t acc_plan_draw_svg(const acc_plan_t *plan, const acc_topo_t *topo, uint64_t nbytes,
+                               acc_buf_t *out);
 /* Append the simulator's constants, one per line: name, value, unit and source (acc-info). */
 acc_status_t acc_sim_constants_dump(acc_buf_t *out);
 

@@ -77,20 +77,20 @@ typedef struct {
 } acc_ref_t;
 
 #define ACC_OP_MAP(X)                                                                              \
-    X(SEND, "send")                     /* send src to peer */                                     \
-    X(RECV, "recv")                     /* dst = message from peer */                              \
-    X(RECV_REDUCE_COPY, "rrc")          /* dst = src (+) message from peer */                      \
-    X(RECV_COPY_SEND, "rcs")            /* dst = message from peer; send dst to peer2 */           \
-    X(RECV_REDUCE_SEND, "rrs")          /* send (src (+) message from peer) to peer2 */            \
-    X(RECV_REDUCE_COPY_SEND, "rrcs")    /* dst = src (+) message from peer; send dst to peer2 */   \
-    X(COPY, "copy")                     /* dst = src, both local */                                \
-    X(REDUCE, "reduce")                 /* dst = dst (+) src, both local */                        \
-    X(PUT, "put")                       /* peer's dst = my src */                                  \
-    X(GET, "get")                       /* my dst = peer's src */                                  \
-    X(REDUCE_PEERS, "reduce_peers")     /* dst = (+) of src at each rank of the peer list */       \
-    X(SIGNAL, "signal")                 /* counter (me -> peer, slot) += 1 */                      \
-    X(WAIT, "wait")                     /* until counter (peer -> me, slot) >= value */            \
-    X(NOP, "nop")                       /* only carries a dependency */
+    X(SEND, "send")                  /* send src to peer */                                        \
+    X(RECV, "recv")                  /* dst = message from peer */                                 \
+    X(RECV_REDUCE_COPY, "rrc")       /* dst = src (+) message from peer */                         \
+    X(RECV_COPY_SEND, "rcs")         /* dst = message from peer; send dst to peer2 */              \
+    X(RECV_REDUCE_SEND, "rrs")       /* send (src (+) message from peer) to peer2 */               \
+    X(RECV_REDUCE_COPY_SEND, "rrcs") /* dst = src (+) message from peer; send dst to peer2 */      \
+    X(COPY, "copy")                  /* dst = src, both local */                                   \
+    X(REDUCE, "reduce")              /* dst = dst (+) src, both local */                           \
+    X(PUT, "put")                    /* peer's dst = my src */                                     \
+    X(GET, "get")                    /* my dst = peer's src */                                     \
+    X(REDUCE_PEERS, "reduce_peers")  /* dst = (+) of src at each rank of the peer list */          \
+    X(SIGNAL, "signal")              /* counter (me -> peer, slot) += 1 */                         \
+    X(WAIT, "wait")                  /* until counter (peer -> me, slot) >= value */               \
+    X(NOP, "nop")                    /* only carries a dependency */
 
 typedef enum {
 #define ACC_OP_ENUM(name, str) ACC_OP_##name,
@@ -101,17 +101,17 @@ typedef enum {
 
 /* One operation.  Unused fields are -1 (peers, dep) or zero (refs). */
 typedef struct {
-    uint8_t code;      /* acc_opcode_t */
-    uint16_t slot;     /* SIGNAL / WAIT counter slot */
-    int32_t peer;      /* SEND target; RECV* source; PUT/GET/SIGNAL/WAIT peer */
-    int32_t peer2;     /* forwarding target of the *_SEND fused forms */
-    acc_ref_t src;     /* SEND, RRC/RRS/RRCS local operand, COPY, REDUCE, PUT, GET (at peer),
-                          REDUCE_PEERS (the same chunks at every listed rank) */
-    acc_ref_t dst;     /* RECV*, COPY, REDUCE, PUT (at peer), GET, REDUCE_PEERS (local) */
-    uint32_t value;    /* WAIT: counter value to reach */
+    uint8_t code;       /* acc_opcode_t */
+    uint16_t slot;      /* SIGNAL / WAIT counter slot */
+    int32_t peer;       /* SEND target; RECV* source; PUT/GET/SIGNAL/WAIT peer */
+    int32_t peer2;      /* forwarding target of the *_SEND fused forms */
+    acc_ref_t src;      /* SEND, RRC/RRS/RRCS local operand, COPY, REDUCE, PUT, GET (at peer),
+                           REDUCE_PEERS (the same chunks at every listed rank) */
+    acc_ref_t dst;      /* RECV*, COPY, REDUCE, PUT (at peer), GET, REDUCE_PEERS (local) */
+    uint32_t value;     /* WAIT: counter value to reach */
     uint32_t peers_off; /* REDUCE_PEERS: its ranks are plan->peer_pool[peers_off .. +npeers) */
     uint32_t npeers;
-    int32_t dep_lane;  /* explicit dependency: operation dep_op of lane dep_lane of this rank */
+    int32_t dep_lane; /* explicit dependency: operation dep_op of lane dep_lane of this rank */
     int32_t dep_op;
 } acc_op_t;
 
@@ -121,21 +121,21 @@ typedef struct {
     uint32_t cap;
 } acc_lane_prog_t;
 
-#define ACC_PLAN_NAME_MAX 32
+#define ACC_PLAN_NAME_MAX   32
 #define ACC_PLAN_PARAMS_MAX 256
 
 typedef struct acc_plan {
     acc_coll_t coll;
     int nranks;
-    int root;                     /* broadcast / reduce; -1 otherwise */
-    char algo[ACC_PLAN_NAME_MAX]; /* generator name, "ring"; "msccl" for imports */
+    int root;                         /* broadcast / reduce; -1 otherwise */
+    char algo[ACC_PLAN_NAME_MAX];     /* generator name, "ring"; "msccl" for imports */
     char params[ACC_PLAN_PARAMS_MAX]; /* "lanes=2 chunks=4 order=0,1,3,2": how it was made */
     uint32_t in_chunks, out_chunks, scratch_chunks;
     int nlanes;
-    int slots;                    /* messages in flight per connection (default 8) */
+    int slots; /* messages in flight per connection (default 8) */
     acc_proto_t proto;
-    int inplace;                  /* 1 when the plan is also correct in place */
-    acc_lane_prog_t *progs;       /* nranks x nlanes, index rank * nlanes + lane */
+    int inplace;            /* 1 when the plan is also correct in place */
+    acc_lane_prog_t *progs; /* nranks x nlanes, index rank * nlanes + lane */
     uint32_t *peer_pool;
     uint32_t npeer_pool, peer_pool_cap;
 } acc_plan_t;
@@ -150,6 +150,11 @@ acc_status_t acc_op_parse(const char *s, acc_opcode_t *out);
 const char *acc_buf_name(acc_bufid_t b); /* "in", "out", "scratch" */
 /* Does the collective reduce (allreduce, reduce_scatter, reduce)? */
 int acc_coll_reduces(acc_coll_t c);
+/* The rank an operation sends a message to (send, and the fused forms' forwarding target), and
+ * the one it receives a message from (recv and the fused forms); -1 when it sends or receives
+ * none.  Peer-memory operations pass no messages. */
+int acc_op_send_peer(const acc_op_t *op);
+int acc_op_recv_peer(const acc_op_t *op);
 
 /* ---- building ------------------------------------------------------------------------- */
 acc_status_t acc_plan_create(acc_coll_t coll, int nranks, int nlanes, uint32_t in_chunks,
@@ -163,8 +168,7 @@ acc_op_t acc_op_init(acc_opcode_t code);
 acc_status_t acc_plan_add(acc_plan_t *plan, int rank, int lane, const acc_op_t *op,
                           uint32_t *index);
 /* Store a peer list for REDUCE_PEERS; *off receives the pool offset. */
-acc_status_t acc_plan_add_peers(acc_plan_t *plan, const uint32_t *ranks, uint32_t n,
-                                uint32_t *off);
+acc_status_t acc_plan_add_peers(acc_plan_t *plan, const uint32_t *ranks, uint32_t n, uint32_t *off);
 static inline acc_ref_t acc_ref(acc_bufid_t buf, uint32_t off, uint32_t cnt)
 {
     acc_ref_t r;
@@ -190,8 +194,7 @@ uint64_t acc_plan_buf_elems(const acc_plan_t *plan, acc_bufid_t buf, uint64_t co
 
 /* ---- text form (schedules/FORMAT.md): YAML, load(dump(p)) equals p -------------------- */
 acc_status_t acc_plan_dump_yaml(const acc_plan_t *plan, acc_buf_t *out);
-acc_status_t acc_plan_load_yaml(const char *text, size_t len, const char *name,
-                                acc_plan_t **out);
+acc_status_t acc_plan_load_yaml(const char *text, size_t len, const char *name, acc_plan_t **out);
 acc_status_t acc_plan_load_file(const char *path, acc_plan_t **out);
 /* A plan's identity: the SHA-256 of its YAML text (acc_plan_dump_yaml) in lowercase hex.
  * Selection tables name plans by it and the database stores them under it. */

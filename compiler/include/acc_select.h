@@ -225,6 +225,25 @@ acc_status_t acc_select_report_json(const acc_select_result_t *const *res, size_
 acc_status_t acc_select_report_ranges(const acc_select_result_t *const *res, size_t n,
                                       acc_buf_t *out);
 acc_status_t acc_select_report_svg(const acc_select_result_t *const *res, size_t n, acc_buf_t *out);
+/* A named series of busbw (GB/s) by message size (bytes), n points, borrowed. */
+typedef struct {
+    const char *name;
+    const uint64_t *bytes;
+    const double *busbw;
+    size_t n;
+} acc_select_series_t;
+
+/* Bus bandwidth against message size for n series on log-log axes (acc-bench --plot), each a
+ * <path class="series" data-series="NAME"> with a point per size; title and subtitle may be
+ * NULL.  Points of size 0 or busbw <= 0 are left out (a gap). */
+acc_status_t acc_select_series_svg(const char *title, const char *subtitle,
+                                   const acc_select_series_t *s, size_t n, acc_buf_t *out);
+/* The tables (borrowed, each with at least one range) as an SVG picture (acc-compile
+ * --print-selection --plot): a row per table on a log size axis, a <rect class="band"
+ * data-collective="C" data-choice="acc|nccl"> per range, coloured by the algorithm that serves
+ * it, labelled where it fits, with a legend; topo_name goes into the title. */
+acc_status_t acc_select_bands_svg(const acc_select_table_t *const *tables, size_t n,
+                                  const char *topo_name, acc_buf_t *out);
 
 #ifdef __cplusplus
 }

@@ -54,8 +54,10 @@ acc_status_t acc_coll_parse(const char *s, acc_coll_t *out)
         *out = ACC_COLL_ALLTOALL;
         return ACC_OK;
     }
-    return acc_error_set(ACC_ERR_INVALID, "unknown collective '%s' (allreduce, allgather, "
-                         "reduce_scatter, broadcast, reduce, alltoall)", s ? s : "");
+    return acc_error_set(ACC_ERR_INVALID,
+                         "unknown collective '%s' (allreduce, allgather, "
+                         "reduce_scatter, broadcast, reduce, alltoall)",
+                         s ? s : "");
 }
 
 const char *acc_proto_name(acc_proto_t p)
@@ -72,8 +74,7 @@ acc_status_t acc_proto_parse(const char *s, acc_proto_t *out)
             return ACC_OK;
         }
     }
-    return acc_error_set(ACC_ERR_INVALID, "unknown protocol '%s' (Simple, LL, LL128)",
-                         s ? s : "");
+    return acc_error_set(ACC_ERR_INVALID, "unknown protocol '%s' (Simple, LL, LL128)", s ? s : "");
 }
 
 const char *acc_op_name(acc_opcode_t code)
@@ -98,6 +99,34 @@ const char *acc_buf_name(acc_bufid_t b)
     return (b < ACC_BUF_COUNT) ? buf_names[b] : "?";
 }
 
+int acc_op_send_peer(const acc_op_t *op)
+{
+    switch ((acc_opcode_t)op->code) {
+    case ACC_OP_SEND:
+        return op->peer;
+    case ACC_OP_RECV_COPY_SEND:
+    case ACC_OP_RECV_REDUCE_SEND:
+    case ACC_OP_RECV_REDUCE_COPY_SEND:
+        return op->peer2;
+    default:
+        return -1;
+    }
+}
+
+int acc_op_recv_peer(const acc_op_t *op)
+{
+    switch ((acc_opcode_t)op->code) {
+    case ACC_OP_RECV:
+    case ACC_OP_RECV_REDUCE_COPY:
+    case ACC_OP_RECV_COPY_SEND:
+    case ACC_OP_RECV_REDUCE_SEND:
+    case ACC_OP_RECV_REDUCE_COPY_SEND:
+        return op->peer;
+    default:
+        return -1;
+    }
+}
+
 int acc_coll_reduces(acc_coll_t c)
 {
     return c == ACC_COLL_ALLREDUCE || c == ACC_COLL_REDUCE_SCATTER || c == ACC_COLL_REDUCE;
@@ -111,8 +140,8 @@ acc_status_t acc_plan_create(acc_coll_t coll, int nranks, int nlanes, uint32_t i
     if (coll < 0 || coll >= ACC_COLL_COUNT)
         return acc_error_set(ACC_ERR_INVALID, "unknown collective %d", (int)coll);
     if (nranks < 1 || nlanes < 1 || nlanes > 1024 || (uint64_t)nranks * nlanes > (1u << 26))
-        return acc_error_set(ACC_ERR_INVALID, "plan of %d ranks x %d lanes is out of range",
-                             nranks, nlanes);
+        return acc_error_set(ACC_ERR_INVALID, "plan of %d ranks x %d lanes is out of range", nranks,
+                             nlanes);
     p = acc_mem_calloc(1, sizeof(*p));
     if (!p || !(p->progs = acc_mem_calloc((size_t)nranks * nlanes, sizeof(acc_lane_prog_t)))) {
         acc_mem_free(p);
@@ -200,16 +229,17 @@ acc_op_t acc_op_init(acc_opcode_t code)
     return op;
 }
 
-acc_status_t acc_plan_add(acc_plan_t *plan, int rank, int lane, const acc_op_t *op,
-                          uint32_t *index)
+acc_status_t acc_plan_add(acc_plan_t *plan, int rank, int lane, const acc_op_t *op, uint32_t *index)
 {
     acc_lane_prog_t *prog = acc_plan_prog(plan, rank, lane);
     size_t cap;
     void *p;
 
     if (!prog)
-        return acc_error_set(ACC_ERR_INVALID, "rank %d lane %d outside a plan of %d ranks x %d "
-                             "lanes", rank, lane, plan->nranks, plan->nlanes);
+        return acc_error_set(ACC_ERR_INVALID,
+                             "rank %d lane %d outside a plan of %d ranks x %d "
+                             "lanes",
+                             rank, lane, plan->nranks, plan->nlanes);
     cap = prog->cap;
     p = prog->ops;
     if (acc_array_reserve(&p, &cap, (size_t)prog->nops + 1, sizeof(acc_op_t)) != ACC_OK ||
@@ -224,8 +254,7 @@ acc_status_t acc_plan_add(acc_plan_t *plan, int rank, int lane, const acc_op_t *
     return ACC_OK;
 }
 
-acc_status_t acc_plan_add_peers(acc_plan_t *plan, const uint32_t *ranks, uint32_t n,
-                                uint32_t *off)
+acc_status_t acc_plan_add_peers(acc_plan_t *plan, const uint32_t *ranks, uint32_t n, uint32_t *off)
 {
     size_t cap = plan->peer_pool_cap;
     void *p = plan->peer_pool;

@@ -9,25 +9,21 @@
  */
 #include "select_internal.h"
 
+#include "acc_svg.h"
+
 #include <math.h>
 #include <string.h>
 
 enum { PANEL_W = 820, PANEL_H = 470, LEFT = 84, RIGHT = 24, TOP = 56, BOTTOM = 64 };
 
-typedef struct {
-    double x0, x1; /* log2 of the first and last size */
-    double y0, y1; /* log10 of the y range */
-    double top;    /* the panel's offset */
-} axes_t;
-
-static double px(const axes_t *a, double bytes)
+static double px(const acc_svg_axes_t *a, double bytes)
 {
-    return LEFT + (log2(bytes) - a->x0) / (a->x1 - a->x0) * (PANEL_W - LEFT - RIGHT);
+    return acc_svg_x(a, bytes);
 }
 
-static double py(const axes_t *a, double gbs)
+static double py(const acc_svg_axes_t *a, double gbs)
 {
-    return a->top + TOP + (a->y1 - log10(gbs)) / (a->y1 - a->y0) * (PANEL_H - TOP - BOTTOM);
+    return acc_svg_y(a, gbs);
 }
 
 /* The three series of a row: 0 acc, 1 NCCL, 2 bound; 0 when absent. */
@@ -40,7 +36,7 @@ static double series(const acc_select_row_t *row, int s)
     return row->bound_ok ? row->bound.busbw : 0;
 }
 
-static void y_range(const acc_select_result_t *r, axes_t *a)
+static void y_range(const acc_select_result_t *r, acc_svg_axes_t *a)
 {
     double lo = INFINITY, hi = 0;
     size_t i;
@@ -64,74 +60,24 @@ static void y_range(const acc_select_result_t *r, axes_t *a)
         a->y1 = a->y0 + 1;
 }
 
-static void decade_label(double e, char *out, size_t cap)
+static void draw_axes(acc_buf_t *b, const acc_select_result_t *r, const acc_svg_axes_t *a,
+                      double top)
 {
-    double v = pow(10, e);
-    if (e < 0)
-        snprintf(out, cap, "%.*f", (int)-e, v);
-    else
-        snprintf(out, cap, "%.0f", v);
-}
+    double xl = a->left, xr = a->right;
 
-static void draw_axes(acc_buf_t *b, const acc_select_result_t *r, const axes_t *a)
-{
-    double xl = LEFT, xr = PANEL_W - RIGHT, yt = a->top + TOP, yb = a->top + PANEL_H - BOTTOM;
-    int k, first = (int)ceil(a->x0), last = (int)floor(a->x1), step = last - first > 12 ? 2 : 1;
-    int e;
-    char label[32];
-
-    acc_buf_printf(b,
-                   "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#fbfbfb\" "
-                   "stroke=\"#333\"/>\n",
-                   xl, yt, xr - xl, yb - yt);
-    /* x: every octave a tick, every `step` octaves a label and a grid line. */
-    for (k = first; k <= last; k++) {
-        double x = px(a, ldexp(1, k));
-        int major = (k - first) % step == 0 || k == last;
-        acc_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
-                       x, major ? yt : yb - 4, x, yb + (major ? 5 : 0), major ? "#ddd" : "#333");
-        if (major) {
-            select_size_name((uint64_t)1 << k, label, sizeof(label));
-            acc_buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", x,
-                           yb + 20, label);
-        }
-    }
-    /* y: a labelled grid line every decade, light ones at 2 and 5. */
-    for (e = (int)a->y0; e <= (int)a->y1; e++) {
-        double y = py(a, pow(10, e)), m;
-        acc_buf_printf(b,
-                       "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ccc\"/>\n",
-                       xl - 5, y, xr, y);
-        decade_label(e, label, sizeof(label));
-        acc_buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", xl - 8,
-                       y + 4, label);
-        for (m = 2; m < 10 && e < (int)a->y1; m *= 2.5) {
-            double ym = py(a, m * pow(10, e));
-            acc_buf_printf(b,
-                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                           "stroke=\"#eee\"/>\n",
-                           xl, ym, xr, ym);
-        }
-    }
-    acc_buf_printf(b,
-                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">message size (bytes, "
-                   "log scale)</text>\n",
-                   (xl + xr) / 2, yb + 44);
-    acc_buf_printf(b,
-                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
-                   "transform=\"rotate(-90 %.1f %.1f)\">busbw (GB/s, log scale)</text>\n",
-                   xl - 56, (yt + yb) / 2, xl - 56, (yt + yb) / 2);
+    acc_svg_size_axis(b, a);
+    acc_svg_value_axis(b, a, "busbw (GB/s, log scale)");
     acc_buf_printf(b,
                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"17\" "
                    "font-weight=\"bold\">%s busbw on ",
-                   (xl + xr) / 2, a->top + 24, acc_coll_name(r->coll));
+                   (xl + xr) / 2, top + 24, acc_coll_name(r->coll));
     acc_buf_put_xml(b, r->topo_name);
     acc_buf_printf(b, " (%d ranks, %s)</text>\n", r->nranks, acc_dtype_name(r->dtype));
     acc_buf_printf(b,
                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\" "
                    "fill=\"#555\">predicted: acc's simulator, NCCL 2.28's tuning model, the "
                    "topology's lower bound</text>\n",
-                   (xl + xr) / 2, a->top + 42);
+                   (xl + xr) / 2, top + 42);
 }
 
 static const struct {
@@ -143,7 +89,7 @@ static const struct {
     {"bound (topology limit)", "#444444", "2 4", 1.8},
 };
 
-static void draw_series(acc_buf_t *b, const acc_select_result_t *r, const axes_t *a, int s)
+static void draw_series(acc_buf_t *b, const acc_select_result_t *r, const acc_svg_axes_t *a, int s)
 {
     size_t i;
     int pen = 0;
@@ -192,9 +138,9 @@ static int has_series(const acc_select_result_t *r, int s)
     return 0;
 }
 
-static void draw_legend(acc_buf_t *b, const acc_select_result_t *r, const axes_t *a)
+static void draw_legend(acc_buf_t *b, const acc_select_result_t *r, const acc_svg_axes_t *a)
 {
-    double x = PANEL_W - RIGHT - 14 - 258, y = a->top + PANEL_H - BOTTOM - 12 - 92;
+    double x = a->right - 14 - 258, y = a->bottom - 12 - 92;
     int s;
 
     /* Bottom right: busbw rises with the size, so that corner is empty on every plot. */
@@ -241,30 +187,25 @@ acc_status_t acc_select_report_svg(const acc_select_result_t *const *res, size_t
             return acc_error_set(ACC_ERR_INVALID,
                                  "a plot of %s needs a sweep of at least two sizes from 1 byte",
                                  acc_coll_name(res[i]->coll));
-    acc_buf_printf(out,
-                   "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%zu\" "
-                   "viewBox=\"0 0 %d %zu\" font-family=\"DejaVu Sans, Helvetica, Arial, "
-                   "sans-serif\" font-size=\"13\">\n",
-                   PANEL_W, n * PANEL_H, PANEL_W, n * PANEL_H);
-    acc_buf_printf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    acc_svg_begin(out, PANEL_W, (double)(n * PANEL_H));
     for (i = 0; i < n; i++) {
         const acc_select_result_t *r = res[i];
-        axes_t a;
-        a.top = (double)(i * PANEL_H);
+        double top = (double)(i * PANEL_H);
+        acc_svg_axes_t a = {LEFT, PANEL_W - RIGHT, top + TOP, top + PANEL_H - BOTTOM, 0, 0, 0, 0,
+                            1};
         a.x0 = log2((double)r->rows[0].nbytes);
         a.x1 = log2((double)r->rows[r->nrows - 1].nbytes);
         if (a.x1 <= a.x0)
             a.x1 = a.x0 + 1;
         y_range(r, &a);
         acc_buf_printf(out, "<g class=\"panel\" data-collective=\"%s\">\n", acc_coll_name(r->coll));
-        draw_axes(out, r, &a);
+        draw_axes(out, r, &a, top);
         for (s = 2; s >= 0; s--) /* acc last: on top */
             if (has_series(r, s))
                 draw_series(out, r, &a, s);
         draw_legend(out, r, &a);
         acc_buf_puts(out, "</g>\n");
     }
-    acc_buf_puts(out, "</svg>\n");
+    acc_svg_end(out);
     return acc_buf_status(out);
 }

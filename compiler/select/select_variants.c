@@ -259,15 +259,5 @@ void select_short_params(const char *params, char *out, size_t cap)
 
 void select_size_name(uint64_t bytes, char *out, size_t cap)
 {
-    static const char units[] = "KMGTPE";
-    int u = -1;
-
-    while (bytes >= 1024 && bytes % 1024 == 0 && u < 5) {
-        bytes /= 1024;
-        u++;
-    }
-    if (u < 0)
-        snprintf(out, cap, "%llu", (unsigned long long)bytes);
-    else
-        snprintf(out, cap, "%llu%c", (unsigned long long)bytes, units[u]);
+    acc_size_text(bytes, out, cap);
 }

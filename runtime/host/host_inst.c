@@ -20,35 +20,6 @@ static int peer_op(uint8_t code)
     return code == ACC_OP_PUT || code == ACC_OP_GET || code == ACC_OP_REDUCE_PEERS;
 }
 
-/* The rank an operation sends to (-1: none) and receives from. */
-static int send_peer(const acc_op_t *op)
-{
-    switch (op->code) {
-    case ACC_OP_SEND:
-        return op->peer;
-    case ACC_OP_RECV_COPY_SEND:
-    case ACC_OP_RECV_REDUCE_SEND:
-    case ACC_OP_RECV_REDUCE_COPY_SEND:
-        return op->peer2;
-    default:
-        return -1;
-    }
-}
-
-static int recv_peer(const acc_op_t *op)
-{
-    switch (op->code) {
-    case ACC_OP_RECV:
-    case ACC_OP_RECV_REDUCE_COPY:
-    case ACC_OP_RECV_COPY_SEND:
-    case ACC_OP_RECV_REDUCE_SEND:
-    case ACC_OP_RECV_REDUCE_COPY_SEND:
-        return op->peer;
-    default:
-        return -1;
-    }
-}
-
 /* Chunks of the message an operation sends. */
 static uint32_t send_chunks(const acc_op_t *op)
 {
@@ -112,7 +83,7 @@ static acc_status_t collect(hb_inst_t *in)
             const acc_lane_prog_t *prog = acc_plan_prog(p, r, l);
             for (uint32_t k = 0; k < prog->nops; k++) {
                 const acc_op_t *op = &prog->ops[k];
-                int to = send_peer(op);
+                int to = acc_op_send_peer(op);
                 if (to >= 0) {
                     uint32_t i = find_conn(in, r, to, l);
                     if (i == UINT32_MAX) {
@@ -169,7 +140,7 @@ static acc_status_t index_ops(hb_inst_t *in)
         for (k = 0; k < prog->nops; k++) {
             const acc_op_t *op = &prog->ops[k];
             uint32_t i = in->lane_first[l] + k;
-            int from = recv_peer(op), to = send_peer(op);
+            int from = acc_op_recv_peer(op), to = acc_op_send_peer(op);
             in->in_conn[i] = from >= 0 ? find_conn(in, from, in->rank, l) : UINT32_MAX;
             in->out_conn[i] = to >= 0 ? find_conn(in, in->rank, to, l) : UINT32_MAX;
             in->ctr[i] = op->code == ACC_OP_SIGNAL ? find_ctr(in, in->rank, op->peer, op->slot)

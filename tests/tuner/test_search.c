@@ -437,7 +437,8 @@ ACC_TEST(reports)
     CHECK(strncmp(b.data, "label,policy,fusion_bytes", 25) == 0);
     acc_buf_reset(&b);
     CHECK_OK(acc_tune_report_svg(&rep, &b));
-    CHECK(strncmp(b.data, "<svg ", 5) == 0 && strstr(b.data, "</svg>\n"));
+    CHECK(strncmp(b.data, "<?xml ", 6) == 0 && strstr(b.data, "<svg ") &&
+          strstr(b.data, "</svg>\n"));
     CHECK(strstr(b.data, "&lt;test &amp; check&gt;")); /* the title escaped */
     CHECK_INT(count(b.data, "<title>"), 13 * 8 + 1);   /* a cell each, and the optimum */
     CHECK(strstr(b.data, "DDP defaults: ") && strstr(b.data, "Horovod defaults: "));

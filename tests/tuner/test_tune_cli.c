@@ -115,8 +115,8 @@ ACC_TEST(tune_show_export_plot)
     snprintf(args, sizeof(args), "plot '%s' --model resnet50 --topo dgx-h100 %s", svg, db);
     CHECK_INT(run(args), 0);
     slurp(svg, out, sizeof(out));
-    CHECK(strncmp(out, "<svg ", 5) == 0 && strstr(out, "optimum (black frame)") &&
-          strstr(out, "DDP defaults: "));
+    CHECK(strncmp(out, "<?xml ", 6) == 0 && strstr(out, "<svg ") &&
+          strstr(out, "optimum (black frame)") && strstr(out, "DDP defaults: "));
 
     /* A second run starts from the stored optimum: its first evaluation is a warm one. */
     snprintf(args, sizeof(args),

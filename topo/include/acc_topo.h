@@ -270,6 +270,11 @@ acc_status_t acc_topo_summary_json(const acc_topo_t *t, acc_buf_t *out);
 /* One line: "1 node x 8 H100 SXM5 80GB, NVLink 18 to NVSwitch, 8 NICs x 400 Gb/s" (no newline),
  * for lists of machines such as acc-compile --list-platforms. */
 acc_status_t acc_topo_describe(const acc_topo_t *t, acc_buf_t *out);
+/* Append the node as an SVG picture (acc-compile --draw): every GPU, NVSwitch fabric, PCIe
+ * switch, NIC and CPU/NUMA node as a box (<g class="vertex" data-kind="gpu" ...>), every link
+ * as <g class="link" data-kind="nvlink|pcie|c2c|smp"> labelled with its bandwidth, and for a
+ * cluster the node count and network in the title.  t borrowed, finalized. */
+acc_status_t acc_topo_draw_svg(const acc_topo_t *t, acc_buf_t *out);
 
 /* ---- hardware facts (documented defaults, see topo_hw.c) -------------------------------- */
 typedef struct {
