@@ -134,16 +134,23 @@ _PROTOTYPES = {
 _lib = None
 
 
+# Where a wheel (pip install ./python) puts the library it built.
+BUNDLED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_data", "lib", "libacc.so")
+
+
 def load(path=None):
-    """Load libacc once: `path`, else ACC_LIBRARY (a row of acc's settings table), else the
-    library the dynamic loader finds.  Returns the ctypes handle."""
+    """Load libacc once: `path`, else ACC_LIBRARY (a row of acc's settings table), else the one
+    the installed wheel carries, else the library the dynamic loader finds.  Returns the ctypes
+    handle."""
     global _lib
     if _lib is not None and path is None:
         return _lib
-    path = path or os.environ.get("ACC_LIBRARY") or ctypes.util.find_library("acc")
+    path = (path or os.environ.get("ACC_LIBRARY")
+            or (BUNDLED if os.path.exists(BUNDLED) else None) or ctypes.util.find_library("acc"))
     if not path:
-        raise OSError("libacc not found: set ACC_LIBRARY to the libacc.so CMake built "
-                      "(build/libacc.so) or install acc where the dynamic loader looks")
+        raise OSError("libacc not found: install the package with its library (pip install "
+                      "./python), or set ACC_LIBRARY to the libacc.so CMake built "
+                      "(build/libacc.so), or install acc where the dynamic loader looks")
     lib = ctypes.CDLL(path)
     for name, (res, args) in _PROTOTYPES.items():
         fn = getattr(lib, name)
