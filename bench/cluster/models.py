@@ -10,6 +10,8 @@ the CPU): ResNet-50 under DDP, a GPT-2-small-sized transformer under DDP and und
 
 and writes OUT/models.md (the median step of the repeats, each repeat's, the loss after the
 last step beside gloo's), models.json and one loss-curve plot per model (models-NAME.svg).
+A run replaces the models it measures and keeps the others' results (models.json), so that
+the models can be measured one at a time.
 The loss curves must agree: acc's fp32 transport within float tolerance of gloo's, the fp16
 hook within its rounding.
 
@@ -27,8 +29,8 @@ import json
 import os
 import sys
 
-from benchlib import (ROOT, cluster, common_args, fmt, load_note, log, md_table, median, save_json,
-                      svg_lines, torch_python_arg, write)
+from benchlib import (ROOT, cluster, common_args, fmt, load_note, log, md_table, median,
+                      save_json, svg_lines, torch_python_arg, write)
 
 CASES = {"resnet50-ddp": ("resnet50", "ddp"), "gpt2-ddp": ("gpt2", "ddp"),
          "gpt2-fsdp2": ("gpt2", "fsdp2")}
@@ -82,27 +84,41 @@ def main():
                                                                    ", ".join(CASES)))
     a.shape = ["--nodes", str(a.nodes), "--rate", a.rate]
     a.rt = ["chrt", "-f", "10"] if a.rt else []
-    before = load_note()
-    results = {}
+    path = os.path.join(a.out, "models.json")
+    cases = load_cases(path)
     for case in a.models.split(","):
+        before = load_note()
         runs = policies(case, a.buckets.split(","))
-        results[case] = {name: [] for name, _ in runs}
+        results = {name: [] for name, _ in runs}
         for r in range(a.repeats):
             for name, args in runs:
                 log("%s: %s, repeat %d of %d" % (case, name, r + 1, a.repeats))
-                results[case][name].append(torchrun(a, case, args))
-    report(a, before, results)
+                results[name].append(torchrun(a, case, args))
+        cases[case] = {"nodes": a.nodes, "rate": a.rate, "steps": a.steps, "warmup": a.warmup,
+                       "repeats": a.repeats, "rt": bool(a.rt), "load_before": before,
+                       "load_after": load_note(), "results": results}
+        save_json(path, {"cases": cases})  # each case as soon as it is measured
+    report(a.out, cases)
 
 
-def report(a, before, results):
+def load_cases(path):
+    """The cases measured before (models.json): a run replaces the cases it measures."""
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return json.load(f).get("cases", {})
+
+
+def report(out, cases):
     text = ("## Real models across the emulated cluster\n\n"
-            "torchrun, one rank on each of %d emulated nodes (%s links), real PyTorch on the "
-            "CPU; %d steps after %d of warm-up, the median step of each run, the median of %d "
-            "repeat%s; the same seed, weights and data under every policy.  %s priority; "
-            "%s before, %s after.\n\n"
-            % (a.nodes, a.rate, a.steps, a.warmup, a.repeats, "" if a.repeats == 1 else "s",
-               "Real-time" if a.rt else "Normal", before, load_note()))
-    for case, res in results.items():
+            "torchrun, one rank per emulated node, real PyTorch on the CPU; the median step "
+            "of each run after its warm-up, the median of the repeats; the same seed, weights "
+            "and data under every policy.  Each model's run and its conditions are below it "
+            "(`bench/cluster/models.py`, which measures the models one at a time and keeps the "
+            "others' results).\n\n")
+    for case in (c for c in CASES if c in cases):
+        c = cases[case]
+        res = c["results"]
         step = {k: median([x["step_ms"] for x in v]) for k, v in res.items()}
         last = {k: median([x["losses"][-1] for x in v]) for k, v in res.items()}
         best = min((k for k in step if k.startswith("gloo")), key=lambda k: step[k])
@@ -110,14 +126,19 @@ def report(a, before, results):
                  "%.6f" % last[k], "%.2e" % (abs(last[k] - last["gloo"]) / abs(last["gloo"])),
                  fmt(step[best] / step[k], 3)] for k in res]
         first = next(iter(res.values()))[0]
-        text += ("### %s (%.1f M parameters)\n\n" % (case, first["params"] / 1e6)
+        text += ("### %s (%.1f M parameters)\n\n"
+                 "%d emulated nodes (%s links), %d steps after %d of warm-up, %d repeat%s, %s "
+                 "priority; %s before, %s after.\n\n"
+                 % (case, first["params"] / 1e6, c["nodes"], c["rate"], c["steps"],
+                    c["warmup"], c["repeats"], "" if c["repeats"] == 1 else "s",
+                    "real-time" if c["rt"] else "normal", c["load_before"], c["load_after"])
                  + md_table(["policy", "step ms", "repeats ms", "loss, last step",
                              "rel. to gloo", "PyTorch's best (%s) / this" % best], body)
                  + "\n![loss curves](models-%s.svg)\n\n" % case)
-        svg_lines("Loss per step, %s over %d emulated nodes (%s)" % (case, a.nodes, a.rate),
+        svg_lines("Loss per step, %s over %d emulated nodes (%s)" % (case, c["nodes"], c["rate"]),
                   {k: v[0]["losses"] for k, v in res.items()}, "first repeat",
-                  os.path.join(a.out, "models-%s.svg" % case))
-    missing = [c for c in CASES if c not in results]
+                  os.path.join(out, "models-%s.svg" % case))
+    missing = [c for c in CASES if c not in cases]
     text += ("### What this does not show\n\n"
              "- acc tuned (online tuning, then the stored optimum in a fresh job) is not a policy "
              "yet: the backend does not apply acc's stored fusion size, streams and compression "
@@ -128,10 +149,9 @@ def report(a, before, results):
              "sums made in float64 drifts further from gloo than acc does); the first steps are "
              "the comparison.\n")
     if missing:
-        text += ("- Not measured in this run: %s (`bench/cluster/models.py --models %s`).\n"
+        text += ("- Not measured yet: %s (`bench/cluster/models.py --models %s`).\n"
                  % (", ".join(missing), ",".join(missing)))
-    write(os.path.join(a.out, "models.md"), text)
-    save_json(os.path.join(a.out, "models.json"), {"results": results, "load_before": before})
+    write(os.path.join(out, "models.md"), text)
     print(text)
 
 

@@ -76,6 +76,8 @@ class GPT(nn.Module):
         self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
         self.blocks = nn.ModuleList(Block(d, heads) for _ in range(layers))
         self.ln = nn.LayerNorm(d)
+        for e in (self.tok, self.pos):  # GPT-2's initialisation: logits start near uniform
+            nn.init.normal_(e.weight, std=0.02)
 
     def forward(self, idx):
         t = idx.shape[1]
