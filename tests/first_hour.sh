@@ -36,6 +36,10 @@ skips=(
     "cmake --install build|installs into \$HOME/.local; tests/install/check.sh does this in a scratch prefix"
     # The emulated cluster needs root, network namespaces and a train.py of the user's own.
     "sudo bench/cluster/acc-cluster|needs root and network namespaces (bench/cluster/README.md); run-all.sh takes 1.5 h"
+    # The PyTorch quick start builds the wheel (minutes) and needs torchrun on the PATH of a
+    # venv with PyTorch: CI's wheel stage (scripts/wheel_check.sh) builds the wheel once and runs
+    # these two lines in a fresh venv.
+    "pip install ./python|builds the wheel: scripts/wheel_check.sh (CI's wheel stage) runs these lines in a fresh venv"
     # A real NCCL library at a path of the reader's machine.
     "/path/to/libnccl.so.2|needs a real NCCL library (libnccl.so.2) at a path of the reader's machine"
     # Figures the README quotes, measured over minutes: running them is the benchmark, not a check.

@@ -69,6 +69,12 @@ def common_args(p, work):
     p.add_argument("--rt", action="store_true", help="ranks at real-time priority (chrt -f 10)")
 
 
+def torch_python_arg(p):
+    """--python: the interpreter with PyTorch that runs the ranks."""
+    p.add_argument("--python", default=os.environ.get("ACC_TORCH_PYTHON",
+                                                      "/root/.cache/acc/torch-venv/bin/python"))
+
+
 def load_note():
     """The machine's load, said beside every figure."""
     with open("/proc/loadavg") as f:
@@ -147,6 +153,41 @@ def svg_bars(title, groups, series, values, unit, path, note=""):
         out.append('<rect x="%d" y="%d" width="10" height="10" fill="%s"/>'
                    % (left + si * 150, h - 30, colors[si % len(colors)]))
         out.append('<text x="%d" y="%d">%s</text>' % (left + si * 150 + 14, h - 21, esc(s)))
+    if note:
+        out.append('<text x="%d" y="%d" fill="#555">%s</text>' % (left, h - 6, esc(note)))
+    out.append("</svg>")
+    write(path, "\n".join(out) + "\n")
+
+
+def svg_lines(title, series, unit, path, note=""):
+    """Curves over the step: series {name: [value per step]} (a loss curve per policy)."""
+    w, h, left, top, bottom = 640, 380, 60, 40, 70
+    vals = [v for ys in series.values() for v in ys if v == v]
+    vmin, vmax = (min(vals), max(vals)) if vals else (0.0, 1.0)
+    span = (vmax - vmin) or 1.0
+    vmin, vmax = vmin - 0.05 * span, vmax + 0.05 * span
+    steps = max([len(ys) for ys in series.values()] + [2])
+    colors = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1", "#edc948"]
+    x = lambda i: left + (w - left - 20) * i / (steps - 1)
+    y = lambda v: top + (h - top - bottom) * (1 - (v - vmin) / (vmax - vmin))
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+           'font-family="sans-serif" font-size="11">' % (w, h),
+           '<text x="%d" y="20" font-size="14">%s</text>' % (left, esc(title))]
+    for k in range(6):
+        v = vmin + (vmax - vmin) * k / 5
+        out.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/>'
+                   % (left, w - 20, y(v), y(v)))
+        out.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>'
+                   % (left - 4, y(v) + 4, fmt(v, 3)))
+    for si, (name, ys) in enumerate(series.items()):
+        c = colors[si % len(colors)]
+        pts = " ".join("%.1f,%.1f" % (x(i), y(v)) for i, v in enumerate(ys) if v == v)
+        out.append('<polyline points="%s" fill="none" stroke="%s" stroke-width="1.5"/>'
+                   % (pts, c))
+        out.append('<rect x="%d" y="%d" width="10" height="10" fill="%s"/>'
+                   % (left + si * 150, h - 30, c))
+        out.append('<text x="%d" y="%d">%s</text>' % (left + si * 150 + 14, h - 21, esc(name)))
+    out.append('<text x="%d" y="%d">step (%s)</text>' % (w // 2, h - bottom + 20, esc(unit)))
     if note:
         out.append('<text x="%d" y="%d" fill="#555">%s</text>' % (left, h - 6, esc(note)))
     out.append("</svg>")

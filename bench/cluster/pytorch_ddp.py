@@ -32,7 +32,7 @@ import os
 import sys
 
 from benchlib import (ROOT, cluster, common_args, fmt, fresh_db, load_note, log, md_table, median,
-                      run, save_json, svg_bars, tool, write)
+                      run, save_json, svg_bars, tool, torch_python_arg, write)
 
 TOL = 0.01  # relative difference of the loss after N steps allowed to compression
 
@@ -63,8 +63,7 @@ def main():
     p.add_argument("--repeats", type=int, default=2)
     p.add_argument("--buckets", default="1,5,100", help="the hand-set sweep's bucket sizes, MB "
                    "(25, PyTorch's default, is gloo-fp16's run)")
-    p.add_argument("--python", default=os.environ.get("ACC_TORCH_PYTHON",
-                                                      "/root/.cache/acc/torch-venv/bin/python"))
+    torch_python_arg(p)
     p.add_argument("--quick", action="store_true", help="1 repeat, 10 steps, one hand-set size")
     a = p.parse_args()
     if a.quick:

@@ -100,10 +100,12 @@ class Communicator:
     """A communicator of nranks processes (acc_comm_init_rank): every rank gives the same
     unique id (the bytes of unique_id() or unique_id_from_string())."""
 
-    def __init__(self, nranks, rank, uid, backend="host", topo=None, db=None):
+    def __init__(self, nranks, rank, uid, backend="host", topo=None, db=None, timeout_ms=0,
+                 device=-1):
         opts = _lib.CommOpts()
         load().acc_comm_opts_init(ctypes.byref(opts))
         opts.backend = _lib.enum("acc_backend_parse", backend)
+        opts.timeout_ms, opts.device = timeout_ms, device
         self._topo, self._db = _lib.cstr(topo, "topo"), _lib.cstr(db, "db")  # kept alive
         opts.topo, opts.db = self._topo, self._db
         if not isinstance(uid, (bytes, bytearray)) or len(uid) != _lib.UNIQUE_ID_BYTES:
@@ -127,6 +129,13 @@ class Communicator:
         if self.handle:
             h, self.handle = self.handle, None
             _lib.call("acc_comm_destroy", h)
+
+    def abort(self):
+        """End the calls in flight (they fail with ACC_ERR_ABORTED) and free the communicator
+        without waiting for the peers; another thread may call it while a call runs."""
+        if self.handle:
+            h, self.handle = self.handle, None
+            _lib.call("acc_comm_abort", h)
 
     def __enter__(self):
         return self

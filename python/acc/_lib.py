@@ -110,6 +110,12 @@ _PROTOTYPES = {
     "acc_comm_destroy": (_STATUS, [_P]),
     "acc_comm_abort": (_STATUS, [_P]),
     "acc_comm_rank": (_I, [_P]),
+    "acc_redop_parse": (_STATUS, [_S, ctypes.POINTER(_I)]),
+    "acc_allreduce": (_STATUS, [_P, _P, ctypes.c_size_t, _I, _I, _P, _P]),
+    "acc_allgather": (_STATUS, [_P, _P, ctypes.c_size_t, _I, _P, _P]),
+    "acc_reduce_scatter": (_STATUS, [_P, _P, ctypes.c_size_t, _I, _I, _P, _P]),
+    "acc_broadcast": (_STATUS, [_P, _P, ctypes.c_size_t, _I, _I, _P, _P]),
+    "acc_reduce": (_STATUS, [_P, _P, ctypes.c_size_t, _I, _I, _I, _P, _P]),
     "acc_comm_size": (_I, [_P]),
     "acc_fusion_opts_init": (None, [ctypes.POINTER(FusionOpts)]),
     "acc_fusion_create": (_STATUS, [_P, ctypes.POINTER(FusionOpts), ctypes.POINTER(_P)]),
@@ -128,6 +134,10 @@ _PROTOTYPES = {
 _lib = None
 
 
+# Where a wheel (pip install ./python) puts the library it built.
+BUNDLED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_data", "lib", "libacc.so")
+
+
 def _checkout_library():
     """build/libacc.so of the checkout this package lies in (python/acc/ of the repository), the
     library scripts/setup.sh builds, when there is one; None for an installed package."""
@@ -137,17 +147,19 @@ def _checkout_library():
 
 
 def load(path=None):
-    """Load libacc once: `path`, else ACC_LIBRARY (a row of acc's settings table), else the
-    build tree's build/libacc.so when the package runs from a checkout, else the library the
-    dynamic loader finds.  Returns the ctypes handle."""
+    """Load libacc once: `path`, else ACC_LIBRARY (a row of acc's settings table), else the one
+    the installed wheel carries, else the build tree's build/libacc.so when the package runs
+    from a checkout, else the library the dynamic loader finds.  Returns the ctypes handle."""
     global _lib
     if _lib is not None and path is None:
         return _lib
-    path = (path or os.environ.get("ACC_LIBRARY") or _checkout_library()
+    path = (path or os.environ.get("ACC_LIBRARY")
+            or (BUNDLED if os.path.exists(BUNDLED) else None) or _checkout_library()
             or ctypes.util.find_library("acc"))
     if not path:
-        raise OSError("libacc not found: set ACC_LIBRARY to the libacc.so CMake built "
-                      "(build/libacc.so of the checkout) or install acc where the dynamic "
+        raise OSError("libacc not found: install the package with its library (pip install "
+                      "./python), or set ACC_LIBRARY to the libacc.so CMake built "
+                      "(build/libacc.so of the checkout), or install acc where the dynamic "
                       "loader looks")
     lib = ctypes.CDLL(path)
     for name, (res, args) in _PROTOTYPES.items():

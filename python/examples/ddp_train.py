@@ -1,15 +1,17 @@
-"""Data-parallel training on the CPU with PyTorch DDP, gloo for the process group and acc's
-communication hook for the gradients: the README's example, and what the ctests
-python.torch_ddp_2 and python.torch_ddp_4 run (python/tests/test_torch_ddp.py).
+"""Data-parallel training on the CPU with PyTorch DDP over the c10d backend "acc": the README's
+example, and what the ctests python.torch_ddp_2 and python.torch_ddp_4 run
+(python/tests/test_torch_ddp.py).
 
     torchrun --standalone --nproc-per-node 2 python/examples/ddp_train.py
 
-needs PyTorch, the package on PYTHONPATH (python/) and ACC_LIBRARY naming libacc.so.  Each
-rank trains the same small MLP from the same weights on data of its own; at the end rank 0
-prints the loss, the median step time and whether every rank holds the same parameters.
---modes runs several trainings one after the other in the same process group, each from the
-same weights and data: gloo (DDP's own allreduce), acc, acc-fp16, acc-bf16 (acc's hook without
-and with compression); --out writes what each gave, for the test to compare.
+needs PyTorch and the acc package (pip install ./python; or, in a checkout, python/ on
+PYTHONPATH and ACC_LIBRARY naming the libacc.so CMake built).  Each rank trains the same small
+MLP from the same weights on data of its own; at the end rank 0 prints the loss, the median step
+time and whether every rank holds the same parameters.  --modes runs several trainings one
+after the other, each from the same weights and data: acc (plain DDP, its process group acc's),
+gloo (DDP on a gloo group of the same ranks), acc-hook, acc-fp16, acc-bf16 (acc's DDP
+communication hook on its own streams, without and with compression); --out writes what each
+gave, for the test to compare.
 """
 import argparse
 import json
@@ -21,6 +23,7 @@ import torch.distributed as dist
 
 import acc
 import acc.ddp
+import acc.torch  # registers the backend "acc" (an installed package also does it by itself)
 
 STEPS = 20  # --steps
 
@@ -41,10 +44,12 @@ def batches(rank, steps):
         yield x, (x @ teacher).argmax(dim=1)
 
 
-def train(mode, rank, steps):
-    compression = {"acc": "none", "acc-fp16": "fp16", "acc-bf16": "bf16"}.get(mode)
+def train(mode, rank, steps, gloo):
+    compression = {"acc-hook": "none", "acc-fp16": "fp16", "acc-bf16": "bf16"}.get(mode)
+    group = gloo if mode == "gloo" else None  # None: the default group, acc's
     # The example, as the README shows it:
-    model = torch.nn.parallel.DistributedDataParallel(make_model(), bucket_cap_mb=1)
+    model = torch.nn.parallel.DistributedDataParallel(make_model(), bucket_cap_mb=1,
+                                                      process_group=group)
     state = None
     if compression:
         config = acc.config(fusion_bytes=1 << 20, streams=2, compression=compression)
@@ -55,7 +60,7 @@ def train(mode, rank, steps):
         t0 = time.perf_counter()
         optimizer.zero_grad()
         loss = torch.nn.functional.cross_entropy(model(x), y)
-        loss.backward()  # each bucket's allreduce: acc's, or gloo's without the hook
+        loss.backward()  # each bucket's allreduce: acc's (or gloo's, on the gloo group)
         optimizer.step()
         times.append(time.perf_counter() - t0)
         losses.append(loss.item())
@@ -75,13 +80,16 @@ def train(mode, rank, steps):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--modes", default="acc", help="comma-separated: gloo, acc, acc-fp16, acc-bf16")
+    ap.add_argument("--modes", default="acc",
+                    help="comma-separated: acc, gloo, acc-hook, acc-fp16, acc-bf16")
     ap.add_argument("--steps", type=int, default=STEPS)
     ap.add_argument("--out", help="rank 0 writes the results here as JSON")
     args = ap.parse_args()
-    dist.init_process_group("gloo")  # torchrun's environment says where rank 0 is
+    dist.init_process_group("cpu:acc")  # torchrun's environment says where rank 0 is
     rank = dist.get_rank()
-    results = [train(mode, rank, args.steps) for mode in args.modes.split(",")]
+    modes = args.modes.split(",")
+    gloo = dist.new_group(backend="gloo") if "gloo" in modes else None
+    results = [train(mode, rank, args.steps, gloo) for mode in modes]
     if rank == 0:
         for r in results:
             print("%-8s %d ranks: loss %.6f after %d steps, %.2f ms per step (median), "

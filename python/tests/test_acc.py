@@ -106,6 +106,38 @@ class Loading(unittest.TestCase):
         self.assertEqual(out, built)
 
 
+class Programs(unittest.TestCase):
+    """The console scripts of a wheel run the programs it carries; where one is missing (a
+    checkout, not an installed wheel) they say which file and what to do, not a traceback."""
+
+    def test_a_missing_program_is_named(self):
+        from acc import _programs
+        saved = _programs.BIN
+        _programs.BIN = tempfile.mkdtemp()
+        try:
+            with self.assertRaises(SystemExit) as e:
+                _programs.acc_info()
+        finally:
+            os.rmdir(_programs.BIN)
+            _programs.BIN = saved
+        self.assertIn("acc-info", str(e.exception.code))
+        self.assertIn("pip install ./python", str(e.exception.code))
+
+    def test_the_bundled_library_is_where_the_wheel_puts_it(self):
+        # pyproject.toml says where CMake installs into the wheel; _lib.py and _programs.py
+        # look there.
+        import tomllib
+        from acc import _programs
+        here = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(here, "..", "pyproject.toml"), "rb") as f:
+            skb = tomllib.load(f)["tool"]["scikit-build"]
+        root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(acc.__file__))),
+                            skb["wheel"]["install-dir"])
+        libdir = skb["cmake"]["define"]["CMAKE_INSTALL_LIBDIR"]
+        self.assertEqual(_lib.BUNDLED, os.path.join(root, libdir, "libacc.so"))
+        self.assertEqual(_programs.BIN, os.path.join(root, "bin"))
+
+
 class DdpSettings(unittest.TestCase):
     def test_stored_optimum_as_ddp_settings(self):
         with tempfile.TemporaryDirectory() as d:
