@@ -20,7 +20,7 @@
 
 #include <string.h>
 
-static const algo_spec_t spec = {"hier_pipe allreduce", 4, 4, 0, 1};
+static const algo_spec_t spec = {"hier_pipe allreduce", 2, 2, 0, 1};
 
 static acc_status_t supports(const acc_topo_t *topo, const acc_algo_args_t *args)
 {

@@ -148,7 +148,8 @@ ACC_TEST(emulated_ll_rooted_8)
 
 ACC_TEST(emulated_ll_two_nodes)
 {
-    CHECK_INT(emu_topology_ll("nodes=2 gpus=2 nvlink=18 nic=2x400", ACC_COLL_ALLREDUCE), 5);
+    CHECK_INT(emu_topology_ll("nodes=2 gpus=2 nvlink=18 nic=2x400", ACC_COLL_ALLREDUCE),
+              6); /* hier_pipe too */
 }
 
 /* Multi-chunk messages and the long way through scratch (chain reduce), one message per
