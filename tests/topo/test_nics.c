@@ -4,6 +4,8 @@
 #include "acc_topo.h"
 #include "internal.h"
 
+#include <string.h>
+
 #define P5   ACC_TEST_DATA_DIR "/topologies/nccl-xml/aws-ofi-nccl-p5.48xl-topo.xml"
 #define P4D  ACC_TEST_DATA_DIR "/topologies/nccl-xml/aws-p4d-24xl-topo.xml"
 #define L40S ACC_TEST_DATA_DIR "/topologies/nvidia-smi/pcie-4xL40S-2numa-2nic.txt"
@@ -194,5 +196,88 @@ ACC_TEST(no_pxn_without_nvlink)
     }
     CHECK_INT(acc_topo_gpu_nics(t, 4, NULL, &via), 0);
     CHECK_INT(via, -1);
+    acc_topo_destroy(t);
+}
+
+/* `nvidia-smi topo -m` of an 8-GPU node with 18 NIC columns: two compute NICs on each GPU's PCIe
+ * switch (NIC0-15, OCI's 16 x 200G layout) and one front-end NIC per socket (NIC16, NIC17), in
+ * the layout of the captures in tests/data/topologies/nvidia-smi (NV18, PIX, NODE, SYS). */
+static char *smi_18_nics(void)
+{
+    acc_buf_t b;
+    int r, c, n = 8 + 18;
+
+    acc_buf_init(&b);
+    acc_buf_puts(&b, "\t");
+    for (c = 0; c < n; c++)
+        acc_buf_printf(&b, "%s%d\t", c < 8 ? "GPU" : "NIC", c < 8 ? c : c - 8);
+    acc_buf_puts(&b, "CPU Affinity\tNUMA Affinity\tGPU NUMA ID\n");
+    for (r = 0; r < n; r++) {
+        /* A device's socket, and its PCIe switch (-1: on the CPU). */
+        int rs = r < 8    ? r / 4
+                 : r < 24 ? (r - 8) / 8
+                          : r - 24,
+            rw = r < 8    ? r
+                 : r < 24 ? (r - 8) / 2
+                          : -1;
+        acc_buf_printf(&b, "%s%d\t", r < 8 ? "GPU" : "NIC", r < 8 ? r : r - 8);
+        for (c = 0; c < n; c++) {
+            int cs = c < 8    ? c / 4
+                     : c < 24 ? (c - 8) / 8
+                              : c - 24,
+                cw = c < 8    ? c
+                     : c < 24 ? (c - 8) / 2
+                              : -1;
+            const char *w = r == c                ? " X "
+                            : r < 8 && c < 8      ? "NV18"
+                            : rw >= 0 && rw == cw ? "PIX"
+                            : rs == cs            ? "NODE"
+                                                  : "SYS";
+            acc_buf_printf(&b, "%s\t", w);
+        }
+        if (r < 8)
+            acc_buf_printf(&b, "%s\t%d\t\tN/A", rs ? "48-95" : "0-47", rs);
+        acc_buf_puts(&b, "\n");
+    }
+    acc_buf_puts(&b, "\nLegend:\n\n  X    = Self\n\nNIC Legend:\n\n");
+    for (c = 0; c < 18; c++)
+        acc_buf_printf(&b, "  NIC%d: mlx5_%d\n", c, c);
+    CHECK_OK(acc_buf_status(&b));
+    return acc_buf_take(&b);
+}
+
+ACC_TEST(nvidia_smi_with_18_nic_columns_stripes_two_per_gpu)
+{
+    char *text = smi_18_nics();
+    acc_topo_t *t = NULL;
+    int g, k;
+
+    CHECK_MSG(acc_topo_load_buffer(text, strlen(text), "smi-18-nics.txt", &t) == ACC_OK, "%s",
+              acc_error_message());
+    CHECK_INT(acc_topo_count(t, ACC_VTX_NIC), 18);
+    for (g = 0; g < 8; g++) {
+        const int *nics;
+        int via, n = acc_topo_gpu_nics(t, g, &nics, &via);
+        CHECK_INT(n, 2);
+        CHECK_INT(via, -1);
+        /* Its own switch's two NICs, not a front-end one. */
+        for (k = 0; k < n; k++)
+            CHECK_INT(acc_topo_vertex(t, nics[k])->id / 2, g);
+    }
+    acc_topo_destroy(t);
+    acc_mem_free(text);
+}
+
+/* hwloc: LLNL's Lassen node (IBM AC922), a dual-port ConnectX-5 per socket beside two V100 each -
+ * every GPU stripes across its socket's two ports, shared with the other GPU; AWS g4dn.metal,
+ * eight T4 on one EFA, all of them sharing it. */
+ACC_TEST(hwloc_ports_and_nics_shared_by_gpus)
+{
+    acc_topo_t *t =
+        load_nodes(ACC_TEST_DATA_DIR "/topologies/hwloc-xml/mpibind-coral-lassen.xml", 1);
+    check_stripes(t, 2, 2);
+    acc_topo_destroy(t);
+    t = load_nodes(ACC_TEST_DATA_DIR "/topologies/hwloc-xml/mpibind-g4dnmetal.xml", 1);
+    check_stripes(t, 1, 8);
     acc_topo_destroy(t);
 }
