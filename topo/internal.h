@@ -35,6 +35,9 @@ struct acc_topo {
     int *route_links;        /* route_links[route_start[p] .. route_start[p+1]), p = va x n + vb */
     int *gpu_vertex;         /* GPU id -> vertex index */
     int *gpu_nic;            /* GPU id -> NIC vertex index of its rail, -1 without NICs */
+    int *gpu_nics_start;     /* the NICs GPU g stripes across (topo_nics.c), its rail first, are */
+    int *gpu_nics;           /* gpu_nics[gpu_nics_start[g] .. gpu_nics_start[g+1]) */
+    int *gpu_pxn;            /* GPU id -> the GPU whose NICs it reaches over NVLink (PXN), or -1 */
     int *vertex_numa;        /* vertex -> CPU id, -1 */
 };
 
@@ -98,6 +101,11 @@ int topo_missing_nvlinks(const acc_topo_t *t, acc_buf_t *out);
 /* Paths: computed by finalize (topo_paths.c). */
 acc_status_t topo_compute_paths(acc_topo_t *t);
 void topo_free_paths(acc_topo_t *t);
+/* After the node-local paths (topo_nics.c): each GPU's rail, the NICs it stripes across and
+ * its PXN peer. */
+acc_status_t topo_assign_nics(acc_topo_t *t);
+/* The path between GPU ga and GPU gb of two different nodes (topo_nics.c). */
+void topo_net_path(const acc_topo_t *t, int ga, int gb, acc_topo_path_t *out);
 
 /* Normalise a bus id to "dddd:bb:dd.f" lower case; returns 0 if it is not a bus id. */
 int topo_busid_normalize(const char *in, char out[24]);

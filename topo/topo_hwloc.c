@@ -24,6 +24,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <libxml/parser.h>
 
@@ -346,6 +347,39 @@ static acc_status_t nic_facts(topo_hwloc_conv_t *c, topo_hwloc_dev_t *d)
                            d->v.dev_name[0] ? d->v.dev_name : d->v.busid);
 }
 
+/* The first GPU of another vendor: its ids, bus and the model its OS device names (ROCm's
+ * "GPUModel"), for the message that acc does not model it. */
+static void note_other_gpu(topo_hwloc_conv_t *c, hwloc_obj_t o, const char *bus)
+{
+    hwloc_obj_t k;
+    c->other_vendor = o->attr->pcidev.vendor_id;
+    c->other_device = o->attr->pcidev.device_id;
+    copy_str(c->other_bus, sizeof(c->other_bus), bus);
+    for (k = o->io_first_child; k; k = k->next_sibling) {
+        const char *m = hwloc_obj_get_info_by_name(k, "GPUModel");
+        if (m) {
+            copy_str(c->other_model, sizeof(c->other_model), m);
+            break;
+        }
+    }
+}
+
+static const char *vendor_name(unsigned id)
+{
+    switch (id) {
+    case 0x1002:
+        return "AMD";
+    case 0x8086:
+        return "Intel";
+    case 0x1da3:
+        return "Habana";
+    case 0x1d0f:
+        return "Amazon";
+    default:
+        return "another vendor";
+    }
+}
+
 static acc_status_t collect(topo_hwloc_conv_t *c)
 {
     hwloc_obj_t o = NULL;
@@ -360,9 +394,11 @@ static acc_status_t collect(topo_hwloc_conv_t *c)
                 return acc_error_set(ACC_ERR_NOMEM, "%s: out of memory", c->name);
             d->v.kind = ACC_VTX_GPU;
             gpu_osdev_facts(d);
-        } else if ((p->class_id >> 8) == 0x03) {
+        } else if ((p->class_id >> 8) == 0x03 || p->class_id == 0x1200) {
             ACC_INFO(TOPO, "%s: display device %s (%04x:%04x) is not an NVIDIA GPU: not modelled",
                      c->name, bus, p->vendor_id, p->device_id);
+            if (p->class_id != 0x0300 && c->other_gpus++ == 0)
+                note_other_gpu(c, o, bus);
         } else if ((p->vendor_id == VENDOR_NVIDIA && p->class_id == 0x0680) ||
                    (o->subtype && strcmp(o->subtype, "NVSwitch") == 0)) {
             c->nvswitch_chips++;
@@ -488,6 +524,14 @@ static acc_status_t add_gpus(topo_hwloc_conv_t *c, topo_gpu_facts_fn gpu_facts, 
     if (acc_topo_count(c->t, ACC_VTX_GPU) == 0 && c->live && !gpu_facts)
         return acc_error_set(ACC_ERR_TOPO, "hwloc finds no NVIDIA GPU on the PCI bus of this "
                                            "machine");
+    if (acc_topo_count(c->t, ACC_VTX_GPU) == 0 && c->other_gpus > 0)
+        return acc_error_set(ACC_ERR_UNSUPPORTED,
+                             "%s: its %d GPUs are %s's (PCI %04x:%04x at %s%s%s%s), not NVIDIA's: "
+                             "acc models NVIDIA GPUs (NVLink, NCCL) only, so it has no schedules "
+                             "for this machine",
+                             c->name, c->other_gpus, vendor_name(c->other_vendor), c->other_vendor,
+                             c->other_device, c->other_bus, c->other_model[0] ? ", \"" : "",
+                             c->other_model, c->other_model[0] ? "\"" : "");
     if (acc_topo_count(c->t, ACC_VTX_GPU) == 0 && !c->live)
         return acc_error_set(ACC_ERR_TOPO,
                              "%s: no NVIDIA GPU (a PCI device of class 0x03xx from "
@@ -676,6 +720,32 @@ static acc_status_t build_tree(topo_hwloc_conv_t *c)
 
 /* ---- the conversion --------------------------------------------------------------------- */
 
+/* What firmware writes into DMI's product name when the vendor left it unset (the defaults of
+ * AMI's and Insyde's BIOS kits, and dmidecode's words for an absent string). */
+static int dmi_placeholder(const char *s)
+{
+    static const char *const words[] = {"To be filled by O.E.M.",
+                                        "To Be Filled By O.E.M.",
+                                        "Default string",
+                                        "System Product Name",
+                                        "Not Specified",
+                                        "Not Applicable",
+                                        "None",
+                                        "N/A",
+                                        "0123456789",
+                                        "System Name",
+                                        "Type1ProductConfigId"};
+    size_t i;
+    while (*s == ' ')
+        s++;
+    if (!*s)
+        return 1;
+    for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        if (strcasecmp(s, words[i]) == 0)
+            return 1;
+    return 0;
+}
+
 static acc_status_t convert(topo_hwloc_conv_t *c, topo_gpu_facts_fn gpu_facts, void *ctx)
 {
     hwloc_obj_t root = hwloc_get_root_obj(c->h);
@@ -684,7 +754,14 @@ static acc_status_t convert(topo_hwloc_conv_t *c, topo_gpu_facts_fn gpu_facts, v
 
     if (!product)
         product = hwloc_obj_get_info_by_name(root, "PlatformModel");
-    if (product && !acc_topo_name(c->t)[0])
+    if (product && dmi_placeholder(product)) {
+        /* The file's own name then, without its directories (live: none). */
+        const char *slash = strrchr(c->name, '/');
+        ACC_INFO(TOPO, "%s: DMI product name \"%s\" is a firmware placeholder: not a name", c->name,
+                 product);
+        product = c->live ? NULL : slash ? slash + 1 : c->name;
+    }
+    if (product && product[0] && !acc_topo_name(c->t)[0])
         acc_topo_set_name(c->t, product);
     if ((st = add_cpus(c)) != ACC_OK || (st = collect(c)) != ACC_OK ||
         (st = add_gpus(c, gpu_facts, ctx)) != ACC_OK || (st = add_nics(c)) != ACC_OK ||

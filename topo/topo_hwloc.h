@@ -50,6 +50,13 @@ typedef struct {
     int npn;
     size_t pn_cap;
     int nvswitch_chips; /* NVSwitch PCI functions seen */
+    /* GPUs and accelerators of other vendors (3D or other display controllers, processing
+     * accelerators; not a BMC's VGA): how many, and the first one, for the message that the
+     * machine is not one acc models. */
+    int other_gpus;
+    unsigned other_vendor, other_device;
+    char other_bus[24];
+    char other_model[64];
 } topo_hwloc_conv_t;
 
 /* Build t from XML text, or from this machine when text is NULL (topo_hwloc.c). */

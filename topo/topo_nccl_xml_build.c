@@ -346,6 +346,11 @@ static acc_status_t make_nic(nxml_ctx_t *c, int i)
     if ((st = topo_nxml_int(c, it->net, "gdr", 0, 1, &x, &present)) != ACC_OK)
         return st;
     v->gdr = present ? (int)x : 0;
+    /* NCCL's own dumps always write gdr; a file without it says nothing about GPUDirect RDMA,
+     * and the fingerprint holds what is taken instead. */
+    if (!present && (st = acc_topo_assume(c->t, "GPUDirect RDMA off for a NIC whose <net> has no "
+                                                "gdr attribute")) != ACC_OK)
+        return st;
     if ((st = topo_nxml_int(c, it->net, "speed", INT_MIN, INT_MAX, &x, &present)) != ACC_OK)
         return st;
     if (present && x > 0) {

@@ -8,7 +8,7 @@
  * NCCL.  Paths never pass through a NIC, and pass through a GPU only from NVLink to NVLink
  * (NCCL's NVB).  Each path's links are kept (acc_topo_vertex_route), so that the simulator routes
  * transfers over exactly the paths this search chose: the rule lives here only.  Between nodes, a
- * path leaves by the source GPU's rail NIC and enters by the destination GPU's rail NIC; the
+ * path leaves by the source GPU's NICs and enters by the destination GPU's (topo_nics.c); the
  * cluster's node graphs are identical, so inter-node paths are composed from node-local ones in
  * O(1) instead of searching a graph of 1024 GPUs.
  */
@@ -185,33 +185,6 @@ static acc_status_t paths_from(acc_topo_t *t, int src, state_t *st, int *trail, 
     return ACC_OK;
 }
 
-/* Give each GPU the NIC it reaches best; among equals, the least used so far, so that four NICs
- * serve eight GPUs two each (the rails). */
-static void assign_rails(acc_topo_t *t)
-{
-    int ngpu = t->kind_count[ACC_VTX_GPU], g, v, nv = t->nvertices;
-    int *used = acc_mem_calloc((size_t)nv, sizeof(int));
-
-    for (g = 0; g < ngpu; g++) {
-        int gv = t->gpu_vertex[g], best = -1;
-        const acc_topo_path_t *bp = NULL;
-        for (v = 0; v < nv; v++) {
-            const acc_topo_path_t *p = &t->vpaths[(size_t)gv * nv + v];
-            if (t->vertices[v].kind != ACC_VTX_NIC || p->cls == ACC_PATH_DIS)
-                continue;
-            if (!bp || p->cls < bp->cls || (p->cls == bp->cls && p->bw > bp->bw) ||
-                (p->cls == bp->cls && p->bw == bp->bw && used && used[v] < used[best])) {
-                best = v;
-                bp = p;
-            }
-        }
-        t->gpu_nic[g] = best;
-        if (best >= 0 && used)
-            used[best]++;
-    }
-    acc_mem_free(used);
-}
-
 void topo_free_paths(acc_topo_t *t)
 {
     acc_mem_free(t->adj_start);
@@ -219,10 +192,14 @@ void topo_free_paths(acc_topo_t *t)
     acc_mem_free(t->vpaths);
     acc_mem_free(t->gpu_vertex);
     acc_mem_free(t->gpu_nic);
+    acc_mem_free(t->gpu_nics_start);
+    acc_mem_free(t->gpu_nics);
+    acc_mem_free(t->gpu_pxn);
     acc_mem_free(t->vertex_numa);
     acc_mem_free(t->route_start);
     acc_mem_free(t->route_links);
     t->adj_start = t->adj_links = t->gpu_vertex = t->gpu_nic = t->vertex_numa = NULL;
+    t->gpu_nics_start = t->gpu_nics = t->gpu_pxn = NULL;
     t->route_start = t->route_links = NULL;
     t->vpaths = NULL;
     t->finalized = 0;
@@ -276,7 +253,6 @@ acc_status_t topo_compute_paths(acc_topo_t *t)
         goto out;
     t->route_links = routes.links;
     routes.links = NULL;
-    assign_rails(t);
     for (v = 0; v < nv; v++) {
         int best = -1, c;
         const acc_topo_path_t *bp = NULL;
@@ -299,6 +275,7 @@ acc_status_t topo_compute_paths(acc_topo_t *t)
         }
         t->vertex_numa[v] = best;
     }
+    st_ = topo_assign_nics(t);
 out:
     acc_mem_free(st);
     acc_mem_free(trail);
@@ -407,13 +384,6 @@ acc_status_t acc_topo_vertex_route(const acc_topo_t *t, int va, int vb, const in
     return ACC_OK;
 }
 
-int acc_topo_gpu_nic(const acc_topo_t *t, int gpu)
-{
-    if (!t->finalized || gpu < 0 || gpu >= t->kind_count[ACC_VTX_GPU])
-        return -1;
-    return t->gpu_nic[gpu];
-}
-
 int acc_topo_vertex_numa(const acc_topo_t *t, int index)
 {
     if (index < 0 || index >= t->nvertices)
@@ -421,26 +391,6 @@ int acc_topo_vertex_numa(const acc_topo_t *t, int index)
     if (!t->finalized)
         return t->vertices[index].numa;
     return t->vertex_numa[index];
-}
-
-/* GPU a and GPU b on different nodes: out by a's rail NIC, in by b's. */
-static void net_path(const acc_topo_t *t, int ga, int gb, acc_topo_path_t *out)
-{
-    int nv = t->nvertices, na = t->gpu_nic[ga], nb = t->gpu_nic[gb];
-    const acc_topo_path_t *p1 = &t->vpaths[(size_t)t->gpu_vertex[ga] * nv + na];
-    const acc_topo_path_t *p2 = &t->vpaths[(size_t)nb * nv + t->gpu_vertex[gb]];
-    double wa = t->vertices[na].speed_gbps / 8.0 / t->net.oversubscription;
-    double wb = t->vertices[nb].speed_gbps / 8.0 / t->net.oversubscription;
-    double bw = p1->bw < p2->bw ? p1->bw : p2->bw;
-
-    if (wa < bw)
-        bw = wa;
-    if (wb < bw)
-        bw = wb;
-    out->cls = ACC_PATH_NET;
-    out->bw = bw;
-    out->lat_us = p1->lat_us + t->net.latency_us + p2->lat_us;
-    out->hops = p1->hops + 1 + p2->hops;
 }
 
 acc_status_t acc_topo_path(const acc_topo_t *t, int rank_a, int rank_b, acc_topo_path_t *out)
@@ -457,7 +407,7 @@ acc_status_t acc_topo_path(const acc_topo_t *t, int rank_a, int rank_b, acc_topo
         *out =
             t->vpaths[(size_t)t->gpu_vertex[rank_a % g] * t->nvertices + t->gpu_vertex[rank_b % g]];
     else
-        net_path(t, rank_a % g, rank_b % g, out);
+        topo_net_path(t, rank_a % g, rank_b % g, out);
     return ACC_OK;
 }
 
@@ -484,7 +434,7 @@ acc_status_t acc_topo_path_matrix(const acc_topo_t *t, acc_topo_path_t **out)
             local[a * g + b] =
                 t->vpaths[(size_t)t->gpu_vertex[a] * t->nvertices + t->gpu_vertex[b]];
             if (t->net.nodes > 1)
-                net_path(t, a, b, &remote[a * g + b]);
+                topo_net_path(t, a, b, &remote[a * g + b]);
         }
     }
     for (a = 0; a < n; a++) {

@@ -48,6 +48,26 @@ static void matrix(const acc_topo_t *t, acc_buf_t *out)
     }
 }
 
+/* The NICs a GPU leaves its node by, their line rates together, and PXN's peer. */
+static void stripe_text(const acc_topo_t *t, int g, acc_buf_t *out)
+{
+    const int *nic;
+    int via, n = acc_topo_gpu_nics(t, g, &nic, &via), k;
+    double gbps = 0;
+
+    if (n == 0)
+        return;
+    acc_buf_puts(out, "  NICs");
+    for (k = 0; k < n; k++) {
+        acc_buf_printf(out, "%s%s", k ? "," : " ", t->vertices[nic[k]].name);
+        gbps += t->vertices[nic[k]].speed_gbps;
+    }
+    acc_buf_printf(out, " (%.0f Gb/s", gbps);
+    if (via >= 0)
+        acc_buf_printf(out, ", PXN through GPU%d", via);
+    acc_buf_puts(out, ")");
+}
+
 static void gpus(const acc_topo_t *t, acc_buf_t *out)
 {
     int g;
@@ -66,6 +86,7 @@ static void gpus(const acc_topo_t *t, acc_buf_t *out)
             acc_buf_printf(out, "  NVLink %d to NVSwitch", sw);
         if (direct)
             acc_buf_printf(out, "  NVLink %d to GPUs", direct);
+        stripe_text(t, g, out);
         acc_buf_puts(out, "\n");
     }
 }
@@ -269,11 +290,19 @@ acc_status_t acc_topo_summary_json(const acc_topo_t *t, acc_buf_t *out)
         acc_buf_put_json(out, g->model);
         acc_buf_printf(out,
                        ", \"sm\": %d, \"sms\": %d, \"memory_bytes\": %llu, \"numa\": %d, "
-                       "\"busid\": \"%s\", \"nvlinks_to_nvswitch\": %d, \"nic\": %d}",
+                       "\"busid\": \"%s\", \"nvlinks_to_nvswitch\": %d, \"nic\": %d",
                        g->sm, g->sm_count, (unsigned long long)g->mem_bytes,
                        t->vertex_numa[t->gpu_vertex[i]], g->busid,
                        acc_topo_nvlinks_to_switches(t, i),
                        t->gpu_nic[i] >= 0 ? t->vertices[t->gpu_nic[i]].id : -1);
+        {
+            const int *nic;
+            int via, n = acc_topo_gpu_nics(t, i, &nic, &via), k;
+            acc_buf_puts(out, ", \"nics\": [");
+            for (k = 0; k < n; k++)
+                acc_buf_printf(out, "%s%d", k ? ", " : "", t->vertices[nic[k]].id);
+            acc_buf_printf(out, "], \"pxn_via\": %d}", via);
+        }
     }
     acc_buf_puts(out, "],\n \"nics\": [");
     first = 1;

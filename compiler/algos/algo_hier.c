@@ -1,4 +1,5 @@
-/* The setup shared by the hierarchical generators: names, checks, node rings and rails. */
+/* The setup shared by the hierarchical generators: names, checks, node rings and rails; and the
+ * allreduce between nodes that hier and hier_pipe share. */
 #include "algo_util.h"
 
 #include <string.h>
@@ -107,4 +108,32 @@ acc_status_t algo_hier_params(acc_plan_t *p, const algo_hier_t *h)
 {
     return acc_plan_set_params(p, "lanes=%d chunks=%d inner=%s outer=%s", h->pr.lanes, h->pr.chunks,
                                h->inner_name, h->outer_name);
+}
+
+acc_status_t algo_hier_allreduce_outer(acc_plan_t *p, const algo_hier_t *h,
+                                       const algo_tree_t *trees, int lane, const int *r,
+                                       uint32_t base)
+{
+    algo_layout_t sub = algo_layout(ACC_BUF_OUT, base, 1, 1);
+    acc_status_t st = ACC_OK;
+    int k, t;
+
+    if (h->outer == ALGO_OUTER_RING) {
+        st = algo_ring_reduce_scatter(p, lane, r, h->nodes, NULL, &sub, &sub, 1);
+        return st != ACC_OK ? st : algo_ring_allgather(p, lane, r, h->nodes, NULL, &sub, NULL, 1);
+    }
+    if (h->outer == ALGO_OUTER_HD)
+        return algo_rhd_allreduce(p, lane, r, h->nodes, &sub, &sub);
+    /* Both trees up, then both down: each rank is inner in at most one of them. */
+    for (k = 0; k < h->nodes && st == ACC_OK; k++) {
+        for (t = 0; t < 2 && st == ACC_OK; t++) {
+            acc_ref_t c = acc_ref(ACC_BUF_OUT, base + (uint32_t)t, 1);
+            st = algo_tree_up(p, lane, &trees[t], r[k], c, c, c);
+        }
+        for (t = 0; t < 2 && st == ACC_OK; t++) {
+            acc_ref_t c = acc_ref(ACC_BUF_OUT, base + (uint32_t)t, 1);
+            st = algo_tree_down(p, lane, &trees[t], r[k], c, c);
+        }
+    }
+    return st;
 }

@@ -258,9 +258,10 @@ acc_status_t algo_pm_reduce_scatter(acc_plan_t *p, int lane, const int *g, int m
 acc_status_t algo_pm_reduce_all(acc_plan_t *p, int lane, const int *g, int m, acc_ref_t src,
                                 acc_ref_t dst);
 /* Allgather by writes: position q puts its block id(q) (from own, or buf) into every other
- * rank's buf (to q+1, q+2, ... in that order), copies it into its own buf when own is given, then signals each peer on slot and
- * waits for all peers' signals (to `value`, as for the barrier): when it returns, all blocks
- * have arrived.  Needs a barrier before (the peers' buffers must be live). */
+ * rank's buf (to q+1, q+2, ... in that order), copies it into its own buf when own is given, then
+ * signals each peer on slot and waits for all peers' signals (to `value`, as for the barrier): when
+ * it returns, all blocks have arrived.  Needs a barrier before (the peers' buffers must be live).
+ */
 acc_status_t algo_pm_allgather(acc_plan_t *p, int lane, const int *g, int m, const int *id,
                                const algo_layout_t *buf, const algo_layout_t *own, uint16_t slot,
                                uint32_t value);
@@ -296,5 +297,11 @@ acc_status_t algo_hier_setup(algo_hier_t *h, const algo_spec_t *spec, const char
 void algo_hier_free(algo_hier_t *h);
 /* Record "lanes=L chunks=C inner=X outer=Y". */
 acc_status_t algo_hier_params(acc_plan_t *p, const algo_hier_t *h);
+/* The allreduce between nodes of one block (chunks base .. of the output) along rail r (nodes
+ * ranks) on `lane`: h->outer's ring, halving-doubling, or both of `trees` (built over every
+ * rail) up and then down. */
+acc_status_t algo_hier_allreduce_outer(acc_plan_t *p, const algo_hier_t *h,
+                                       const algo_tree_t *trees, int lane, const int *r,
+                                       uint32_t base);
 
 #endif /* ALGO_UTIL_H */

@@ -24,34 +24,6 @@ static acc_status_t supports(const acc_topo_t *topo, const acc_algo_args_t *args
     return algo_hier_setup(&h, &spec, "rhd", 1, topo, args, 0);
 }
 
-/* The outer allreduce of block q (chunks base ..) along rail r. */
-static acc_status_t outer(acc_plan_t *p, const algo_hier_t *h, const algo_tree_t *trees, int lane,
-                          const int *r, uint32_t base)
-{
-    algo_layout_t sub = algo_layout(ACC_BUF_OUT, base, 1, 1);
-    acc_status_t st = ACC_OK;
-    int k, t;
-
-    if (h->outer == ALGO_OUTER_RING) {
-        st = algo_ring_reduce_scatter(p, lane, r, h->nodes, NULL, &sub, &sub, 1);
-        return st != ACC_OK ? st : algo_ring_allgather(p, lane, r, h->nodes, NULL, &sub, NULL, 1);
-    }
-    if (h->outer == ALGO_OUTER_HD)
-        return algo_rhd_allreduce(p, lane, r, h->nodes, &sub, &sub);
-    /* Both trees up, then both down: each rank is inner in at most one of them. */
-    for (k = 0; k < h->nodes && st == ACC_OK; k++) {
-        for (t = 0; t < 2 && st == ACC_OK; t++) {
-            acc_ref_t c = acc_ref(ACC_BUF_OUT, base + (uint32_t)t, 1);
-            st = algo_tree_up(p, lane, &trees[t], r[k], c, c, c);
-        }
-        for (t = 0; t < 2 && st == ACC_OK; t++) {
-            acc_ref_t c = acc_ref(ACC_BUF_OUT, base + (uint32_t)t, 1);
-            st = algo_tree_down(p, lane, &trees[t], r[k], c, c);
-        }
-    }
-    return st;
-}
-
 static acc_status_t round_fn(acc_plan_t *p, const algo_hier_t *h, const algo_tree_t *trees,
                              int lane, uint32_t j, uint32_t blk)
 {
@@ -72,7 +44,8 @@ static acc_status_t round_fn(acc_plan_t *p, const algo_hier_t *h, const algo_tre
         }
     }
     for (q = 0; q < g && st == ACC_OK; q++)
-        st = outer(p, h, trees, lane, h->rail + cyc[q] * h->nodes, base + (uint32_t)q * blk);
+        st = algo_hier_allreduce_outer(p, h, trees, lane, h->rail + cyc[q] * h->nodes,
+                                       base + (uint32_t)q * blk);
     for (k = 0; k < h->nodes && st == ACC_OK; k++)
         st = h->inner == ALGO_INNER_RING
                  ? algo_ring_allgather(p, lane, node + k * g, g, NULL, &res, NULL, 0)

@@ -10,19 +10,19 @@
 
 extern const acc_algo_t algo_allreduce_ring, algo_allreduce_tree, algo_allreduce_rhd,
     algo_allreduce_rd, algo_allreduce_oneshot, algo_allreduce_twoshot, algo_allreduce_hier,
-    algo_allgather_ring, algo_allgather_direct, algo_allgather_rd, algo_allgather_hier,
-    algo_reduce_scatter_ring, algo_reduce_scatter_direct, algo_reduce_scatter_rh,
-    algo_reduce_scatter_hier, algo_broadcast_ring, algo_broadcast_tree, algo_reduce_ring,
-    algo_reduce_tree;
+    algo_allreduce_hier_pipe, algo_allgather_ring, algo_allgather_direct, algo_allgather_rd,
+    algo_allgather_hier, algo_reduce_scatter_ring, algo_reduce_scatter_direct,
+    algo_reduce_scatter_rh, algo_reduce_scatter_hier, algo_broadcast_ring, algo_broadcast_tree,
+    algo_reduce_ring, algo_reduce_tree;
 
 static const acc_algo_t *const algos[] = {
-    &algo_allreduce_ring,        &algo_allreduce_tree,    &algo_allreduce_rhd,
-    &algo_allreduce_rd,          &algo_allreduce_oneshot, &algo_allreduce_twoshot,
-    &algo_allreduce_hier,        &algo_allgather_ring,    &algo_allgather_direct,
-    &algo_allgather_rd,          &algo_allgather_hier,    &algo_reduce_scatter_ring,
-    &algo_reduce_scatter_direct, &algo_reduce_scatter_rh, &algo_reduce_scatter_hier,
-    &algo_broadcast_ring,        &algo_broadcast_tree,    &algo_reduce_ring,
-    &algo_reduce_tree,
+    &algo_allreduce_ring,      &algo_allreduce_tree,        &algo_allreduce_rhd,
+    &algo_allreduce_rd,        &algo_allreduce_oneshot,     &algo_allreduce_twoshot,
+    &algo_allreduce_hier,      &algo_allreduce_hier_pipe,   &algo_allgather_ring,
+    &algo_allgather_direct,    &algo_allgather_rd,          &algo_allgather_hier,
+    &algo_reduce_scatter_ring, &algo_reduce_scatter_direct, &algo_reduce_scatter_rh,
+    &algo_reduce_scatter_hier, &algo_broadcast_ring,        &algo_broadcast_tree,
+    &algo_reduce_ring,         &algo_reduce_tree,
 };
 
 const acc_algo_t *const *acc_algo_list(size_t *count)

@@ -402,8 +402,8 @@ static acc_status_t simulate(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nb
     for (i = 0; i < sim->nconns; i++) {
         sim_path_t path;
         uint32_t k;
-        if (sim->conns[i].bytes <= 0 ||
-            sim_path(sim, sim->conns[i].from, sim->conns[i].to, &path) != ACC_OK)
+        if (sim->conns[i].bytes <= 0 || sim_path(sim, sim->conns[i].from, sim->conns[i].to,
+                                                 sim->conns[i].lane, &path) != ACC_OK)
             continue;
         for (k = 0; k < path.n; k++)
             sim->res[path.res[k]].carried += sim->conns[i].bytes;

@@ -22,7 +22,7 @@ static acc_status_t new_conn(acc_sim_t *sim, int from, int to, int lane, uint32_
     acc_status_t st;
     void *p;
 
-    if ((st = sim_path(sim, from, to, &path)) != ACC_OK)
+    if ((st = sim_path(sim, from, to, lane, &path)) != ACC_OK)
         return st;
     p = sim->conns;
     {
@@ -227,7 +227,7 @@ acc_status_t sim_peer_flow(acc_sim_t *sim, uint32_t t, int src, int dst, double 
     uint32_t i;
     acc_status_t st;
 
-    if ((st = sim_path(sim, src, dst, &path)) != ACC_OK)
+    if ((st = sim_path(sim, src, dst, (int)(t % (uint32_t)sim->plan->nlanes), &path)) != ACC_OK)
         return st;
     *lat = sim_peer_lat_us(sim, path.cls) + path.lat_net;
     if (bytes <= 0)

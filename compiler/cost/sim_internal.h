@@ -285,11 +285,13 @@ struct acc_sim {
     const acc_topo_t *topo;
     int nodes, gpn, nranks, nlinks, nnics, nverts;
     int min_sm;
-    /* node-local routes: GPU to GPU (gpn x gpn), GPU to its rail NIC and back (gpn) */
+    /* node-local routes: GPU to GPU (gpn x gpn), GPU to each NIC of its stripe and back (one per
+     * entry of nic_ids) */
     sim_route_t *route_gg, *route_gn, *route_ng;
     uint32_t *route_links;
     uint32_t nroute_links;
-    int *gpu_nic; /* local GPU -> NIC id (among NICs), -1 without */
+    int *nic_start; /* local GPU g's NICs are nic_ids[nic_start[g] .. nic_start[g + 1]) */
+    int *nic_ids;   /* NIC ids (among NICs), the GPU's rail first */
     /* resource numbering */
     uint32_t nres, res_nic, res_fabric, res_mem, res_ll;
     int fabric;      /* 1 when the fabric is oversubscribed (fabric resources exist) */
@@ -384,7 +386,10 @@ static inline const sim_op_t *sim_op(const acc_sim_t *sim, uint32_t t, uint32_t 
 acc_status_t sim_routes_build(acc_sim_t *sim);
 void sim_routes_free(acc_sim_t *sim);
 /* Route between two ranks (links, NICs, fabric), with its latency class. */
-acc_status_t sim_path(const acc_sim_t *sim, int from, int to, sim_path_t *out);
+/* The resources a transfer from rank `from` to rank `to` on `lane` crosses.  Between nodes lane
+ * l leaves by NIC l mod n of the sender's n (acc_topo_gpu_nics) and enters by NIC l mod m of the
+ * receiver's m, as NCCL spreads its channels over a GPU's NICs. */
+acc_status_t sim_path(const acc_sim_t *sim, int from, int to, int lane, sim_path_t *out);
 /* Set every resource's capacity for a protocol. */
 void sim_set_caps(acc_sim_t *sim, acc_proto_t proto);
 

@@ -305,7 +305,8 @@ static acc_status_t start_op(acc_sim_t *sim, uint32_t t, const sim_op_t *op, int
         if ((st = sim_counter(sim, rank, op->peer, op->slot, &c)) != ACC_OK)
             return st;
         if (op->peer != rank) {
-            if ((st = sim_path(sim, rank, op->peer, &path)) != ACC_OK)
+            if ((st = sim_path(sim, rank, op->peer, (int)(t % (uint32_t)sim->plan->nlanes),
+                               &path)) != ACC_OK)
                 return st;
             lat = sim_peer_lat_us(sim, path.cls) + path.lat_net;
         }

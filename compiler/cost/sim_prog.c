@@ -51,14 +51,14 @@ typedef struct {
  * again at every change of peer (an upper bound).  A rank's own lanes may use its memory at the
  * heaviest local weight (3, a reduce) and its LL engine at their cap; messages add the receive
  * weight at their destination, peer-memory accesses one byte per byte at the remote end. */
-static void add_path(acc_sim_t *sim, scan_t *sc, int from, int to, double c)
+static void add_path(acc_sim_t *sim, scan_t *sc, int from, int to, int lane, double c)
 {
     sim_path_t path;
     uint32_t i;
     if (sc->st != ACC_OK || from == to || to < 0 || to >= sim->nranks || from < 0 ||
         from >= sim->nranks)
         return;
-    if ((sc->st = sim_path(sim, from, to, &path)) != ACC_OK)
+    if ((sc->st = sim_path(sim, from, to, lane, &path)) != ACC_OK)
         return;
     for (i = 0; i < path.n; i++)
         sim->res_bound[path.res[i]] += c;
@@ -67,6 +67,7 @@ static void add_path(acc_sim_t *sim, scan_t *sc, int from, int to, double c)
 static void scan(acc_sim_t *sim, scan_t *sc, uint32_t t, const acc_op_t *op)
 {
     int rank = (int)(t / (uint32_t)sim->plan->nlanes);
+    int lane = (int)(t % (uint32_t)sim->plan->nlanes);
     double cap = sim->lane_cap;
     int32_t to = -1;
     int64_t sig;
@@ -89,9 +90,9 @@ static void scan(acc_sim_t *sim, scan_t *sc, uint32_t t, const acc_op_t *op)
             return;
         sc->last_peer[t] = sig;
         if (op->code == ACC_OP_PUT) {
-            add_path(sim, sc, rank, op->peer, cap);
+            add_path(sim, sc, rank, op->peer, lane, cap);
         } else {
-            add_path(sim, sc, op->peer, rank, cap);
+            add_path(sim, sc, op->peer, rank, lane, cap);
             sim->res_bound[sim->res_ll + (uint32_t)op->peer] += cap;
         }
         sim->res_bound[sim_mem_res(sim, op->peer)] += cap;
@@ -107,7 +108,7 @@ static void scan(acc_sim_t *sim, scan_t *sc, uint32_t t, const acc_op_t *op)
         for (i = 0; i < op->npeers; i++) {
             if ((int)peers[i] == rank || peers[i] >= (uint32_t)sim->nranks)
                 continue;
-            add_path(sim, sc, (int)peers[i], rank, cap / (remote + 1));
+            add_path(sim, sc, (int)peers[i], rank, lane, cap / (remote + 1));
             sim->res_bound[sim_mem_res(sim, (int)peers[i])] += cap / (remote + 1);
             sim->res_bound[sim->res_ll + peers[i]] += cap / (remote + 1);
         }
@@ -118,7 +119,7 @@ static void scan(acc_sim_t *sim, scan_t *sc, uint32_t t, const acc_op_t *op)
     if (to == sc->last_send[t] || to < 0 || to >= sim->nranks)
         return;
     sc->last_send[t] = to;
-    add_path(sim, sc, rank, to, cap);
+    add_path(sim, sc, rank, to, lane, cap);
     sim->res_bound[sim_mem_res(sim, to)] += cap * sim_mem_weight_recv(sim->reduces);
 }
 

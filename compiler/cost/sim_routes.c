@@ -4,9 +4,11 @@
  *
  * A transfer within a node takes the links of topo's best path (acc_topo_vertex_route), the path
  * whose class and bottleneck the rest of acc sees.  Only the routes transfers can take are kept:
- * GPU to GPU within a node, and GPU to its rail NIC and back.  Between nodes a transfer leaves by
- * the source GPU's rail NIC and enters by the destination GPU's (acc_topo_gpu_nic), crossing the
- * fabric in between: every node of a cluster has the same graph, so a node's routes serve all.
+ * GPU to GPU within a node, and GPU to each NIC it stripes across and back (acc_topo_gpu_nics; for
+ * a GPU that sends through a peer's NICs, PXN, NVLink to the peer first).  Between nodes a
+ * transfer on lane l leaves by NIC l mod n of the source GPU's n and enters by NIC l mod m of the
+ * destination's m, crossing the fabric in between: NICs that GPUs share are one resource, used by
+ * all of them.  Every node of a cluster has the same graph, so a node's routes serve all.
  *
  * Resources are numbered: the directed links of every node (node x links + link), then each
  * NIC's egress and ingress per node, then (oversubscribed fabrics only) each node's share of the
@@ -14,8 +16,8 @@
  */
 #include "sim_internal.h"
 
-/* Append the route from vertex src to vertex dst: the links of topo's best path. */
-static acc_status_t take_route(acc_sim_t *sim, int src, int dst, sim_route_t *out)
+/* Append the links of topo's best path from vertex src to vertex dst to the route `out`. */
+static acc_status_t append_route(acc_sim_t *sim, int src, int dst, sim_route_t *out)
 {
     const acc_topo_t *t = sim->topo;
     const int *links;
@@ -27,13 +29,11 @@ static acc_status_t take_route(acc_sim_t *sim, int src, int dst, sim_route_t *ou
     if (n == 0)
         return acc_error_set(ACC_ERR_TOPO, "simulator: no route from %s to %s in the node graph",
                              acc_topo_vertex(t, src)->name, acc_topo_vertex(t, dst)->name);
-    if (n > SIM_ROUTE_MAXLINKS)
+    if (out->n + (uint32_t)n > SIM_ROUTE_MAXLINKS)
         return acc_error_set(
             ACC_ERR_UNSUPPORTED, "simulator: the route from %s to %s has more than %d links",
             acc_topo_vertex(t, src)->name, acc_topo_vertex(t, dst)->name, SIM_ROUTE_MAXLINKS);
-    out->off = sim->nroute_links;
-    out->n = (uint32_t)n;
-    out->cls = SIM_CLASS_NVLINK;
+    out->n += (uint32_t)n;
     for (i = 0; i < n; i++) {
         acc_link_kind_t kind = acc_topo_link(t, links[i])->kind;
         if (kind != ACC_LINK_NVLINK && kind != ACC_LINK_C2C)
@@ -41,6 +41,22 @@ static acc_status_t take_route(acc_sim_t *sim, int src, int dst, sim_route_t *ou
         sim->route_links[sim->nroute_links++] = (uint32_t)links[i];
     }
     return ACC_OK;
+}
+
+/* A new route from src to dst, through the vertex `via` first unless it is -1. */
+static acc_status_t take_route(acc_sim_t *sim, int src, int via, int dst, sim_route_t *out)
+{
+    acc_status_t st = ACC_OK;
+
+    out->off = sim->nroute_links;
+    out->n = 0;
+    out->cls = SIM_CLASS_NVLINK;
+    if (via >= 0 && via != src && via != dst) {
+        if ((st = append_route(sim, src, via, out)) != ACC_OK)
+            return st;
+        src = via;
+    }
+    return append_route(sim, src, dst, out);
 }
 
 static acc_status_t build_caps(acc_sim_t *sim)
@@ -102,28 +118,42 @@ acc_status_t sim_routes_build(acc_sim_t *sim)
 {
     const acc_topo_t *t = sim->topo;
     const acc_topo_network_t *net = acc_topo_network(t);
-    int a, b;
-    size_t nroutes = (size_t)sim->gpn * (size_t)sim->gpn + 2 * (size_t)sim->gpn;
+    int a, b, k, nstripe = 0;
+    size_t nroutes;
     acc_status_t st = ACC_OK;
 
+    sim->nic_start = acc_mem_calloc((size_t)sim->gpn + 1, sizeof(int));
+    if (!sim->nic_start)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory for the simulator's routes");
+    for (a = 0; a < sim->gpn; a++) {
+        sim->nic_start[a] = nstripe;
+        nstripe += acc_topo_gpu_nics(t, a, NULL, NULL);
+    }
+    sim->nic_start[sim->gpn] = nstripe;
+    nroutes = (size_t)sim->gpn * (size_t)sim->gpn + 2 * (size_t)nstripe;
     sim->route_gg = acc_mem_calloc(nroutes, sizeof(sim_route_t));
     sim->route_links = acc_mem_calloc(nroutes * SIM_ROUTE_MAXLINKS, sizeof(uint32_t));
-    sim->gpu_nic = acc_mem_calloc((size_t)sim->gpn, sizeof(int));
-    if (!sim->route_gg || !sim->route_links || !sim->gpu_nic)
+    sim->nic_ids = acc_mem_calloc((size_t)nstripe + 1, sizeof(int));
+    if (!sim->route_gg || !sim->route_links || !sim->nic_ids)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for the simulator's routes");
     sim->route_gn = sim->route_gg + (size_t)sim->gpn * sim->gpn;
-    sim->route_ng = sim->route_gn + sim->gpn;
+    sim->route_ng = sim->route_gn + nstripe;
     for (a = 0; a < sim->gpn && st == ACC_OK; a++) {
-        int va = acc_topo_find(t, ACC_VTX_GPU, a), nic = acc_topo_gpu_nic(t, a);
+        const int *nics;
+        int va = acc_topo_find(t, ACC_VTX_GPU, a), via;
+        int n = acc_topo_gpu_nics(t, a, &nics, &via), vvia;
         for (b = 0; b < sim->gpn && st == ACC_OK; b++)
             if (b != a)
-                st = take_route(sim, va, acc_topo_find(t, ACC_VTX_GPU, b),
+                st = take_route(sim, va, -1, acc_topo_find(t, ACC_VTX_GPU, b),
                                 &sim->route_gg[a * sim->gpn + b]);
-        sim->gpu_nic[a] = nic >= 0 ? acc_topo_vertex(t, nic)->id : -1;
-        if (nic >= 0 && st == ACC_OK)
-            st = take_route(sim, va, nic, &sim->route_gn[a]);
-        if (nic >= 0 && st == ACC_OK)
-            st = take_route(sim, nic, va, &sim->route_ng[a]);
+        vvia = via >= 0 ? acc_topo_find(t, ACC_VTX_GPU, via) : -1;
+        for (k = 0; k < n && st == ACC_OK; k++) {
+            int e = sim->nic_start[a] + k;
+            sim->nic_ids[e] = acc_topo_vertex(t, nics[k])->id;
+            st = take_route(sim, va, vvia, nics[k], &sim->route_gn[e]);
+            if (st == ACC_OK)
+                st = take_route(sim, nics[k], vvia, va, &sim->route_ng[e]);
+        }
     }
     if (st != ACC_OK)
         return st;
@@ -147,7 +177,8 @@ void sim_routes_free(acc_sim_t *sim)
 {
     acc_mem_free(sim->route_gg);
     acc_mem_free(sim->route_links);
-    acc_mem_free(sim->gpu_nic);
+    acc_mem_free(sim->nic_start);
+    acc_mem_free(sim->nic_ids);
     acc_mem_free(sim->res);
     acc_mem_free(sim->raw_cap);
     acc_mem_free(sim->res_on);
@@ -156,7 +187,7 @@ void sim_routes_free(acc_sim_t *sim)
     sim->res_bound = NULL;
     sim->route_gg = sim->route_gn = sim->route_ng = NULL;
     sim->route_links = NULL;
-    sim->gpu_nic = NULL;
+    sim->nic_start = sim->nic_ids = NULL;
     sim->res = NULL;
     sim->raw_cap = NULL;
 }
@@ -168,9 +199,10 @@ static void add_route(const acc_sim_t *sim, const sim_route_t *r, int node, sim_
         out->res[out->n++] = base + sim->route_links[r->off + i];
 }
 
-acc_status_t sim_path(const acc_sim_t *sim, int from, int to, sim_path_t *out)
+acc_status_t sim_path(const acc_sim_t *sim, int from, int to, int lane, sim_path_t *out)
 {
     int na = from / sim->gpn, nb = to / sim->gpn, la = from % sim->gpn, lb = to % sim->gpn;
+    int ka, kb, ea, eb;
     const acc_topo_network_t *net;
 
     out->n = 0;
@@ -185,20 +217,26 @@ acc_status_t sim_path(const acc_sim_t *sim, int from, int to, sim_path_t *out)
         out->cls = r->cls;
         return ACC_OK;
     }
-    if (sim->gpu_nic[la] < 0 || sim->gpu_nic[lb] < 0)
+    ka = sim->nic_start[la + 1] - sim->nic_start[la];
+    kb = sim->nic_start[lb + 1] - sim->nic_start[lb];
+    if (ka == 0 || kb == 0)
         return acc_error_set(ACC_ERR_TOPO,
                              "simulator: rank %d or %d has no NIC to leave its node by", from, to);
+    if (lane < 0)
+        lane = 0;
+    ea = sim->nic_start[la] + lane % ka;
+    eb = sim->nic_start[lb] + lane % kb;
     net = acc_topo_network(sim->topo);
-    add_route(sim, &sim->route_gn[la], na, out);
-    out->res[out->n++] = sim->res_nic + (uint32_t)(na * sim->nnics + sim->gpu_nic[la]) * 2;
+    add_route(sim, &sim->route_gn[ea], na, out);
+    out->res[out->n++] = sim->res_nic + (uint32_t)(na * sim->nnics + sim->nic_ids[ea]) * 2;
     /* A rail-optimised fabric keeps same-rail traffic on its leaf switch; everything else
      * crosses the (possibly oversubscribed) core. */
-    if (sim->fabric && !(net->rail_optimized && sim->gpu_nic[la] == sim->gpu_nic[lb])) {
+    if (sim->fabric && !(net->rail_optimized && sim->nic_ids[ea] == sim->nic_ids[eb])) {
         out->res[out->n++] = sim->res_fabric + (uint32_t)na * 2;
         out->res[out->n++] = sim->res_fabric + (uint32_t)nb * 2 + 1;
     }
-    out->res[out->n++] = sim->res_nic + (uint32_t)(nb * sim->nnics + sim->gpu_nic[lb]) * 2 + 1;
-    add_route(sim, &sim->route_ng[lb], nb, out);
+    out->res[out->n++] = sim->res_nic + (uint32_t)(nb * sim->nnics + sim->nic_ids[eb]) * 2 + 1;
+    add_route(sim, &sim->route_ng[eb], nb, out);
     out->cls = SIM_CLASS_NET;
     out->lat_net = net->latency_us;
     return ACC_OK;

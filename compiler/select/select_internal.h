@@ -80,6 +80,10 @@ typedef struct {
     size_t variants, simulations;
 } select_sweep_t;
 
+/* A size keeps the next smaller size's plan when that plan is at most this much slower there
+ * than the best (0.5 %). */
+#define SELECT_KEEP 0.005
+
 /* Generate, verify and simulate every variant of every generator of coll (see
  * select_sweep.c), filling best[] and slots[]; the plans best[] names stay alive. */
 acc_status_t select_sweep(select_sweep_t *sw, acc_coll_t coll);

@@ -25,6 +25,11 @@
  *
  * Memory.  A plan that holds no size is freed as soon as it loses its last one, unless its own
  * thread is still simulating it; at 1024 ranks plans reach hundreds of megabytes.
+ *
+ * Steadiness.  After the passes, a size whose best differs from the next smaller size's keeps
+ * that one's candidate when it is within SELECT_KEEP of the best there: a table that flips
+ * between two plans at every power of two for a 0.1 % gain (reduce_scatter on p4d, lanes=16
+ * and 24) costs a kernel and a range each time, and no model is that exact.
  */
 #include "select_internal.h"
 
@@ -36,6 +41,7 @@
  * at large sizes, meet a best to be pruned against.  Those acc has no kernel for with a plan
  * are skipped (select_proto_worth). */
 static const acc_proto_t protos[] = {ACC_PROTO_SIMPLE, ACC_PROTO_LL128, ACC_PROTO_LL};
+static acc_status_t keep_steady(select_sweep_t *sw);
 #define NPROTO (sizeof(protos) / sizeof(protos[0]))
 
 typedef struct {
@@ -473,7 +479,48 @@ acc_status_t select_sweep(select_sweep_t *sw, acc_coll_t coll)
     pthread_mutex_destroy(&pool.lock);
     acc_mem_free(tasks);
     acc_mem_free(pool.groups);
+    if (st == ACC_OK)
+        st = keep_steady(sw);
     return st;
+}
+
+/* The steadiness pass: walk the sizes upwards; where the best changes, simulate the smaller
+ * size's candidate (alive: it holds that size) at this size and keep it when it is within
+ * SELECT_KEEP of the best.  Measured times are left as they are. */
+static acc_status_t keep_steady(select_sweep_t *sw)
+{
+    size_t i;
+    acc_status_t st;
+
+    for (i = 1; i < sw->nsizes; i++) {
+        select_best_t *prev = &sw->best[i - 1], *cur = &sw->best[i];
+        select_slot_t *old;
+        acc_plan_t *plan;
+        acc_sim_result_t res;
+
+        if (prev->var < 0 || cur->var < 0 || prev->measured_us >= 0 || cur->measured_us >= 0 ||
+            (prev->var == cur->var && prev->proto == cur->proto))
+            continue;
+        plan = sw->slots[prev->var].plan;
+        plan->proto = prev->proto;
+        if ((st = acc_sim_plan(sw->sims[0], plan, sw->sizes[i], sw->dtype, &res)) != ACC_OK)
+            return acc_error_prefix(st, "simulating %s %s at %llu bytes: ", plan->algo,
+                                    plan->params, (unsigned long long)sw->sizes[i]);
+        sw->simulations++;
+        if (!(res.time_us <= cur->r.time_us * (1.0 + SELECT_KEEP)))
+            continue;
+        old = &sw->slots[cur->var];
+        if (--old->wins == 0 && !old->active) {
+            acc_plan_destroy(old->plan);
+            old->plan = NULL;
+        }
+        sw->slots[prev->var].wins++;
+        cur->var = prev->var;
+        cur->key = prev->key;
+        cur->proto = prev->proto;
+        cur->r = res;
+    }
+    return ACC_OK;
 }
 
 void select_sweep_free(select_sweep_t *sw)

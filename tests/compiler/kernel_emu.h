@@ -354,10 +354,11 @@ static inline void emu_compare(const acc_plan_t *p, acc_dtype_t dt, acc_redop_t 
 }
 
 /* fn(plan, label) for every algorithm of coll that applies to topo with default arguments and
- * has a kernel with protocol proto; returns how many.  Skips the case without a host C++
- * compiler. */
-static inline int emu_each_algorithm(const char *topo, acc_coll_t coll, acc_proto_t proto,
-                                     void (*fn)(const acc_plan_t *p, const char *label))
+ * has a kernel with protocol proto, but the one named `only` when it is given (and then that
+ * one alone when `alone`); returns how many.  Skips the case without a host C++ compiler. */
+static inline int emu_algorithms(const char *topo, acc_coll_t coll, acc_proto_t proto,
+                                 void (*fn)(const acc_plan_t *p, const char *label),
+                                 const char *name, int alone)
 {
     acc_topo_t *t = NULL;
     size_t n, i;
@@ -373,7 +374,8 @@ static inline int emu_each_algorithm(const char *topo, acc_coll_t coll, acc_prot
     args.proto = proto;
     for (i = 0; i < n; i++) {
         acc_plan_t *p = NULL;
-        if (list[i]->coll != coll || list[i]->supports(t, NULL) != ACC_OK)
+        if (list[i]->coll != coll || list[i]->supports(t, NULL) != ACC_OK ||
+            (name && (strcmp(list[i]->name, name) == 0) != alone))
             continue;
         CHECK_OK(acc_algo_generate(list[i], t, &args, &p));
         if (acc_kernel_supports(p, proto) == ACC_OK) {
@@ -387,6 +389,12 @@ static inline int emu_each_algorithm(const char *topo, acc_coll_t coll, acc_prot
     acc_error_clear();
     acc_topo_destroy(t);
     return ran;
+}
+
+static inline int emu_each_algorithm(const char *topo, acc_coll_t coll, acc_proto_t proto,
+                                     void (*fn)(const acc_plan_t *p, const char *label))
+{
+    return emu_algorithms(topo, coll, proto, fn, NULL, 0);
 }
 
 #endif

@@ -194,9 +194,9 @@ static void check_synthetic(const char *desc, int min_applied)
     acc_topo_destroy(t);
 }
 
-/* 19 generators: ring/tree/rhd/rd allreduce, ring/rd allgather, ring/rh reduce_scatter and the
- * four rooted ones apply everywhere (12); peer memory (5) needs one NVLink node; hier (3) two
- * nodes or more. */
+/* 20 generators: ring/tree/rhd/rd allreduce, ring/rd allgather, ring/rh reduce_scatter and the
+ * four rooted ones apply everywhere (12); peer memory (5) needs one NVLink node; hier (3) and
+ * hier_pipe two nodes or more. */
 ACC_TEST(one_gpu)
 {
     check_synthetic("gpus=1", 16);
@@ -294,7 +294,7 @@ static void check_params(const char *desc)
         args.proto = ACC_PROTO_LL128;
         if (list[i]->coll == ACC_COLL_BROADCAST || list[i]->coll == ACC_COLL_REDUCE)
             args.root = 1 % acc_topo_ranks(t);
-        if (strcmp(list[i]->name, "hier") != 0) {
+        if (strncmp(list[i]->name, "hier", 4) != 0) {
             check_one(list[i], t, &args, desc, 1);
             continue;
         }
@@ -441,7 +441,7 @@ ACC_TEST(registry_names_are_unique_and_stable)
     const acc_algo_t *const *list = acc_algo_list(&n);
     int per[ACC_COLL_COUNT] = {0};
 
-    CHECK_INT(n, 19);
+    CHECK_INT(n, 20);
     CHECK_STR(list[0]->name, "ring");
     CHECK_INT(list[0]->coll, ACC_COLL_ALLREDUCE);
     for (i = 0; i < n; i++) {
@@ -455,7 +455,7 @@ ACC_TEST(registry_names_are_unique_and_stable)
         /* Sorted by collective, so that --list-algos groups them. */
         CHECK(i == 0 || list[i - 1]->coll <= list[i]->coll);
     }
-    CHECK_INT(per[ACC_COLL_ALLREDUCE], 7);
+    CHECK_INT(per[ACC_COLL_ALLREDUCE], 8);
     CHECK_INT(per[ACC_COLL_ALLGATHER], 4);
     CHECK_INT(per[ACC_COLL_REDUCE_SCATTER], 4);
     CHECK_INT(per[ACC_COLL_BROADCAST], 2);

@@ -146,9 +146,19 @@ ACC_TEST(emulated_ll_rooted_8)
     CHECK_INT(emu_topology_ll("dgx-h100", ACC_COLL_REDUCE), 2);
 }
 
+/* Two cases, so that each stays within its time limit: hier_pipe alone. */
 ACC_TEST(emulated_ll_two_nodes)
 {
-    CHECK_INT(emu_topology_ll("nodes=2 gpus=2 nvlink=18 nic=2x400", ACC_COLL_ALLREDUCE), 5);
+    CHECK_INT(emu_algorithms("nodes=2 gpus=2 nvlink=18 nic=2x400", ACC_COLL_ALLREDUCE, ACC_PROTO_LL,
+                             emu_ll, "hier_pipe", 0),
+              5);
+}
+
+ACC_TEST(emulated_ll_two_nodes_hier_pipe)
+{
+    CHECK_INT(emu_algorithms("nodes=2 gpus=2 nvlink=18 nic=2x400", ACC_COLL_ALLREDUCE, ACC_PROTO_LL,
+                             emu_ll, "hier_pipe", 1),
+              1);
 }
 
 /* Multi-chunk messages and the long way through scratch (chain reduce), one message per

@@ -122,9 +122,9 @@ static void compile_platform(const char *name)
 
 /* The shipped platforms, one case each (a case per platform keeps each under its limit). */
 static const char *const platforms[] = {
-    "aws-p4d",   "aws-p5",         "azure-ndv5", "dawnbench-v100-16node",
-    "dgx-a100",  "dgx-h100-2node", "dgx-h100",   "hgx-h200",
-    "p4d-4node", "pcie-8gpu",
+    "aws-p4d",   "aws-p5",         "aws-p5en", "azure-ndv5", "dawnbench-v100-16node",
+    "dgx-a100",  "dgx-h100-2node", "dgx-h100", "hgx-h200",   "p4d-4node",
+    "pcie-8gpu",
 };
 
 ACC_TEST(every_shipped_platform_has_a_case)
@@ -175,6 +175,11 @@ ACC_TEST(platform_dgx_h100_2node)
 ACC_TEST(platform_dgx_h100)
 {
     compile_platform("dgx-h100");
+}
+
+ACC_TEST(platform_aws_p5en)
+{
+    compile_platform("aws-p5en");
 }
 
 ACC_TEST(platform_hgx_h200)

@@ -243,7 +243,8 @@ ACC_TEST(choice_is_the_fastest_candidate)
         for (i = 0; i < r->nrows && r->rows[i].nbytes != sizes[k]; i++)
             ;
         CHECK(i < r->nrows && r->rows[i].plan >= 0);
-        CHECK(r->rows[i].acc_us <= direct * (1 + 1e-12));
+        /* The fastest, or the smaller size's plan within SELECT_KEEP of it. */
+        CHECK(r->rows[i].acc_us <= direct * (1 + SELECT_KEEP) * (1 + 1e-12));
         /* The time reported is the chosen plan's, simulated again. */
         CHECK_OK(acc_sim_plan(sim, r->plans[r->rows[i].plan].plan, sizes[k], ACC_DT_F32, &res));
         CHECK_NEAR(r->rows[i].acc_us, res.time_us, 1e-9 * res.time_us);
@@ -490,5 +491,25 @@ ACC_TEST(measured_times_are_preferred)
     CHECK_ERR(acc_select_builder_create(t, &opts, &b), ACC_ERR_INVALID);
     CHECK(b == NULL);
     acc_select_result_destroy(model);
+    acc_topo_destroy(t);
+}
+
+/* Tied plans do not alternate: on a p4d, reduce_scatter's direct plans with 16 and 24 lanes are
+ * within 0.1 % of each other from 2 MiB up, and the table flipped between them at every power
+ * of two (ten ranges, the last one [4G, 4G]).  A size keeps the smaller size's plan within
+ * 0.5 %; no range holds a single size. */
+ACC_TEST(tied_plans_do_not_alternate)
+{
+    acc_topo_t *t = load("aws-p4d");
+    acc_select_result_t *r = build(t, ACC_COLL_REDUCE_SCATTER, NULL);
+    size_t i, n = r->table->n;
+
+    CHECK_MSG(n <= 3, "%zu ranges", n);
+    for (i = 0; i < n; i++) {
+        const acc_select_entry_t *e = &r->table->entries[i];
+        CHECK_MSG(e->min_bytes < e->max_bytes, "range [%llu, %llu] holds one size",
+                  (unsigned long long)e->min_bytes, (unsigned long long)e->max_bytes);
+    }
+    acc_select_result_destroy(r);
     acc_topo_destroy(t);
 }

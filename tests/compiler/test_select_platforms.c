@@ -10,9 +10,9 @@
 #include "select_internal.h"
 
 static const char *const platforms[] = {
-    "aws-p4d",   "aws-p5",    "azure-ndv5",     "dawnbench-v100-16node",
-    "dgx-a100",  "dgx-h100",  "dgx-h100-2node", "hgx-h200",
-    "p4d-4node", "pcie-8gpu",
+    "aws-p4d",   "aws-p5",   "aws-p5en",       "azure-ndv5", "dawnbench-v100-16node",
+    "dgx-a100",  "dgx-h100", "dgx-h100-2node", "hgx-h200",   "p4d-4node",
+    "pcie-8gpu",
 };
 #define NPLATFORMS (sizeof(platforms) / sizeof(platforms[0]))
 
@@ -100,6 +100,11 @@ ACC_TEST(aws_p4d)
 ACC_TEST(aws_p5)
 {
     walk("aws-p5");
+}
+
+ACC_TEST(aws_p5en)
+{
+    walk("aws-p5en");
 }
 
 ACC_TEST(azure_ndv5)

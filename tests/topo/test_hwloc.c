@@ -473,3 +473,36 @@ ACC_TEST(inputs_that_break_hwloc_are_refused)
         CHECK_MSG_HAS(cases[i].fragment);
     }
 }
+
+/* LLNL's Tioga (HPE Cray EX235A): eight AMD MI250X GCDs with their I/O devices.  The machine is
+ * refused for what it is - another vendor's GPUs - not with advice to export I/O devices. */
+ACC_TEST(amd_gpus_are_named_and_unsupported)
+{
+    size_t len;
+    char *text = read_data(DIR "mpibind-eas-tioga.xml", &len);
+    acc_topo_t *t = NULL;
+    CHECK_ERR(import(text, len, "tioga.xml", &t), ACC_ERR_UNSUPPORTED);
+    CHECK_MSG_HAS("tioga.xml: its 8 GPUs are AMD's (PCI 1002:7408");
+    CHECK_MSG_HAS("AMD INSTINCT MI200");
+    CHECK_MSG_HAS("NVIDIA GPUs (NVLink, NCCL) only");
+    CHECK(strstr(acc_error_message(), "lstopo") == NULL);
+    CHECK(t == NULL);
+    free(text);
+}
+
+/* A board whose firmware left DMI's product name at its default: the file's name instead, in
+ * the summary, warnings and the database. */
+ACC_TEST(placeholder_dmi_name_gives_way_to_the_file_name)
+{
+    size_t len;
+    char *text = edited(DIR "hwloc-32em64t-2n8c2t-pci-normalio.xml", "value=\"X9DRG-HF\"",
+                        "value=\"To be filled by O.E.M.\"", NULL, NULL, &len);
+    acc_topo_t *t = NULL;
+    CHECK_OK(import(text, len, "/captures/node17.xml", &t));
+    CHECK_STR(acc_topo_name(t), "node17.xml");
+    acc_topo_destroy(t);
+    free(text);
+    t = load(DIR "hwloc-32em64t-2n8c2t-pci-normalio.xml");
+    CHECK_STR(acc_topo_name(t), "X9DRG-HF");
+    acc_topo_destroy(t);
+}

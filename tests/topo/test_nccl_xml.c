@@ -545,3 +545,24 @@ ACC_TEST(nic_speed_defaults)
     CHECK(tt_assumed(t, "NCCL's fallback", NULL));
     acc_topo_destroy(t);
 }
+
+/* A file whose <net> elements carry no gdr (a hand-written or trimmed NCCL_TOPO_FILE): GPUDirect
+ * RDMA is taken as off, and that is listed among the assumptions, once, while NCCL's own dump of
+ * the machine (gdr="1") assumes nothing about it. */
+ACC_TEST(defaulted_gdr_is_listed_as_assumed)
+{
+    char *text = slurp(P5, NULL), *bare = replace(text, " gdr=\"1\"/>", "/>", 0);
+    acc_topo_t *t = import_ok(bare, "p5-no-gdr.xml"), *full = import_ok(text, P5);
+    int i, n = 0;
+
+    for (i = 0; i < acc_topo_assumption_count(t); i++)
+        n += strstr(acc_topo_assumption(t, i), "GPUDirect RDMA off") != NULL;
+    CHECK_INT(n, 1);
+    CHECK_INT(acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_NIC, 0))->gdr, 0);
+    for (i = 0; i < acc_topo_assumption_count(full); i++)
+        CHECK(strstr(acc_topo_assumption(full, i), "GPUDirect RDMA") == NULL);
+    acc_topo_destroy(t);
+    acc_topo_destroy(full);
+    acc_mem_free(bare);
+    acc_mem_free(text);
+}

@@ -249,6 +249,14 @@ acc_status_t acc_topo_vertex_path(const acc_topo_t *t, int va, int vb, acc_topo_
 acc_status_t acc_topo_vertex_route(const acc_topo_t *t, int va, int vb, const int **links, int *n);
 /* The NIC a GPU uses to leave the node (its rail): vertex index, or -1 without NICs. */
 int acc_topo_gpu_nic(const acc_topo_t *t, int gpu);
+/* The NICs a GPU's traffic between nodes is striped across: every NIC it reaches at its best
+ * path class, its rail first (four on an AWS p5, one shared by two GPUs on a p4d).  A GPU that
+ * reaches NICs only through a host bridge or the CPU, with an NVLink path to a GPU whose NICs
+ * are on its own PCIe switches, uses that GPU's NICs, as NCCL's PXN does: *via (may be NULL)
+ * gets that GPU's id, else -1.  Returns the count, 0 without NICs or for a bad GPU id; *nics
+ * (may be NULL) gets vertex indices, owned by the topology.  Finalized topologies only.  The
+ * bandwidth of a path between nodes (acc_topo_path) is what the GPU's stripe carries alone. */
+int acc_topo_gpu_nics(const acc_topo_t *t, int gpu, const int **nics, int *via);
 /* The NUMA node (CPU id) closest to a vertex, or -1. */
 int acc_topo_vertex_numa(const acc_topo_t *t, int index);
 /* Every rank-to-rank path as a ranks x ranks row-major matrix (taken by the caller). */
