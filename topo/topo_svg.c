@@ -29,6 +29,7 @@ enum {
     BUS_GAP = 7, /* from the bus to a NIC's edge */
     SW_W = 72,
     SW_H = 28,
+    CPU_W = 160,
     CPU_H = 46,
     ROW = 64, /* between switch rows */
     MARGIN = 24,
@@ -178,8 +179,8 @@ static double place(layout_t *L, int u, double x0)
             first = L->x[i];
         last = L->x[i];
     }
-    if (w <= 0)
-        w = SW_W + 16;
+    if (w <= 0) /* nothing below it: room for its own box (a CPU's is the widest) */
+        w = (acc_topo_vertex(L->t, u)->kind == ACC_VTX_CPU ? CPU_W : SW_W) + 16;
     L->x[u] = isnan(first) ? x0 + w / 2 : (first + last) / 2;
     return w;
 }
@@ -368,12 +369,14 @@ static void draw_cpus(acc_buf_t *b, const layout_t *L)
                 stroke(l, attrs, sizeof(attrs));
                 link_text(l, text, sizeof(text));
                 open_link(b, l, acc_topo_vertex(L->t, prev)->name, v->name);
-                acc_svg_line(b, L->x[prev] + 80, L->y[i], L->x[i] - 80, L->y[i], attrs);
+                acc_svg_line(b, L->x[prev] + CPU_W / 2.0, L->y[i], L->x[i] - CPU_W / 2.0, L->y[i],
+                             attrs);
                 acc_svg_label(b, (L->x[prev] + L->x[i]) / 2, L->y[i] - 5, 10, text);
                 acc_buf_puts(b, "</g>\n");
             }
         }
-        box(b, v, L->x[i] - 80, L->y[i] - CPU_H / 2.0, 160, CPU_H, "#f2f2f2", v->name, l2, l3);
+        box(b, v, L->x[i] - CPU_W / 2.0, L->y[i] - CPU_H / 2.0, CPU_W, CPU_H, "#f2f2f2", v->name,
+            l2, l3);
         prev = i;
     }
 }
@@ -498,8 +501,12 @@ acc_status_t acc_topo_draw_svg(const acc_topo_t *t, acc_buf_t *out)
     L.y_nic = L.y_gpu + GPU_H + 26 + NIC_H / 2.0;
     /* Each CPU's subtree side by side; devices outside the tree (no PCIe link) at the end. */
     for (i = 0; i < L.nv; i++)
-        if (acc_topo_vertex(t, i)->kind == ACC_VTX_CPU)
-            x += place(&L, i, x) + 16;
+        if (acc_topo_vertex(t, i)->kind == ACC_VTX_CPU) {
+            double w = place(&L, i, x);
+            if (w < CPU_W) /* narrower than its CPU's box: again, centred under it */
+                place(&L, i, x + (CPU_W - w) / 2);
+            x += fmax(w, CPU_W) + 16;
+        }
     for (i = 0; i < L.nv; i++) {
         const acc_topo_vertex_t *v = acc_topo_vertex(t, i);
         if (L.depth[i] < 0 && is_device(v)) {
