@@ -37,7 +37,8 @@ unset ACC_LIBRARY PYTHONPATH
 bin="$work/venv/bin"
 "$bin/acc-info" >"$work/info.txt"
 head -n 1 "$work/info.txt"
-"$bin/acc-compile" --list-platforms | grep -qx dgx-h100 ||
+"$bin/acc-compile" --list-platforms >"$work/platforms.txt"
+grep -q '^dgx-h100 ' "$work/platforms.txt" ||
     { echo "wheel: acc-compile does not list the shipped platform dgx-h100"; exit 1; }
 for program in acc-tune acc-bench; do
     "$bin/$program" --help >/dev/null ||
