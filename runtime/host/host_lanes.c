@@ -134,9 +134,15 @@ static int lane_next(hb_inst_t *in, hb_lane_t *lc, int l)
  * elsewhere, a listening address that refuses connections says its process has exited or
  * closed the communicator (it held that socket until then; forked children do not keep it:
  * net.c). */
+static int same_machine(const acc_comm_t *c, const hb_state_t *s, int r)
+{
+    return s->machine[r] && s->machine[r] == s->machine[c->rank] &&
+           s->pidns[r] == s->pidns[c->rank];
+}
+
 static int gone(const acc_comm_t *c, const hb_state_t *s, int r, int *probed)
 {
-    if (s->machine[r] && s->machine[r] == s->machine[c->rank] && s->pidns[r] == s->pidns[c->rank])
+    if (same_machine(c, s, r))
         return kill(s->pids[r], 0) != 0 && errno == ESRCH;
     *probed = 1;
     return net_probe(boot_peer_addr(c->boot, r), 100) == 0;
@@ -172,6 +178,23 @@ static void dead_peers(const hb_call_t *call, char *buf, size_t n)
     acc_mem_free(dead);
 }
 
+/* The first stuck lane's wait as text (a lane waiting on another lane of this rank names that
+ * one), lc pointing at it; the peer it waits for, or -1. */
+static int first_wait(hb_inst_t *in, hb_lane_t *lc, char *what, size_t n)
+{
+    for (int l = 0; l < in->plan->nlanes; l++) {
+        if (!lane_next(in, lc, l))
+            continue;
+        if (lc->op->dep_lane >= 0 && in->next[lc->op->dep_lane] <= (uint32_t)lc->op->dep_op) {
+            snprintf(what, n, "operation %d of lane %d of this rank", lc->op->dep_op,
+                     lc->op->dep_lane);
+            continue; /* that lane is the one to name */
+        }
+        return hb_op_wait_text(lc, what, n);
+    }
+    return -1;
+}
+
 /* While lanes wait: has a peer exited?  Every rank of this node (by process id: a rank the
  * lanes wait for may itself wait for the dead one) and, on other machines, the ranks the
  * stuck lanes wait for directly.  Fails the call naming the dead ranks and the wait. */
@@ -186,26 +209,20 @@ static int peers_exited(hb_call_t *call, hb_lane_t *lc, int probe)
     if (!s || !c->boot)
         return 0;
     for (int r = 0; r < c->nranks && !found; r++)
-        if (r != c->rank && s->machine[r] && s->machine[r] == s->machine[c->rank] &&
-            s->pidns[r] == s->pidns[c->rank])
-            found = kill(s->pids[r], 0) != 0 && errno == ESRCH;
+        if (r != c->rank && same_machine(c, s, r))
+            found = gone(c, s, r, &probed);
     for (int l = 0; l < in->plan->nlanes && !found && probe; l++) {
         int peer;
         if (!lane_next(in, lc, l))
             continue;
         if ((peer = hb_op_wait_text(lc, what, sizeof(what))) >= 0 && peer != c->rank &&
-            !(s->machine[peer] && s->machine[peer] == s->machine[c->rank]))
+            !same_machine(c, s, peer))
             found = gone(c, s, peer, &probed);
     }
     if (!found)
         return 0;
     /* Which lane waits on what, for the message; dead_peers names every rank that is gone. */
-    for (int l = 0; l < in->plan->nlanes; l++) {
-        if (!lane_next(in, lc, l))
-            continue;
-        (void)hb_op_wait_text(lc, what, sizeof(what));
-        break;
-    }
+    (void)first_wait(in, lc, what, sizeof(what));
     dead_peers(call, dead, sizeof(dead));
     hb_fail(lc, ACC_ERR_TIMEOUT, "%s while this rank waited for %s",
             dead[0] ? dead : "a peer has exited", what);
@@ -216,20 +233,9 @@ static int peers_exited(hb_call_t *call, hb_lane_t *lc, int probe)
 static acc_status_t stuck(hb_call_t *call, hb_lane_t *lc)
 {
     hb_inst_t *in = call->in;
-    char what[200], dead[160];
-    int peer = -1;
+    char what[200] = "", dead[160];
+    int peer = first_wait(in, lc, what, sizeof(what));
 
-    for (int l = 0; l < in->plan->nlanes; l++) {
-        if (!lane_next(in, lc, l))
-            continue;
-        if (lc->op->dep_lane >= 0 && in->next[lc->op->dep_lane] <= (uint32_t)lc->op->dep_op) {
-            snprintf(what, sizeof(what), "operation %d of lane %d of this rank", lc->op->dep_op,
-                     lc->op->dep_lane);
-            continue; /* that lane is the one to name */
-        }
-        peer = hb_op_wait_text(lc, what, sizeof(what));
-        break;
-    }
     dead_peers(call, dead, sizeof(dead));
     if (dead[0])
         hb_fail(lc, ACC_ERR_TIMEOUT, "waited %d ms (ACC_TIMEOUT_MS) for %s: %s", call->timeout_ms,
