@@ -6,6 +6,7 @@
 #include "host_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <linux/futex.h>
@@ -130,6 +131,31 @@ static int lane_next(hb_inst_t *in, hb_lane_t *lc, int l)
     return 1;
 }
 
+/* Has process pid of this PID namespace ended?  One that exited but that its parent has not
+ * reaped yet (a zombie: a launcher that waits for its children in another order) has too; where
+ * /proc cannot say, a process that exists counts as running. */
+static int process_ended(pid_t pid)
+{
+    char path[64], buf[512];
+    const char *close_paren;
+    ssize_t n;
+    int fd;
+
+    if (kill(pid, 0) != 0)
+        return errno == ESRCH;
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return 0;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* "PID (COMM) STATE ...": the command may hold spaces and parentheses, the last ')' ends it. */
+    close_paren = strrchr(buf, ')');
+    return close_paren && close_paren[1] == ' ' && (close_paren[2] == 'Z' || close_paren[2] == 'X');
+}
+
 /* Is rank r gone?  On this machine and in this PID namespace its process id says so exactly;
  * elsewhere, a listening address that refuses connections says its process has exited or
  * closed the communicator (it held that socket until then; forked children do not keep it:
@@ -143,7 +169,7 @@ static int same_machine(const acc_comm_t *c, const hb_state_t *s, int r)
 static int gone(const acc_comm_t *c, const hb_state_t *s, int r, int *probed)
 {
     if (same_machine(c, s, r))
-        return kill(s->pids[r], 0) != 0 && errno == ESRCH;
+        return process_ended(s->pids[r]);
     *probed = 1;
     return net_probe(boot_peer_addr(c->boot, r), 100) == 0;
 }
