@@ -13,6 +13,7 @@ import tempfile
 import unittest
 
 import acc
+import acc_db_util
 from acc import _lib
 
 NRANKS = 4
@@ -47,45 +48,6 @@ class Structures(unittest.TestCase):
         with self.assertRaises(acc.AccError) as e:
             acc.config(compression="int4")
         self.assertIn("int4", str(e.exception))
-
-
-def _create(path):
-    """An empty acc database at path, as acc-compile --db or acc-tune would leave one."""
-    lib = acc.load()
-    lib.acc_db_open.argtypes = [ctypes.c_char_p, ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p)]
-    lib.acc_db_close.argtypes = [ctypes.c_void_p]
-    db = ctypes.c_void_p()
-    _lib.call("acc_db_open", path.encode(), 0, ctypes.byref(db))
-    lib.acc_db_close(db)
-
-
-def _store(path, measured, fusion, streams, compression):
-    """The optimum of resnet50 on gpus=4 in the database at path, as acc-tune (or an earlier
-    job's online tuning) stores it, through the C API."""
-    lib = acc.load()
-    proto = {"acc_db_open": [ctypes.c_char_p, ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p)],
-             "acc_tune_target_load": [ctypes.c_char_p] * 4 + [ctypes.c_void_p,
-                                                              ctypes.POINTER(ctypes.c_void_p)],
-             "acc_tune_store_prepare": [ctypes.c_void_p, ctypes.c_void_p],
-             "acc_tune_optimum_put": [ctypes.c_void_p, ctypes.c_void_p,
-                                      ctypes.POINTER(_lib.Optimum)]}
-    for name, args in proto.items():
-        getattr(lib, name).argtypes = args
-        getattr(lib, name).restype = ctypes.c_int
-    db, t = ctypes.c_void_p(), ctypes.c_void_p()
-    _lib.call("acc_db_open", path.encode(), 0, ctypes.byref(db))
-    _lib.call("acc_tune_target_load", b"resnet50", b"gpus=4", None, None, db, ctypes.byref(t))
-    _lib.call("acc_tune_store_prepare", db, t)
-    opt = _lib.Optimum()
-    opt.config = acc.config(fusion_bytes=fusion, streams=streams, compression=compression)
-    opt.iteration_ms = 480.0
-    opt.measured = measured
-    # The target begins with its key (acc_tune_target_t).
-    _lib.call("acc_tune_optimum_put", db, t, ctypes.byref(opt))
-    lib.acc_tune_target_destroy.argtypes = [ctypes.c_void_p]
-    lib.acc_tune_target_destroy(t)
-    lib.acc_db_close.argtypes = [ctypes.c_void_p]
-    lib.acc_db_close(db)
 
 
 class Loading(unittest.TestCase):
@@ -142,17 +104,17 @@ class DdpSettings(unittest.TestCase):
     def test_stored_optimum_as_ddp_settings(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "acc.db")
-            _create(path)
+            acc_db_util.create(path)
             # Nothing tuned yet for this key: the one case that is None.
             self.assertIsNone(acc.ddp_settings("resnet50", "gpus=4", db=path))
-            _store(path, 0, 8 << 20, 3, "bf16")
+            acc_db_util.store(path, "gpus=4", 0, 8 << 20, 3, "bf16")
             s = acc.ddp_settings("resnet50", "gpus=4", db=path)
             self.assertEqual(s["ddp_kwargs"], {"bucket_cap_mb": 8.0})
             self.assertEqual((s["streams"], s["compression"]), (3, "bf16"))
             self.assertEqual(s["comm_hook"], "bf16_compress_hook")
             self.assertFalse(s["measured"])
             # What a job measured comes first.
-            _store(path, 1, 2 << 20, 1, "none")
+            acc_db_util.store(path, "gpus=4", 1, 2 << 20, 1, "none")
             s = acc.ddp_settings("resnet50", "gpus=4", db=path)
             self.assertEqual(s["ddp_kwargs"], {"bucket_cap_mb": 2.0})
             self.assertIsNone(s["comm_hook"])
@@ -168,13 +130,13 @@ class DdpSettings(unittest.TestCase):
     def test_errors_are_not_none(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "acc.db")
-            _create(path)
+            acc_db_util.create(path)
             # A misspelt model is not a model nothing was tuned for.
             self._raises("ACC_ERR_NOT_FOUND", ["model 'resnt50' is neither a shipped profile",
                                                "resnet50", path],
                          "resnt50", "gpus=4", db=path)
             # A model the database knows (a job's own, tuned online) is not misspelt.
-            _store(path, 1, 4 << 20, 1, "none")
+            acc_db_util.store(path, "gpus=4", 1, 4 << 20, 1, "none")
             self.assertIsNotNone(acc.ddp_settings("resnet50", "gpus=4", db=path))
             # Databases that cannot be read.
             self._raises("ACC_ERR_NOT_FOUND", ["no such database", "missing.db"],

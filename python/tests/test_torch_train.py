@@ -133,9 +133,7 @@ def main():
                             "%g)" % (what, len(got), diff, RTOL * scale))
     if not r0["same_on_every_rank"]:
         failures.append("the ranks ended with different parameters")
-    for f in failures:
-        print("FAILED: " + f)
-    sys.exit(1 if failures else 0)
+    torch_ranks.finish(failures)
 
 
 if __name__ == "__main__":

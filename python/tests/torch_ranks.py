@@ -18,6 +18,13 @@ def skip(why):
     sys.exit(SKIP)
 
 
+def finish(failures):
+    """Print each failure and exit: 1 if there were any, else 0."""
+    for f in failures:
+        print("FAILED: " + f)
+    sys.exit(1 if failures else 0)
+
+
 def need_torch():
     try:
         import torch  # noqa: F401

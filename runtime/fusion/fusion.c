@@ -293,6 +293,10 @@ acc_status_t acc_fusion_reduce(acc_fusion_t *f, void *buf, size_t count, acc_dty
     f->external = 1;
     if ((st = begin(f)) != ACC_OK)
         return st;
+    /* An empty buffer is a call that does nothing (it may have no address: a bucket without
+     * one is a range of registered gradients to the streams). */
+    if (!count)
+        return failed(f);
     memset(&b, 0, sizeof(b));
     b.buf = buf;
     b.count = count;

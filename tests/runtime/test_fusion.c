@@ -372,6 +372,8 @@ static int callers_buffers(int rank, int nranks, const acc_unique_id_t *id, void
         cfg.compress = (acc_compress_t)comp;
         CHECK_OK(acc_fusion_set_config(f, &cfg));
         reference(c, &g, comp == ACC_COMPRESS_NONE, 7u + (uint32_t)comp);
+        /* An empty buffer (a count of 0, no address) is a call that does nothing. */
+        CHECK_OK(acc_fusion_reduce(f, NULL, 0, ACC_DT_F32));
         for (size_t t = 0; t < NGRADS; t++)
             CHECK_OK(acc_fusion_reduce(f, g.buf[t], (size_t)grads[t].count, grads[t].dt));
         CHECK_OK(acc_fusion_wait(f));

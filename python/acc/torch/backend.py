@@ -9,7 +9,7 @@ composed.py say how).  Arguments acc cannot serve raise at the call, naming what
 import torch
 from torch._C import _distributed_c10d as c10d
 
-from . import calls, composed
+from . import calls, composed, gradients
 from .lane import Lane, stream_of
 
 NAME = "acc"
@@ -63,9 +63,10 @@ class AccBackend(c10d.Backend):
             self._lanes[key] = Lane(self._store, self.rank(), self.size(), self._timeout, device)
         return self._lanes[key]
 
-    def _start(self, what, tensors, run, result):
+    def _start(self, what, tensors, run, result, gradient=None):
         """Queue run(comm, stream) on the lane of the tensors' device; a work object whose
-        future's value is result."""
+        future's value is result.  gradient: the one tensor of a SUM allreduce, which the lane
+        may run on the job's fusion engine instead (gradients.py)."""
         devices = {t.device for t in tensors}
         if len(devices) != 1:
             raise ValueError("acc: %s with tensors on %s: one call's tensors must be on one "
@@ -77,7 +78,7 @@ class AccBackend(c10d.Backend):
         def job(comm):
             run(comm, stream)
             return result
-        return AccWork(lane.submit(what, job))
+        return AccWork(lane.submit(what, job, None if gradient is None else (gradient, result)))
 
     # --- reductions -----------------------------------------------------------------------------
     def allreduce(self, tensors, opts):
@@ -91,7 +92,9 @@ class AccBackend(c10d.Backend):
                     back()
                 else:
                     t.copy_(calls.reduce_exact(calls.gathered(comm, t, stream), op))
-        return self._start("allreduce", tensors, run, tensors)
+        one = tensors[0] if len(tensors) == 1 else None
+        grad = one if one is not None and gradients.eligible(one, op) else None
+        return self._start("allreduce", tensors, run, tensors, grad)
 
     def allreduce_coalesced(self, tensors, opts):
         return self.allreduce(tensors, opts)
@@ -270,6 +273,12 @@ class AccBackend(c10d.Backend):
                              "elements of %s, not %d elements of %s"
                              % (what, self.size(), part.numel(), part.dtype, whole.numel(),
                                 whole.dtype))
+
+    def gradient_settings(self):
+        """The configuration the CPU lane's fusion engine runs with (gradients.py); None before
+        its first call or where the job did not opt in."""
+        lane = self._lanes.get("cpu")
+        return None if lane is None or lane.gradients is None else dict(lane.gradients.config)
 
     # --- the end --------------------------------------------------------------------------------
     def shutdown(self):

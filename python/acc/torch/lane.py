@@ -9,7 +9,9 @@ to every step it waits for.
 
 CPU tensors run on the host backend, one call after another on a thread of the lane's own, so
 that the caller gets a work object at once and a future that completes when the call has (acc's
-host calls are synchronous, and ctypes lets go of the interpreter while they run).  CUDA tensors
+host calls are synchronous, and ctypes lets go of the interpreter while they run); a job that
+opted in to its stored gradient settings runs its float SUM allreduces on a fusion engine there
+(gradients.py).  CUDA tensors
 run on the cuda backend in the caller's thread, on the caller's current stream, as NCCL's calls
 are enqueued: the work is complete for everything later on that stream.
 
@@ -27,8 +29,10 @@ import torch.distributed as dist
 
 import acc
 from .. import _lib
+from . import gradients
 
 UID_KEY = "acc_unique_id"
+GRADIENTS_KEY = "acc_gradients"  # rank 0's gradients.wanted(), "1" or "0"
 
 
 def backend_error(what, err):
@@ -43,6 +47,8 @@ class Lane:
         self.store, self.rank, self.size, self.device = store, rank, size, device
         self.timeout_ms = _timeout_ms(timeout)
         self.comm = None
+        self.gradients = None  # CPU lanes whose job opted in: made at the first such call
+        self.wants_gradients = False
         self.error = None  # the exception that broke the lane
         self.closed = False
         self.queue = None
@@ -57,11 +63,14 @@ class Lane:
         if self.comm is not None:
             return self.comm
         key = "%s/%s" % (UID_KEY, self.device.type)
+        wants = "%s/%s" % (GRADIENTS_KEY, self.device.type)
         if self.rank == 0:
             uid = acc.unique_id()
+            self.store.set(wants, "1" if gradients.wanted() else "0")
             self.store.set(key, uid)
         else:
             uid = bytes(self.store.get(key))
+        self.wants_gradients = self.queue is not None and bytes(self.store.get(wants)) == b"1"
         backend = "host" if self.device.type == "cpu" else "cuda"
         comm = acc.Communicator(self.size, self.rank, uid, backend=backend,
                                 timeout_ms=self.timeout_ms,
@@ -70,39 +79,69 @@ class Lane:
         return comm
 
     # --- running calls ------------------------------------------------------------------------
-    def submit(self, what, fn):
+    def submit(self, what, fn, gradient=None):
         """Run fn(comm) in this lane's order; a future of its result (acc's failures as
-        DistBackendError; every call after a failure fails with it too)."""
+        DistBackendError; every call after a failure fails with it too).  gradient: the tensor
+        of a float SUM allreduce and the call's result, (tensor, result), which go to the fusion engine
+        instead of fn where the job opted in (gradients.py)."""
         fut = torch.futures.Future()
         if self.closed:
             fut.set_exception(self.error or dist.DistBackendError(
                 "acc: %s on a process group that was shut down or aborted" % what))
         elif self.queue is not None:
-            self.queue.put((what, fn, fut))
+            self.queue.put((what, fn, fut, gradient))
         else:
-            self._run(what, fn, fut)
+            self._run(what, fn, fut, None)
         return fut
 
-    def _run(self, what, fn, fut):
+    def _run(self, what, fn, fut, gradient):
         if self.error is not None:
             fut.set_exception(self.error)
             return
         try:
-            result = fn(self._join())
+            comm = self._join()
+            if gradient is not None and self.wants_gradients:
+                if self.gradients is None:
+                    self.gradients = gradients.Gradients(comm)
+                self.gradients.start(gradient[0], fut, gradient[1])
+                return
+            self._complete_gradients()
+            result = fn(comm)
         except acc.AccError as err:
-            self.error = backend_error(what, err)
+            self._break(what, err)
             fut.set_exception(self.error)
         except Exception as err:  # a bug or bad argument found while running: this call's
             fut.set_exception(err)
         else:
             fut.set_result(result)
 
+    def _complete_gradients(self):
+        """Wait for the calls on the fusion engine and complete their futures (AccError)."""
+        if self.gradients is not None:
+            self.gradients.complete()
+
+    def _break(self, what, err):
+        self.error = backend_error(what, err)
+        if self.gradients is not None:
+            self.gradients.fail(self.error)
+
     def _serve(self):
         while True:
             item = self.queue.get()
             if item is None:
+                self._finish_gradients()
                 return
             self._run(*item)
+            if self.queue.empty():
+                self._finish_gradients()
+
+    def _finish_gradients(self):
+        if self.gradients is None or self.error is not None:
+            return
+        try:
+            self._complete_gradients()
+        except acc.AccError as err:
+            self._break("allreduce", err)
 
     # --- the end ------------------------------------------------------------------------------
     def shutdown(self):
@@ -113,8 +152,15 @@ class Lane:
         if self.thread is not None:
             self.queue.put(None)
             self.thread.join()
+        if self.gradients is not None:
+            self.gradients.close()
         if self.comm is not None:
-            self.comm.close()
+            # A lane broken by its fusion engine's calls has a communicator that is not: its
+            # peers may be gone, and destroying it would wait for them.
+            if self.error is not None:
+                self.comm.abort()
+            else:
+                self.comm.close()
 
     def abort(self):
         """End the call in flight (acc_comm_abort: it returns ACC_ERR_ABORTED without waiting
@@ -124,11 +170,18 @@ class Lane:
         self.closed = True
         if self.error is None:
             self.error = dist.DistBackendError("acc: the process group was aborted")
+        # The fusion engine's calls run on communicators of its own, which the abort does not
+        # reach: their futures fail now, and the lane's thread is left to end when their
+        # peers' timeout ends them.
+        engine_busy = self.gradients is not None and self.gradients.busy()
+        if engine_busy:
+            self.gradients.fail(self.error)
         if self.comm is not None:
             self.comm.abort()
         if self.thread is not None:
             self.queue.put(None)
-            self.thread.join()
+            if not engine_busy:
+                self.thread.join()
 
 
 def _timeout_ms(timeout):
