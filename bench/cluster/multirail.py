@@ -21,11 +21,13 @@ setting runs --repeats times, alternating, and each size's figure is the median.
 Needs root (the emulated nodes), mpicc and mpirun, and PyTorch (--python).
 """
 import argparse
+import importlib.machinery
+import importlib.util
 import os
 import subprocess
 import sys
 
-from benchlib import (HERE, ROOT, cluster, common_args, fmt, load_note, log, md_table, run,
+from benchlib import (HARNESS, HERE, ROOT, cluster, common_args, fmt, load_note, log, md_table, run,
                       save_json, tool, torch_python_arg, write)
 from peers import OMPI_ENV, RING, acc_table, best, median_table, mpi_bench, mpi_table
 
@@ -33,6 +35,14 @@ PROGRAMS = ("acc", "gloo", "Open MPI")
 LINKS = {1: "eth0", 2: "eth0,eth1"}
 # acc's target: two links give at least this much of one link's busbw from this size on.
 TARGET, TARGET_FROM = 1.8, 4 << 20
+
+
+def harness_module():
+    """acc-cluster as a module: its rate parser and its defaults."""
+    loader = importlib.machinery.SourceFileLoader("acc_cluster", HARNESS)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
 
 
 def sweep_args(a):
@@ -66,12 +76,15 @@ def report(a, figures, before, after, commit):
     """The Markdown and the JSON of the figures {program: {links: {size: (us, busbw, what)}}}."""
     body, ok, short = [], True, []
     sizes = sorted(set.intersection(*[set(figures[p][l]) for p in PROGRAMS for l in LINKS]))
+    # busbw from the times, not from the programs' rounded columns
+    busbw = {p: {l: {s: s / figures[p][l][s][0] / 1e3 * 2 * (a.nodes - 1) / a.nodes
+                     for s in sizes} for l in LINKS} for p in PROGRAMS}
     for size in sizes:
         row = ["%d KiB" % (size >> 10) if size < 1 << 20 else "%d MiB" % (size >> 20)]
         for p in PROGRAMS:
-            one, two = figures[p][1][size], figures[p][2][size]
-            ratio = one[0] / two[0]  # busbw from the times, not the rounded columns
-            row += [fmt(one[1], 3), fmt(two[1], 3), "**%s**" % fmt(ratio, 2)]
+            one, two = busbw[p][1][size], busbw[p][2][size]
+            row += [fmt(one, 3), fmt(two, 3), "**%s**" % fmt(two / one, 2)]
+            ratio = two / one
             if p == "acc" and size >= TARGET_FROM and ratio < TARGET:
                 ok = False
                 short.append("%d MiB: %.2fx" % (size >> 20, ratio))
@@ -87,13 +100,24 @@ def report(a, figures, before, after, commit):
     md += md_table(head, body)
     md += ("\nacc at two links >= %.1fx its one-link busbw at every size from 4 MiB: **%s**%s\n"
            % (TARGET, "yes" if ok else "no", "" if ok else " (short at %s)" % ", ".join(short)))
+    # A ratio is only as good as its one-link figure: say how much of the link each filled.
+    harness = harness_module()
+    rate = harness.rate_gbps(a.rate) / 8
+    burst = harness.parser().parse_args(["run", "--", "true"]).burst
+    top = sizes[-1]
+    md += ("\nOne link at %d MiB carries %s of its %.3f GB/s: a program that leaves part of one "
+           "link idle gains more than the second link's share.  At %d KiB a call's bytes fit in "
+           "the token bucket's burst (%s per link), so the figures there exceed the shaped "
+           "rate.\n" % (top >> 20, ", ".join("%s %.0f %%" % (p, 100 * busbw[p][1][top] / rate)
+                                              for p in PROGRAMS),
+                          rate, sizes[0] >> 10, burst))
     md += ("\n- acc: `ACC_SOCKET_IFNAME=eth0` against `eth0,eth1`; its host backend opens one "
            "socket per interface on every connection between nodes and stripes each message "
            "across them.  The fallback ring ran at both settings (no tables), so the ratio is "
            "the links' alone.\n"
            "- gloo: PyTorch %s, `GLOO_SOCKET_IFNAME=eth0` against `eth0,eth1` (gloo_allreduce.py)"
-           ".  Gloo makes a device per interface and gives each of its contexts one of them, "
-           "so one allreduce at a time crosses one link.\n"
+           ".  PyTorch's gloo process group makes a context per interface and hands each "
+           "collective to one of them in turn, so one allreduce at a time crosses one link.\n"
            "- Open MPI %s: `--mca btl_tcp_if_include eth0` against `eth0,eth1`, its defaults and "
            "its ring forced (coll_tuned algorithm 4), the faster per size.\n" %
            (a.torch_version, a.mpi_version))
@@ -104,7 +128,7 @@ def report(a, figures, before, after, commit):
            "- %s\n" % (commit, "real-time priority for every rank (--rt)" if a.rt
                        else "normal priority", before, after, a.machine))
     md += ("\n### Commands\n\n    bench/cluster/multirail.py %s\n\nwhich runs, per repeat and "
-           "link count (`IFS` eth0, then eth0,eth1; the order alternates between repeats):\n\n"
+           "link count (`IFS` eth0, then eth0,eth1; the order alternates between repeats)%s:\n\n"
            "    acc-cluster run --nodes %d --links 2 --rate %s -- env ACC_SOCKET_IFNAME=$IFS "
            "ACC_DB=/nonexistent/acc.db acc-bench --runtime host --rank {rank} --nranks {nranks} "
            "--bootstrap {bootstrap} --topo {topo} %s -c 0\n"
@@ -114,11 +138,12 @@ def report(a, figures, before, after, commit):
            "$CLUSTER_HOSTFILE -np %d --map-by node --mca plm_rsh_agent $CLUSTER_RSH --mca btl "
            "tcp,self --mca btl_tcp_if_include $IFS [ring: --mca coll_tuned_use_dynamic_rules 1 "
            "--mca coll_tuned_allreduce_algorithm 4] mpi_allreduce %s\n" %
-           (" ".join(a.argv), a.nodes, a.rate, " ".join(sweep_args(a)), a.nodes, a.rate,
+           (" ".join(a.argv), ", every program under `chrt -f 10` (--rt)" if a.rt else "",
+            a.nodes, a.rate, " ".join(sweep_args(a)), a.nodes, a.rate,
             " ".join(sweep_args(a)), a.nodes, a.rate, a.nodes, " ".join(sweep_args(a))))
     js = {"nodes": a.nodes, "rate": a.rate, "repeats": a.repeats, "target_met": ok,
           "load_before": before, "load_after": after, "commit": commit,
-          "busbw": {p: {str(l): {str(s): figures[p][l][s][1] for s in sizes} for l in LINKS}
+          "busbw": {p: {str(l): {str(s): round(busbw[p][l][s], 4) for s in sizes} for l in LINKS}
                     for p in PROGRAMS},
           "us": {p: {str(l): {str(s): figures[p][l][s][0] for s in sizes} for l in LINKS}
                  for p in PROGRAMS}}
