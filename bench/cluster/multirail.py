@@ -83,8 +83,8 @@ def report(a, figures, before, after, commit):
         row = ["%d KiB" % (size >> 10) if size < 1 << 20 else "%d MiB" % (size >> 20)]
         for p in PROGRAMS:
             one, two = busbw[p][1][size], busbw[p][2][size]
-            row += [fmt(one, 3), fmt(two, 3), "**%s**" % fmt(two / one, 2)]
             ratio = two / one
+            row += [fmt(one, 3), fmt(two, 3), "**%s**" % fmt(ratio, 2)]
             if p == "acc" and size >= TARGET_FROM and ratio < TARGET:
                 ok = False
                 short.append("%d MiB: %.2fx" % (size >> 20, ratio))
