@@ -105,7 +105,7 @@ def section(a, nodes, figures, before, after):
     md += ("\nOne link at %d MiB carries %s of its %.3f GB/s: a program that leaves part of one "
            "link idle gains more than the second link's share.  At %d KiB a call's bytes fit in "
            "the token bucket's burst (%s per link), so the figures there can exceed the shaped "
-           "rate.  Load %s before, %s after.\n"
+           "rate.  Before: %s; after: %s.\n"
            % (top >> 20, ", ".join("%s %.0f %%" % (p, 100 * busbw[p][1][top] / rate)
                                    for p in PROGRAMS), rate, sizes[0] >> 10, burst, before, after))
     js = {"nodes": nodes, "target_met": ok, "load_before": before, "load_after": after,
