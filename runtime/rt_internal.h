@@ -32,11 +32,20 @@ void net_addr_text(const net_addr_t *a, char *buf, size_t n);
 acc_status_t net_resolve(const char *host, const char *port, net_addr_t *out);
 /* Is a a loopback address (127.0.0.0/8, ::1)? */
 int net_is_loopback(const net_addr_t *a);
-/* The address of interface `name`, or of the first interface that is up and not a loopback
- * when name is NULL: its IPv4 address, else its first reachable IPv6 one; 1 when found. */
-int net_interface_addr(const char *name, net_addr_t *a);
-/* The interfaces of this machine, for a message: "lo, eth0" (each once: its link entry). */
-void net_interface_names(char *buf, size_t n);
+/* The address of the first interface that is up and not a loopback: an IPv4 address where
+ * one has it, else a reachable IPv6 one; 1 when found. */
+int net_interface_addr(net_addr_t *a);
+/* Interfaces a setting names, at most this many. */
+#define NET_MAX_IFS 8
+typedef struct {
+    char name[16]; /* IFNAMSIZ */
+    net_addr_t addr;
+} net_if_t;
+/* The interfaces that spec, the value of the setting var, names in NCCL_SOCKET_IFNAME's syntax
+ * (a comma-separated list of name prefixes; '=' first: exact names; '^' first: all but those):
+ * each up, with a reachable address, once, in the list's order (net_if.c).  A name that finds
+ * none is an error naming var and the name; beyond max, the first max (with a warning). */
+acc_status_t net_interfaces(const char *var, const char *spec, net_if_t *out, int max, int *n);
 acc_status_t net_listen(const net_addr_t *bind_to, int *fd_out, net_addr_t *bound);
 acc_status_t net_connect(const net_addr_t *to, double deadline, const volatile int *abort_flag,
                          int *fd_out);
@@ -44,10 +53,17 @@ acc_status_t net_connect(const net_addr_t *to, double deadline, const volatile i
  * instead of being retried: for an address that listened before anyone could know it. */
 acc_status_t net_connect_once(const net_addr_t *to, double deadline, const volatile int *abort_flag,
                               int refused_is_final, int *fd_out);
+/* net_connect from a local address (its port 0: any): the socket leaves through it. */
+acc_status_t net_connect_from(const net_addr_t *from, const net_addr_t *to, double deadline,
+                              const volatile int *abort_flag, int *fd_out);
 acc_status_t net_accept(int listen_fd, double deadline, const volatile int *abort_flag,
                         int *fd_out);
 acc_status_t net_send(int fd, const void *data, size_t len, double deadline,
                       const volatile int *abort_flag);
+/* net_send of n parts at once, part i on fds[i], each socket written as it takes data: for a
+ * message striped across several connections, which a part-by-part loop would leave idle. */
+acc_status_t net_send_parts(const int *fds, const void *const *data, const size_t *len, int n,
+                            double deadline, const volatile int *abort_flag);
 acc_status_t net_recv(int fd, void *data, size_t len, double deadline,
                       const volatile int *abort_flag);
 acc_status_t net_local_addr(int fd, net_addr_t *out);

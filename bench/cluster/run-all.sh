@@ -8,6 +8,8 @@
 #                   replays.svg, negotiation.md)
 #   pytorch_ddp.py  torchrun with DDP over gloo, gloo's fp16 hook, a hand-set sweep and acc's hook,
 #                   default and tuned (pytorch.md)
+#   multirail.py    acc's host backend, gloo and Open MPI across emulated nodes of two links
+#                   each, over one link and over both (multirail.md)
 #   models.py       real models (ResNet-50, a GPT-2-small-sized transformer under DDP and FSDP2)
 #                   over gloo, gloo's fp16 hook and its bucket sweep, and the backend acc
 #                   (models.md, models-*.svg)
@@ -50,6 +52,7 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 bench/cluster/peers.py --out "$out" "${flags[@]}"
 python3 bench/cluster/replays.py --out "$out" "${flags[@]}"
 python3 bench/cluster/pytorch_ddp.py --out "$out" --python "$py" "${flags[@]}"
+python3 bench/cluster/multirail.py --out "$out" --python "$py" "${flags[@]}"
 python3 bench/cluster/models.py --out "$out" --python "$py" "${flags[@]}"
 end=$(date +%s)
 cat >"$out/RUN.md" <<EOF

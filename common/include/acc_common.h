@@ -170,8 +170,11 @@ typedef enum {
       "Milliseconds a rank waits for a peer inside a collective before the call fails, naming "    \
       "the peer and the step; 0 waits for ever.")                                                  \
     X(SOCKET_IFNAME, ACC_SETTING_STRING, "",                                                       \
-      "The network interface (e.g. eth0) whose address a new id's rendezvous listens at "          \
-      "(acc_get_unique_id, a communicator made from NCCL's); empty means the host name's address " \
+      "The network interfaces acc uses, as NCCL_SOCKET_IFNAME names them: a comma-separated list " \
+      "of name prefixes (eth0,eth1), '=' first for exact names, '^' first for all but those. A "   \
+      "new id's rendezvous listens at the first (acc_get_unique_id, a communicator made from "     \
+      "NCCL's); with several, the host backend opens a socket per interface on every connection "  \
+      "between nodes and stripes each message across them. Empty means the host name's address "   \
       "unless it is a loopback, else the first interface that is up and not a loopback.")          \
     X(DISABLE, ACC_SETTING_INT, "0",                                                               \
       "1: acc runs none of its own schedules; every call goes to NCCL (on the host backend, to "   \

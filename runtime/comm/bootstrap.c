@@ -75,7 +75,7 @@ static acc_status_t text_nonce(const char *text, uint8_t nonce[BOOT_NONCE_BYTES]
 
 /* ---- ids ------------------------------------------------------------------------------- */
 
-/* The address other machines reach this one at, for an id nobody has reached yet: the
+/* The address other machines reach this one at, for an id nobody has reached yet: the first
  * interface ACC_SOCKET_IFNAME names; else the host name's address unless it is a loopback (in
  * containers the host name often resolves to 127.0.0.1, which other nodes cannot reach); else
  * the first interface that is up and not a loopback; else the loopback (one machine).  Later
@@ -83,21 +83,20 @@ static acc_status_t text_nonce(const char *text, uint8_t nonce[BOOT_NONCE_BYTES]
 static acc_status_t host_addr(net_addr_t *a)
 {
     const char *ifname = acc_setting_str(ACC_SETTING_SOCKET_IFNAME);
-    char host[256], names[256];
+    char host[256];
 
     if (ifname[0]) {
-        if (net_interface_addr(ifname, a))
-            return ACC_OK;
-        net_interface_names(names, sizeof(names));
-        return acc_error_set(ACC_ERR_INVALID,
-                             "ACC_SOCKET_IFNAME='%s': no interface of that name has an address "
-                             "(interfaces here: %s)",
-                             ifname, names[0] ? names : "none");
+        net_if_t ifs[NET_MAX_IFS];
+        int n;
+        acc_status_t st = net_interfaces("ACC_SOCKET_IFNAME", ifname, ifs, NET_MAX_IFS, &n);
+        if (st == ACC_OK)
+            *a = ifs[0].addr;
+        return st;
     }
     if (gethostname(host, sizeof(host)) == 0 && net_resolve(host, "0", a) == ACC_OK &&
         !net_is_loopback(a))
         return ACC_OK;
-    if (net_interface_addr(NULL, a))
+    if (net_interface_addr(a))
         return ACC_OK;
     return net_resolve("127.0.0.1", "0", a);
 }

@@ -2,7 +2,7 @@
  * TCP sockets for the bootstrap and for the host backend's steps between nodes: listening,
  * connecting until a deadline, and whole-buffer sends and receives that give up at a deadline
  * or when the communicator is aborted.  Every failure names the peer and what was being done.
- * Also the machine's own addresses: its interfaces' and whether an address is a loopback.
+ * (The machine's own interfaces and addresses are in net_if.c.)
  *
  * Forks.  A process that forks after making a communicator (PyTorch's DataLoader workers) must
  * not leave its sockets open in the child: a listening socket held by a child keeps accepting
@@ -16,8 +16,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -159,74 +157,6 @@ static void tune_socket(int fd)
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-/* ---- addresses of this machine ---------------------------------------------------------- */
-
-static int sockaddr_is_loopback(const struct sockaddr *a)
-{
-    if (a->sa_family == AF_INET)
-        return ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24 == 127;
-    if (a->sa_family == AF_INET6)
-        return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)a)->sin6_addr);
-    return 0;
-}
-
-/* An interface's address fit to be reached from other machines (IPv4, or IPv6 but for
- * link-local addresses, which need a scope the peers do not know). */
-static int reachable_family(const struct sockaddr *a)
-{
-    return a && (a->sa_family == AF_INET ||
-                 (a->sa_family == AF_INET6 &&
-                  !IN6_IS_ADDR_LINKLOCAL(&((const struct sockaddr_in6 *)a)->sin6_addr)));
-}
-
-static void addr_from(const struct sockaddr *sa, net_addr_t *a)
-{
-    memset(a, 0, sizeof(*a));
-    a->len = sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
-    memcpy(&a->ss, sa, a->len);
-}
-
-int net_interface_addr(const char *name, net_addr_t *a)
-{
-    struct ifaddrs *all = NULL;
-    const struct sockaddr *v4 = NULL, *v6 = NULL;
-    if (getifaddrs(&all) != 0)
-        return 0;
-    for (struct ifaddrs *i = all; i && !v4; i = i->ifa_next) {
-        const struct sockaddr *sa = i->ifa_addr;
-        if (!reachable_family(sa) ||
-            (name ? strcmp(i->ifa_name, name) != 0
-                  : !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK) ||
-                        sockaddr_is_loopback(sa)))
-            continue;
-        if (sa->sa_family == AF_INET)
-            v4 = sa;
-        else if (!v6)
-            v6 = sa;
-    }
-    if (v4 || v6)
-        addr_from(v4 ? v4 : v6, a);
-    freeifaddrs(all);
-    return v4 || v6;
-}
-
-void net_interface_names(char *buf, size_t n)
-{
-    struct ifaddrs *all = NULL;
-    buf[0] = '\0';
-    if (getifaddrs(&all) != 0)
-        return;
-    for (struct ifaddrs *i = all; i; i = i->ifa_next)
-        if (i->ifa_addr && i->ifa_addr->sa_family == AF_PACKET && strlen(buf) + 2 < n)
-            snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", buf[0] ? ", " : "", i->ifa_name);
-    freeifaddrs(all);
-}
-
-int net_is_loopback(const net_addr_t *a)
-{
-    return sockaddr_is_loopback((const struct sockaddr *)&a->ss);
-}
-
 /* ---- sockets ------------------------------------------------------------------------------ */
 
 acc_status_t net_listen(const net_addr_t *bind_to, int *fd_out, net_addr_t *bound)
@@ -275,14 +205,9 @@ static int aborted(const volatile int *abort_flag)
     return abort_flag && __atomic_load_n(abort_flag, __ATOMIC_ACQUIRE);
 }
 
-acc_status_t net_connect(const net_addr_t *to, double deadline, const volatile int *abort_flag,
-                         int *fd_out)
-{
-    return net_connect_once(to, deadline, abort_flag, 0, fd_out);
-}
-
-acc_status_t net_connect_once(const net_addr_t *to, double deadline, const volatile int *abort_flag,
-                              int refused_is_final, int *fd_out)
+/* Connect to `to` (from `from` when given), retrying until the deadline. */
+static acc_status_t connect_to(const net_addr_t *from, const net_addr_t *to, double deadline,
+                               const volatile int *abort_flag, int refused_is_final, int *fd_out)
 {
     char text[96];
     int fd, e = 0;
@@ -292,6 +217,18 @@ acc_status_t net_connect_once(const net_addr_t *to, double deadline, const volat
         fd = new_socket(to->ss.ss_family, 0);
         if (fd < 0)
             return acc_error_set(ACC_ERR_SYSTEM, "socket: %s", strerror(errno));
+        if (from) {
+            net_addr_t a = *from;
+            net_set_port(&a, 0);
+            if (bind(fd, (const struct sockaddr *)&a.ss, a.len) != 0) {
+                char mine[96];
+                e = errno;
+                net_close(&fd);
+                net_addr_text(&a, mine, sizeof(mine));
+                return acc_error_set(ACC_ERR_SYSTEM, "cannot connect from %s: %s", mine,
+                                     strerror(e));
+            }
+        }
         if (connect(fd, (const struct sockaddr *)&to->ss, to->len) == 0) {
             tune_socket(fd);
             *fd_out = fd;
@@ -312,6 +249,24 @@ acc_status_t net_connect_once(const net_addr_t *to, double deadline, const volat
         usleep(20000);
     }
     return acc_error_set(ACC_ERR_SYSTEM, "cannot connect to %s: %s", text, strerror(e));
+}
+
+acc_status_t net_connect(const net_addr_t *to, double deadline, const volatile int *abort_flag,
+                         int *fd_out)
+{
+    return connect_to(NULL, to, deadline, abort_flag, 0, fd_out);
+}
+
+acc_status_t net_connect_once(const net_addr_t *to, double deadline, const volatile int *abort_flag,
+                              int refused_is_final, int *fd_out)
+{
+    return connect_to(NULL, to, deadline, abort_flag, refused_is_final, fd_out);
+}
+
+acc_status_t net_connect_from(const net_addr_t *from, const net_addr_t *to, double deadline,
+                              const volatile int *abort_flag, int *fd_out)
+{
+    return connect_to(from, to, deadline, abort_flag, 0, fd_out);
 }
 
 acc_status_t net_accept(int listen_fd, double deadline, const volatile int *abort_flag, int *fd_out)
@@ -363,6 +318,40 @@ acc_status_t net_send(int fd, const void *data, size_t len, double deadline,
         poll(&pf, 1, left_ms(deadline));
     }
     return ACC_OK;
+}
+
+acc_status_t net_send_parts(const int *fds, const void *const *data, const size_t *len, int n,
+                            double deadline, const volatile int *abort_flag)
+{
+    struct pollfd pf[NET_MAX_IFS];
+    size_t done[NET_MAX_IFS] = {0};
+
+    if (n > NET_MAX_IFS)
+        return acc_error_set(ACC_ERR_INTERNAL, "%d parts, more than %d", n, NET_MAX_IFS);
+    for (;;) {
+        int waiting = 0;
+        for (int i = 0; i < n; i++) {
+            ssize_t w = 0;
+            while (done[i] < len[i] &&
+                   (w = send(fds[i], (const char *)data[i] + done[i], len[i] - done[i],
+                             MSG_NOSIGNAL | MSG_DONTWAIT)) > 0)
+                done[i] += (size_t)w;
+            if (done[i] == len[i])
+                continue;
+            if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                return acc_error_set(
+                    errno == EPIPE || errno == ECONNRESET ? ACC_ERR_TIMEOUT : ACC_ERR_SYSTEM,
+                    "the peer closed connection %d of %d (%s)", i + 1, n, strerror(errno));
+            pf[waiting++] = (struct pollfd){.fd = fds[i], .events = POLLOUT};
+        }
+        if (!waiting)
+            return ACC_OK;
+        if (aborted(abort_flag))
+            return acc_error_set(ACC_ERR_ABORTED, "sending: aborted");
+        if (left_ms(deadline) == 0)
+            return acc_error_set(ACC_ERR_TIMEOUT, "the peer took no data in time");
+        poll(pf, (nfds_t)waiting, left_ms(deadline));
+    }
 }
 
 acc_status_t net_recv(int fd, void *data, size_t len, double deadline,

@@ -23,6 +23,7 @@ static void destroy(acc_comm_t *c, void *state, int abort)
     acc_mem_free(s->pids);
     acc_mem_free(s->pidns);
     acc_mem_free(s->machine);
+    hb_rails_free(s);
     acc_mem_free(s);
 }
 
@@ -37,30 +38,43 @@ static acc_status_t create(acc_comm_t *c, void **state)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     hb_state_t *s = acc_mem_calloc(1, sizeof(*s));
-    int32_t mine[3], *all = NULL;
-    acc_status_t st;
+    int32_t mine[4], *all = NULL, *rails = NULL;
+    acc_status_t st, rails_st = ACC_OK;
+    char rails_msg[512] = "";
 
     pthread_once(&once, cleanup_once);
+    if (s)
+        for (int r = 0; r < HB_MAX_RAILS; r++)
+            s->rail_listen[r] = -1;
     if (!s || !(s->pids = acc_mem_calloc((size_t)c->nranks, sizeof(int))) ||
         !(s->pidns = acc_mem_calloc((size_t)c->nranks, sizeof(unsigned))) ||
         !(s->machine = acc_mem_calloc((size_t)c->nranks, sizeof(unsigned))) ||
-        !(all = acc_mem_calloc((size_t)c->nranks * 3, sizeof(int32_t)))) {
+        !(all = acc_mem_calloc((size_t)c->nranks * 4, sizeof(int32_t))) ||
+        !(rails = acc_mem_calloc((size_t)c->nranks, sizeof(int32_t)))) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory for the host backend");
         goto out;
     }
     s->comm = c;
-    /* Every rank names its peers' segments after their creators. */
+    /* Every rank names its peers' segments after their creators, and says how many interfaces
+     * it has for the connections between nodes. */
     mine[0] = (int32_t)getpid();
     mine[1] = (int32_t)hb_pid_namespace();
     mine[2] = (int32_t)hb_machine();
+    if ((mine[3] = hb_rails_mine(c, s, &rails_st)) < 0)
+        snprintf(rails_msg, sizeof(rails_msg), "%s", acc_error_message());
     if ((st = boot_allgather(c->boot, mine, sizeof(mine), all)) != ACC_OK)
         goto out;
     for (int r = 0; r < c->nranks; r++) {
-        s->pids[r] = all[3 * r];
-        s->pidns[r] = (unsigned)all[3 * r + 1];
-        s->machine[r] = (unsigned)all[3 * r + 2];
+        s->pids[r] = all[4 * r];
+        s->pidns[r] = (unsigned)all[4 * r + 1];
+        s->machine[r] = (unsigned)all[4 * r + 2];
+        rails[r] = all[4 * r + 3];
     }
+    st = hb_rails_setup(c, s, rails);
+    if (rails_st != ACC_OK)
+        st = acc_error_set(rails_st, "%s", rails_msg);
 out:
+    acc_mem_free(rails);
     acc_mem_free(all);
     if (st != ACC_OK) {
         destroy(c, s, 1);

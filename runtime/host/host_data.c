@@ -504,7 +504,7 @@ int hb_op_wait_on(hb_lane_t *lc)
     if (co && !has_room(in, co))
         return co->remote ? HB_WAIT_EVENT : HB_WAIT_BELL;
     if (ci && !has_message(in, ci))
-        return ci->remote ? ci->fd : HB_WAIT_BELL;
+        return ci->remote ? ci->fd[hb_net_short_rail(in, ci)] : HB_WAIT_BELL;
     return HB_WAIT_BELL;
 }
 
@@ -520,8 +520,16 @@ int hb_op_wait_text(hb_lane_t *lc, char *buf, size_t n)
         return op->peer;
     }
     if (in->in_conn[k] != UINT32_MAX && !has_message(in, &in->conns[in->in_conn[k]])) {
+        const hb_state_t *st = lc->call->comm ? lc->call->comm->be_state : NULL;
+        int r;
         cn = &in->conns[in->in_conn[k]];
         snprintf(buf, n, "message %u from rank %d on lane %d", cn->count, cn->from, cn->lane);
+        /* Over several links, which one is short names the link to look at. */
+        if (cn->remote && cn->nrails > 1 && st && (r = hb_net_short_rail(in, cn)) >= 0 &&
+            strlen(buf) + 1 < n)
+            snprintf(buf + strlen(buf), n - strlen(buf),
+                     " (its part on rail %d of %d, interface %s, has not all arrived)", r,
+                     cn->nrails, st->rail_if[r].name);
         return cn->from;
     }
     if (in->out_conn[k] != UINT32_MAX) {

@@ -92,7 +92,9 @@ static acc_status_t collect(hb_inst_t *in)
                             return acc_error_set(ACC_ERR_NOMEM, "out of memory");
                         i = in->nconns++;
                         memset(&in->conns[i], 0, sizeof(hb_conn_t));
-                        in->conns[i] = (hb_conn_t){.from = r, .to = to, .lane = l, .fd = -1};
+                        in->conns[i] = (hb_conn_t){.from = r, .to = to, .lane = l};
+                        for (int f = 0; f < HB_MAX_RAILS; f++)
+                            in->conns[i].fd[f] = -1;
                     }
                     in->conns[i].per_call++;
                     if (send_chunks(op) > in->conns[i].maxcnt)

@@ -53,6 +53,9 @@
 
 #include <stdatomic.h>
 
+/* Sockets per remote connection at most: one per interface ACC_SOCKET_IFNAME names. */
+#define HB_MAX_RAILS NET_MAX_IFS
+
 /* A word others wait on, with the count of those sleeping on it; one per cache line. */
 typedef struct {
     _Atomic uint32_t value;
@@ -82,14 +85,18 @@ typedef struct {
     int remote;          /* its ends are on different nodes */
     /* this rank's end */
     uint32_t count; /* messages sent or taken so far */
-    int fd;         /* remote: the socket (-1 otherwise) */
+    /* remote: its sockets, one per rail (hb_state_t.nrails; -1 otherwise), across which each
+     * message is striped (hb_stripe) */
+    int nrails;
+    int fd[HB_MAX_RAILS];
     /* remote, sending: the outbox (slots of slot_bytes); messages handed to its thread
      * (queued) and written by it (drained), and where the lane's own write of the first one
-     * stopped */
+     * stopped on each rail (bytes of the rail's stripe) */
     unsigned char *outbox;
     hb_word_t queued, drained;
-    uint64_t tx_off;
-    uint64_t rx_off; /* remote, receiving: bytes of the next message read so far */
+    uint64_t tx_off[HB_MAX_RAILS];
+    /* remote, receiving: bytes of the next message's stripe read so far, per rail */
+    uint64_t rx_off[HB_MAX_RAILS];
 } hb_conn_t;
 
 /* The segment's first page: its magic, then the rank's doorbell, then the call it runs. */
@@ -198,6 +205,14 @@ typedef struct {
      * whether it lives */
     int *pids;
     unsigned *pidns, *machine;
+    /* Rails (host_rails.c): sockets per remote connection, 1 (the bootstrap's addresses) or
+     * the interfaces ACC_SOCKET_IFNAME names that every rank has; for more than 1, this rank's
+     * listening socket and interface per rail, and every rank's address per rail
+     * (rail_addr[rank * nrails + rail]). */
+    int nrails;
+    int rail_listen[HB_MAX_RAILS];
+    net_if_t rail_if[HB_MAX_RAILS];
+    net_addr_t *rail_addr;
 } hb_state_t;
 
 /* ---- instances (host_inst.c) ---- */
@@ -252,6 +267,20 @@ int hb_op_wait_text(hb_lane_t *lc, char *buf, size_t n);
 /* This rank's record of the call it is about to run (before any of its lanes moves). */
 void hb_call_publish(const hb_call_t *call, const rt_call_t *rc);
 
+/* ---- rails (host_rails.c) ---- */
+/* Collective, in the backend's creation: every rank's interfaces (mine: this rank's count from
+ * hb_rails_mine, or -1 when that failed) and the rails they agree on; rails ready to connect. */
+acc_status_t hb_rails_setup(acc_comm_t *c, hb_state_t *s, const int32_t *counts);
+/* The interfaces ACC_SOCKET_IFNAME names here, when the communicator spans nodes: their count
+ * (0 when unset or one node), or -1 with the error set. */
+int32_t hb_rails_mine(const acc_comm_t *c, hb_state_t *s, acc_status_t *st);
+void hb_rails_free(hb_state_t *s);
+/* Connect rail r to rank `to`: from this rank's interface r to `to`'s address on it (with one
+ * rail, to `to`'s bootstrap address). */
+acc_status_t hb_rails_connect(acc_comm_t *c, int to, int r, double deadline, int *fd);
+/* Accept one connection on rail r's listening socket (with one rail, the bootstrap's). */
+acc_status_t hb_rails_accept(acc_comm_t *c, int r, double deadline, int *fd);
+
 /* ---- between nodes (host_net.c) ---- */
 /* Connect the remote connections of an instance and start a thread per outgoing one. */
 acc_status_t hb_net_connect(acc_comm_t *c, hb_inst_t *in);
@@ -261,6 +290,9 @@ void hb_net_post(hb_inst_t *in, hb_conn_t *cn);
 /* Read what the socket of an incoming remote connection holds into the ring, as far as it has
  * room: 0 (whatever arrived is in), or -1 with why the connection failed in why. */
 int hb_net_pull(hb_inst_t *in, hb_conn_t *cn, char *why, size_t n);
+/* The rail an incoming remote connection waits to read next: the first whose part of the
+ * next message is short (0 until the message's header is in). */
+int hb_net_short_rail(const hb_inst_t *in, const hb_conn_t *cn);
 
 /* The slot of message number `n` of connection cn, in the receiver's segment as mapped here. */
 static inline hb_slot_t *hb_slot(const hb_inst_t *in, const hb_conn_t *cn, uint32_t n)

@@ -1,7 +1,8 @@
 /*
  * netns_util.h - two ranks on two "machines": each in a network namespace of its own, joined
- * by a veth pair, with a host name that resolves to 127.0.0.1 (as in many containers), so that
- * an address taken from the host name reaches nobody but the rank itself.
+ * by a veth pair (or two, each on a subnet of its own), with a host name that resolves to 127.0.0.1
+ * (as in many containers), so that an address taken from the host name reaches nobody but the rank
+ * itself.
  *
  * Nothing is named outside the ranks' own namespaces: rank 1 unshares first; rank 0 unshares
  * and makes the veth pair with its peer end placed straight into rank 1's namespace (by pid),
@@ -31,6 +32,10 @@ typedef struct {
     int down[2]; /* rank 0 -> rank 1: the veth pair exists */
     char veth[2][16];
     char addr[2][32]; /* rank r's address, without the prefix length */
+    /* links 2: a second veth pair, on a subnet of its own (netns_pair_init leaves 1) */
+    int links;
+    char veth2[2][16];
+    char addr2[2][32];
     char hostname[32];
     char hosts_file[512]; /* the ranks' /etc/hosts */
 } netns_pair_t;
@@ -82,6 +87,11 @@ static inline void netns_pair_init(netns_pair_t *p)
     snprintf(p->veth[1], sizeof(p->veth[1]), "acc%02x%02x%02xb", r[0], r[1], r[2]);
     snprintf(p->addr[0], sizeof(p->addr[0]), "10.%u.%u.1", 64 + r[0] % 64, r[1]);
     snprintf(p->addr[1], sizeof(p->addr[1]), "10.%u.%u.2", 64 + r[0] % 64, r[1]);
+    p->links = 1;
+    snprintf(p->veth2[0], sizeof(p->veth2[0]), "acc%02x%02x%02xc", r[0], r[1], r[2]);
+    snprintf(p->veth2[1], sizeof(p->veth2[1]), "acc%02x%02x%02xd", r[0], r[1], r[2]);
+    snprintf(p->addr2[0], sizeof(p->addr2[0]), "10.%u.%u.1", 128 + r[0] % 64, r[1]);
+    snprintf(p->addr2[1], sizeof(p->addr2[1]), "10.%u.%u.2", 128 + r[0] % 64, r[1]);
     snprintf(p->hostname, sizeof(p->hostname), "acc-node-%02x%02x%02x", r[0], r[1], r[2]);
     snprintf(p->hosts_file, sizeof(p->hosts_file), "%s", acc_test_tmp("hosts"));
     CHECK((f = fopen(p->hosts_file, "w")) != NULL);
@@ -105,10 +115,14 @@ static inline void netns_pair_enter(netns_pair_t *p, int rank)
         CHECK(unshare(CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWNS) == 0);
         CHECK(netns_sh("ip link add %s type veth peer name %s netns %d", p->veth[0], p->veth[1],
                        (int)pid1) == 0);
+        CHECK(p->links == 1 || netns_sh("ip link add %s type veth peer name %s netns %d",
+                                        p->veth2[0], p->veth2[1], (int)pid1) == 0);
         CHECK(write(p->down[1], &go, 1) == 1);
     }
     CHECK(netns_sh("ip addr add %s/24 dev %s && ip link set %s up && ip link set lo up",
                    p->addr[rank], p->veth[rank], p->veth[rank]) == 0);
+    CHECK(p->links == 1 || netns_sh("ip addr add %s/24 dev %s && ip link set %s up", p->addr2[rank],
+                                    p->veth2[rank], p->veth2[rank]) == 0);
     /* The host name and its resolution are this rank's alone. */
     CHECK(sethostname(p->hostname, strlen(p->hostname)) == 0);
     CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);

@@ -83,7 +83,7 @@ ACC_TEST(rendezvous_after_the_first_reach_the_peers_across_namespaces)
     netns_skip_unless_possible();
     netns_pair_init(&p);
     /* Two nodes of one GPU each: the ranks' data crosses the link too. */
-    setenv("ACC_TOPO", "nodes=2 gpus=1", 1);
+    setenv("ACC_TOPO", "nodes=2 gpus=1 nic=1x100", 1);
     setenv("ACC_DB", "/nonexistent/acc.db", 1);
     setenv("ACC_LOG_LEVEL", "error", 1);
     setenv("ACC_TIMEOUT_MS", "10000", 1);
@@ -139,7 +139,7 @@ static void first_run(const char *ifname)
     netns_pair_init(&t.p);
     CHECK(pipe(t.id_pipe) == 0);
     t.ifname = ifname;
-    setenv("ACC_TOPO", "nodes=2 gpus=1", 1);
+    setenv("ACC_TOPO", "nodes=2 gpus=1 nic=1x100", 1);
     setenv("ACC_DB", "/nonexistent/acc.db", 1);
     setenv("ACC_LOG_LEVEL", "error", 1);
     setenv("ACC_TIMEOUT_MS", "10000", 1);
