@@ -302,8 +302,10 @@ acc_status_t acc_fusion_reduce(acc_fusion_t *f, void *buf, size_t count, acc_dty
     b.count = count;
     b.dt = dt;
     pthread_mutex_lock(&f->lock);
-    if (fu_stream_push(f, (int)(f->launched % (uint64_t)f->cfg.streams), &b) == ACC_OK)
+    if (fu_stream_push(f, (int)(f->external_calls % (uint64_t)f->cfg.streams), &b) == ACC_OK) {
         f->launched++;
+        f->external_calls++;
+    }
     pthread_mutex_unlock(&f->lock);
     if (f->rec)
         fu_record_buffer(f, count, dt, t0);

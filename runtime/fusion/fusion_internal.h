@@ -169,6 +169,11 @@ struct acc_fusion {
     size_t prefix;     /* gradients [0, prefix) are packed */
     size_t next_first; /* gradients [0, next_first) are in buckets */
     uint64_t launched; /* buckets queued */
+    /* The caller's buffers handed over in the engine's life: the next one's stream is this
+     * modulo the streams, whatever iteration it falls in, since where a caller ends its
+     * iterations may differ between ranks (acc.torch's backend waits when it has nothing
+     * queued). */
+    uint64_t external_calls;
     uint64_t ran;      /* buckets the streams reduced */
 
     /* measurements */

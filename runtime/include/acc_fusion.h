@@ -159,8 +159,10 @@ acc_status_t acc_fusion_ready(acc_fusion_t *f, int index);
  * else, is not collective and cannot fail but for a NULL engine. */
 acc_status_t acc_fusion_backward(acc_fusion_t *f);
 /* Reduce a buffer the caller fused (count elements of dt at buf, in place, borrowed until the
- * end of the iteration) on the next stream, compressed and averaged as configured.  Every rank
- * must hand over the same buffers in the same order.  Only on an engine without registered
+ * end of the iteration) on the next stream (round robin over the engine's life, not per
+ * iteration: ranks may end their iterations after different buffers), compressed and averaged
+ * as configured.  Every rank must hand over the same buffers in the same order.  Only on an
+ * engine without registered
  * gradients.  A count of 0 (buf may be NULL) reduces nothing; as the iteration's first call it
  * fixes the configuration (acc_fusion_info) before any buffer is handed over. */
 acc_status_t acc_fusion_reduce(acc_fusion_t *f, void *buf, size_t count, acc_dtype_t dt);

@@ -395,6 +395,49 @@ ACC_TEST(buffers_of_the_callers)
     ranks_run(NRANKS, callers_buffers, NULL, 120);
 }
 
+/* The caller's buffers, each rank ending its iterations after other buffers (acc.torch's backend
+ * waits whenever its queue is empty, which differs between ranks): every buffer still goes to
+ * the stream it goes to on the other ranks, and every result is right. */
+static int iterations_apart(int rank, int nranks, const acc_unique_id_t *id, void *arg)
+{
+    acc_comm_t *c = NULL;
+    acc_fusion_t *f = NULL;
+    acc_fusion_opts_t o;
+    acc_tune_config_t cfg;
+    grads_t g;
+    char what[96];
+    (void)arg;
+
+    CHECK_OK(acc_comm_init_rank(&c, nranks, id, rank, NULL));
+    grads_alloc(&g);
+    acc_fusion_opts_init(&o);
+    acc_tune_config_acc(&cfg, 25ull << 20, 3, ACC_TUNE_ALGO_AUTO);
+    o.config = &cfg;
+    CHECK_OK(acc_fusion_create(c, &o, &f));
+    for (int round = 0; round < 2; round++) {
+        reference(c, &g, 1, 11u + (uint32_t)round);
+        for (size_t t = 0; t < NGRADS; t++) {
+            CHECK_OK(acc_fusion_reduce(f, g.buf[t], (size_t)grads[t].count, grads[t].dt));
+            if ((t + 1) % (size_t)(rank + 1) == 0)
+                CHECK_OK(acc_fusion_wait(f));
+        }
+        CHECK_OK(acc_fusion_wait(f));
+        snprintf(what, sizeof(what), "rank %d, waiting after every %d buffers, round %d", rank,
+                 rank + 1, round);
+        compare(&g, ACC_COMPRESS_NONE, 1, 11u + (uint32_t)round, what);
+    }
+    CHECK_OK(acc_fusion_destroy(f));
+    grads_free(&g);
+    CHECK_OK(acc_comm_destroy(c));
+    return 0;
+}
+
+ACC_TEST(buffers_of_ranks_that_end_iterations_apart)
+{
+    quiet_env();
+    ranks_run(NRANKS, iterations_apart, NULL, 120);
+}
+
 /* What a user can get wrong, refused before anything runs; one rank is enough. */
 static int bad_use(int rank, int nranks, const acc_unique_id_t *id, void *arg)
 {
