@@ -52,12 +52,17 @@ class Gradients:
         self.config = self.engine.info()
         self.piece = max(1, self.config["fusion_bytes"])
         self.pending = []  # (future, result) of the calls started
+        # The tensors of the calls started since the engine last finished them all: after a
+        # failure the engine's streams may still be writing into them, so they stay alive
+        # until it has (a later wait, or close).
+        self.held = []
         self.lock = threading.Lock()  # abort() fails the futures from another thread
 
     def start(self, t, fut, result):
         """Start t's allreduce in pieces of the fusion size; fut completes with result once
         complete() has waited for it."""
         step = max(1, self.piece // t.element_size())
+        self.held.append(t)
         flat = t.view(-1)
         dtype = _FLOATS[str(t.dtype)]
         for first in range(0, flat.numel(), step):
@@ -74,6 +79,7 @@ class Gradients:
         if not self.pending:
             return
         self.engine.wait()
+        self.held = []
         with self.lock:
             done, self.pending = self.pending, []
             for fut, result in done:
@@ -90,3 +96,4 @@ class Gradients:
 
     def close(self):
         self.engine.close()
+        self.held = []
