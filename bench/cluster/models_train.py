@@ -12,15 +12,21 @@ the emulated cluster), the same seed, weights and data for every policy:
 
   --policy gloo        the process group gloo's (DDP's 25 MiB buckets unless --bucket-mb)
   --policy gloo-fp16   DDP over gloo with PyTorch's fp16_compress_hook
-  --policy acc         the process group acc's (init_process_group("cpu:acc"), acc's defaults)
+  --policy acc         the process group acc's (init_process_group("cpu:acc")): acc's defaults,
+                       or, where the job names its model (ACC_MODEL, ACC_DB, ACC_TOPO), the
+                       fusion size, streams and compression stored for it (acc tuned)
+  --policy acc-record  DDP over gloo with acc's hook recording the model's gradient timeline
+                       into ACC_DB as the profile of ACC_MODEL (for online tuning's replay)
 
 Rank 0 prints one JSON line: the settings, the median step time after the warm-up steps (ms),
-every step's time and the loss of every step (the mean over the ranks).  SGD with momentum, so
+every step's time and the loss of every step (the mean over the ranks, summed on a gloo group of
+its own, so that a compressing policy does not round it), and acc's gradient configuration.  SGD with momentum, so
 that memory stays near the parameters' four copies.
 """
 import argparse
 import json
 import math
+import os
 import time
 
 import torch
@@ -89,18 +95,18 @@ class GPT(nn.Module):
 
 
 MODELS = {
-    # name: (constructor, one batch from a generator, the loss of a batch)
+    # name: (constructor, one batch from a generator, the loss of a batch, samples per batch)
     "resnet50": (resnet50,
                  lambda g: (torch.randn(4, 3, 64, 64, generator=g),
                             torch.randint(0, 1000, (4,), generator=g)),
-                 lambda m, b: F.cross_entropy(m(b[0]), b[1])),
+                 lambda m, b: F.cross_entropy(m(b[0]), b[1]), 4),
     "gpt2": (GPT,
              lambda g: torch.randint(0, 50257, (2, 129), generator=g),
-             lambda m, b: F.cross_entropy(m(b[:, :-1]).flatten(0, 1), b[:, 1:].flatten())),
+             lambda m, b: F.cross_entropy(m(b[:, :-1]).flatten(0, 1), b[:, 1:].flatten()), 2),
 }
 
 
-def wrap(model, parallel, policy, bucket_mb, group):
+def wrap(model, parallel, policy, bucket_mb, group, batch):
     if parallel == "fsdp2":
         from torch.distributed.device_mesh import DeviceMesh
         from torch.distributed.fsdp import fully_shard
@@ -114,6 +120,12 @@ def wrap(model, parallel, policy, bucket_mb, group):
     if policy == "gloo-fp16":
         from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
         ddp.register_comm_hook(group, default_hooks.fp16_compress_hook)
+    elif policy == "acc-record":
+        import acc.ddp
+        ddp.acc_state = acc.ddp.register(ddp, process_group=group, record=True,
+                                         model=os.environ["ACC_MODEL"],
+                                         topo=os.environ.get("ACC_TOPO"),
+                                         db=os.environ.get("ACC_DB"), batch=batch)
     return ddp
 
 
@@ -121,7 +133,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--model", required=True, choices=sorted(MODELS))
     p.add_argument("--parallel", default="ddp", choices=["ddp", "fsdp2"])
-    p.add_argument("--policy", required=True, choices=["gloo", "gloo-fp16", "acc"])
+    p.add_argument("--policy", required=True,
+                   choices=["gloo", "gloo-fp16", "acc", "acc-record"])
     p.add_argument("--bucket-mb", type=float, default=25.0)
     p.add_argument("--steps", type=int, default=6)
     p.add_argument("--warmup", type=int, default=2)
@@ -133,9 +146,10 @@ def main():
     else:
         dist.init_process_group("gloo")
     rank, n = dist.get_rank(), dist.get_world_size()
-    make, data, loss_of = MODELS[a.model]
+    side = dist.new_group(backend="gloo")  # the loss's sum, exact under every policy
+    make, data, loss_of, batch = MODELS[a.model]
     torch.manual_seed(a.seed)
-    model = wrap(make(), a.parallel, a.policy, a.bucket_mb, dist.group.WORLD)
+    model = wrap(make(), a.parallel, a.policy, a.bucket_mb, dist.group.WORLD, batch)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
     g = torch.Generator().manual_seed(a.seed * 1000003 + rank)
     times, losses = [], []
@@ -148,15 +162,22 @@ def main():
         opt.step()
         times.append((time.perf_counter() - t0) * 1e3)
         mean = loss.detach().reshape(1).clone()
-        dist.all_reduce(mean)
+        dist.all_reduce(mean, group=side)
         losses.append(mean.item() / n)
+    if hasattr(model, "acc_state"):
+        model.acc_state.close()  # the recording is stored by now
+    gradients = None
+    if a.policy == "acc":
+        import acc.torch
+        gradients = acc.torch.gradient_settings()
     if rank == 0:
         measured = sorted(times[a.warmup:])
         print(json.dumps({"model": a.model, "parallel": a.parallel, "policy": a.policy,
                           "bucket_mb": a.bucket_mb, "ranks": n,
                           "params": sum(p.numel() for p in model.parameters()),
                           "step_ms": measured[len(measured) // 2], "steps_ms": times,
-                          "losses": losses, "finite": all(math.isfinite(x) for x in losses)}),
+                          "losses": losses, "finite": all(math.isfinite(x) for x in losses),
+                          "acc_gradients": gradients and gradients["text"]}),
               flush=True)
     dist.destroy_process_group()
 
