@@ -302,6 +302,7 @@ static acc_status_t store(const tab_t *t)
         e.predicted_us = -1;
         e.measured_us = t->c[best].us[z];
         e.source = ACC_SELECT_MEASURED;
+        e.backends = acc_plan_backends(t->c[best].plan, acc_topo_gpus_per_node(t->topo));
         st = acc_select_add(tab, &e);
     }
     if (st == ACC_OK) {

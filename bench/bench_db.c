@@ -91,6 +91,8 @@ static int store_machine(acc_db_t *db, const char *desc, char fp[ACC_SHA256_HEX_
                 memcpy(e.plan_hash, hash, sizeof(hash));
             e.predicted_us = 5.0 + (double)(4096ull << i) / 40e3;
             e.measured_us = -1;
+            e.backends = e.use_nccl ? ACC_BACKENDS_CUDA
+                                    : acc_plan_backends(plan, acc_topo_gpus_per_node(topo));
             if (acc_select_add(t, &e) != ACC_OK)
                 return fail("building a table");
             lo = e.max_bytes + 1;

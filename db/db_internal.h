@@ -79,12 +79,27 @@ int64_t db_now_us(void);
 /* The first 12 hex digits of a hash, for messages. */
 const char *db_short(const char *hash, char buf[16]);
 
+/* ---- selection tables (db_select.c) ----------------------------------------------------- */
+/* SHA-256 of the canonical text of n entries (SCHEMA.md): with_backends 0 gives the text of
+ * schema versions 1 to 9, which did not store the backends, 1 today's. */
+acc_status_t db_selection_hash(const acc_select_entry_t *e, size_t n, int with_backends,
+                               char out[ACC_SHA256_HEX_LEN + 1]);
+/* Inside a transaction: add the entries of stored selection `id` to t, each checked. */
+acc_status_t db_selection_read(acc_db_t *db, int64_t id, acc_select_table_t *t);
+
 /* ---- schema (db_migrate.c) -------------------------------------------------------------- */
 typedef struct {
     int version;      /* the schema version this step produces */
     const char *what; /* what it adds, for logs and SCHEMA.md */
     const char *sql;
+    /* What SQL alone cannot do, run after it in the same transaction (NULL: nothing): data
+     * derived by acc's own code, such as which backends run each stored plan. */
+    acc_status_t (*fill)(acc_db_t *db);
 } db_migration_t;
+
+/* Step 10's fill (db_migrate_backends.c): each selection entry's backends, from its plan and
+ * the topology's nodes, and each table's content hash again where the old one held. */
+acc_status_t db_fill_backends(acc_db_t *db);
 
 /* The steps 1..ACC_DB_SCHEMA_VERSION, in order. */
 const db_migration_t *db_migrations(int *count);

@@ -218,16 +218,25 @@ static const char step9[] =
     "  acc_version TEXT NOT NULL\n"
     ");\n";
 
+/* Version 10: each selection entry says which of the runtime's backends can run its choice
+ * (acc_plan_backends), so that a GPU job is never offered an acc plan the cuda backend cannot
+ * run (one whose steps cross nodes) and takes NCCL there instead.  The column is derived from
+ * each entry's plan and the topology's node size by acc's own rule, which SQL cannot state: the
+ * step's fill (db_fill_backends) sets it, and the content hashes that covered the entries. */
+static const char step10[] =
+    "ALTER TABLE selection_entries ADD COLUMN backends TEXT NOT NULL DEFAULT '';\n";
+
 static const db_migration_t migrations[] = {
-    {1, "topologies, plans and selection tables", step1},
-    {2, "kernels", step2},
-    {3, "model profiles, networks, tuning runs, optima; measured times in selections", step3},
-    {4, "kernels by data type and reduction (older kernels dropped)", step4},
-    {5, "measured times per topology, plan and size", step5},
-    {6, "NCCL's own choice per size range, for the tuner plugin", step6},
-    {7, "optima by method: simulated and measured side by side", step7},
-    {8, "profiles recorded by training jobs; where stored profiles came from", step8},
-    {9, "the inputs each topology's tables were built from", step9},
+    {1, "topologies, plans and selection tables", step1, NULL},
+    {2, "kernels", step2, NULL},
+    {3, "model profiles, networks, tuning runs, optima; measured times in selections", step3, NULL},
+    {4, "kernels by data type and reduction (older kernels dropped)", step4, NULL},
+    {5, "measured times per topology, plan and size", step5, NULL},
+    {6, "NCCL's own choice per size range, for the tuner plugin", step6, NULL},
+    {7, "optima by method: simulated and measured side by side", step7, NULL},
+    {8, "profiles recorded by training jobs; where stored profiles came from", step8, NULL},
+    {9, "the inputs each topology's tables were built from", step9, NULL},
+    {10, "the backends that can run each stored choice", step10, db_fill_backends},
 };
 
 /* The list and the version constant must move together. */
@@ -250,10 +259,15 @@ acc_status_t db_schema_upgrade(sqlite3 *sql, const char *path, int from, int to)
                              from, to);
     for (v = from + 1; v <= to; v++) {
         const db_migration_t *m = &migrations[v - 1];
+        /* The fill's view of the connection: the helpers of db_sql.c take one. */
+        acc_db_t view = {.sql = sql, .path = (char *)path, .version = v};
+        acc_status_t st;
         rc = sqlite3_exec(sql, m->sql, NULL, NULL, NULL);
         if (rc != SQLITE_OK)
             return db_error_rc(sql, path, rc, "upgrading the schema to version %d (%s)", v,
                                m->what);
+        if (m->fill && (st = m->fill(&view)) != ACC_OK)
+            return acc_error_prefix(st, "upgrading the schema to version %d (%s): ", v, m->what);
         ACC_DEBUG(DB, "%s: schema step %d: %s", path, v, m->what);
     }
     snprintf(pragma, sizeof(pragma), "PRAGMA application_id = %d; PRAGMA user_version = %d;",

@@ -6,12 +6,10 @@
 #include <math.h>
 #include <string.h>
 
-/* SHA-256 of a canonical text of the entries (db/SCHEMA.md): what a get must find again.  One
- * line per entry; the fields schema version 3 added are appended only when they differ from the
- * defaults that migration gives old rows, so hashes written by schema 1 and 2 stay valid. */
-static acc_status_t content_hash(const acc_select_entry_t *e, size_t n,
-                                 char out[ACC_SHA256_HEX_LEN + 1])
+acc_status_t db_selection_hash(const acc_select_entry_t *e, size_t n, int with_backends,
+                               char out[ACC_SHA256_HEX_LEN + 1])
 {
+    char backends[32];
     acc_buf_t b;
     acc_status_t s;
     size_t i;
@@ -23,6 +21,10 @@ static acc_status_t content_hash(const acc_select_entry_t *e, size_t n,
                        e[i].plan_hash, e[i].predicted_us);
         if (e[i].measured_us != -1.0 || e[i].source != ACC_SELECT_MODEL)
             acc_buf_printf(&b, " %.17g %s", e[i].measured_us, acc_select_source_name(e[i].source));
+        if (with_backends) {
+            acc_backends_format(e[i].backends, backends, sizeof(backends));
+            acc_buf_printf(&b, "\t%s", backends);
+        }
         acc_buf_puts(&b, "\n");
     }
     if ((s = acc_buf_status(&b)) == ACC_OK)
@@ -59,6 +61,11 @@ static acc_status_t check_entry(const acc_db_t *db, const acc_select_table_t *t,
                              "%s: %s selection entry %zu (%s): an acc entry names its plan by "
                              "SHA-256 hash and an NCCL entry names none",
                              db->path, coll, i, e->algo);
+    if (e->backends & ~ACC_BACKENDS_ALL)
+        return acc_error_set(ACC_ERR_INVALID,
+                             "%s: %s selection entry %zu (%s): backends 0x%x names other than "
+                             "host and cuda",
+                             db->path, coll, i, e->algo, e->backends);
     if (!isfinite(e->predicted_us) || !isfinite(e->measured_us))
         return acc_error_set(ACC_ERR_INVALID,
                              "%s: %s selection entry %zu: times must be finite (negative for "
@@ -122,6 +129,7 @@ static acc_status_t check_refs(acc_db_t *db, const acc_select_table_t *t)
 
 static acc_status_t insert_entries(acc_db_t *db, const acc_select_table_t *t, int64_t id)
 {
+    char backends[32];
     sqlite3_stmt *st = NULL;
     acc_status_t s;
     size_t i;
@@ -135,8 +143,8 @@ static acc_status_t insert_entries(acc_db_t *db, const acc_select_table_t *t, in
     if (s != ACC_OK ||
         (s = db_prepare(db,
                         "INSERT INTO selection_entries (selection_id, min_bytes, max_bytes, "
-                        "use_nccl, algo, params, plan_hash, predicted_us, measured_us, source) "
-                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                        "use_nccl, algo, params, plan_hash, predicted_us, measured_us, source, "
+                        "backends) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                         &st)) != ACC_OK)
         return s;
     for (i = 0; i < t->n && s == ACC_OK; i++) {
@@ -152,6 +160,8 @@ static acc_status_t insert_entries(acc_db_t *db, const acc_select_table_t *t, in
         sqlite3_bind_double(st, 8, e->predicted_us);
         sqlite3_bind_double(st, 9, e->measured_us);
         db_bind_text(st, 10, acc_select_source_name(e->source));
+        acc_backends_format(e->backends, backends, sizeof(backends));
+        db_bind_text(st, 11, backends);
         s = db_step_done(db, st, "storing a selection entry");
     }
     sqlite3_finalize(st);
@@ -220,7 +230,7 @@ acc_status_t acc_db_put_selection(acc_db_t *db, const acc_select_table_t *table)
     for (i = 0; i < table->n; i++)
         if ((s = check_entry(db, table, i)) != ACC_OK)
             return s;
-    if ((s = content_hash(table->entries, table->n, hash)) != ACC_OK)
+    if ((s = db_selection_hash(table->entries, table->n, 1, hash)) != ACC_OK)
         return s;
     p.t = table;
     p.hash = hash;
@@ -239,7 +249,7 @@ typedef struct {
 static acc_status_t read_entry(acc_db_t *db, sqlite3_stmt *st, acc_select_table_t *t)
 {
     acc_select_entry_t e;
-    char source[16];
+    char source[16], backends[32];
     acc_status_t s;
 
     memset(&e, 0, sizeof(e));
@@ -252,9 +262,11 @@ static acc_status_t read_entry(acc_db_t *db, sqlite3_stmt *st, acc_select_table_
         (s = db_column_text(db, st, 4, e.params, sizeof(e.params), "selection parameters")) !=
             ACC_OK ||
         (s = db_column_text(db, st, 5, e.plan_hash, sizeof(e.plan_hash), "plan hash")) != ACC_OK ||
-        (s = db_column_text(db, st, 8, source, sizeof(source), "selection source")) != ACC_OK)
+        (s = db_column_text(db, st, 8, source, sizeof(source), "selection source")) != ACC_OK ||
+        (s = db_column_text(db, st, 9, backends, sizeof(backends), "selection backends")) != ACC_OK)
         return s;
     if (acc_select_source_parse(source, &e.source) != ACC_OK ||
+        acc_backends_parse(backends, &e.backends) != ACC_OK ||
         (e.use_nccl ? e.plan_hash[0] != '\0' : !db_is_sha256_hex(e.plan_hash)))
         return acc_error_set(ACC_ERR_PARSE,
                              "%s: the %s selection of topology %.12s has an invalid entry at "
@@ -297,16 +309,26 @@ static acc_status_t get_sel(acc_db_t *db, void *ctx)
         s = (acc_status_t)r;
     }
     sqlite3_finalize(st);
-    if (s != ACC_OK || (s = acc_select_create(g->coll, g->fp, &g->t)) != ACC_OK ||
-        (s = db_prepare(db,
+    if (s != ACC_OK || (s = acc_select_create(g->coll, g->fp, &g->t)) != ACC_OK)
+        return s;
+    return db_selection_read(db, id, g->t);
+}
+
+acc_status_t db_selection_read(acc_db_t *db, int64_t id, acc_select_table_t *t)
+{
+    sqlite3_stmt *st = NULL;
+    acc_status_t s;
+    int r;
+
+    if ((s = db_prepare(db,
                         "SELECT min_bytes, max_bytes, use_nccl, algo, params, plan_hash, "
-                        "predicted_us, measured_us, source FROM selection_entries "
+                        "predicted_us, measured_us, source, backends FROM selection_entries "
                         "WHERE selection_id = ?1 ORDER BY min_bytes",
                         &st)) != ACC_OK)
         return s;
     sqlite3_bind_int64(st, 1, id);
     while ((r = db_step_row(db, st, "loading the selection")) == 1)
-        if ((s = read_entry(db, st, g->t)) != ACC_OK)
+        if ((s = read_entry(db, st, t)) != ACC_OK)
             break;
     sqlite3_finalize(st);
     return s != ACC_OK ? s : r < 0 ? (acc_status_t)r : ACC_OK;
@@ -330,7 +352,7 @@ acc_status_t acc_db_get_selection(acc_db_t *db, const char *topo_fingerprint, ac
     snprintf(what, sizeof(what), "loading the %s selection", acc_coll_name(coll));
     if ((s = db_txn(db, 0, what, get_sel, &g)) != ACC_OK)
         goto out;
-    if ((s = content_hash(g.t->entries, g.t->n, hash)) != ACC_OK)
+    if ((s = db_selection_hash(g.t->entries, g.t->n, 1, hash)) != ACC_OK)
         goto out;
     if (strcmp(hash, g.hash) != 0) {
         s = acc_error_set(ACC_ERR_PARSE,

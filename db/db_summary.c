@@ -35,8 +35,10 @@ static acc_status_t count(acc_db_t *db, const char *table, int64_t *n)
 }
 
 /* One line per collective: how many ranges, which sizes they cover, which choices. */
+/* One collective's line; where GPUs run fewer of acc's ranges than the host backend (plans the
+ * cuda backend gives NCCL, schema 10's backends), it says how many they run. */
 static void flush_coll(acc_buf_t *b, const char *coll, size_t n, uint64_t lo, uint64_t hi,
-                       size_t nccl)
+                       size_t nccl, size_t gpu_acc)
 {
     char a[32], z[32];
     db_format_bytes(lo, a, sizeof(a));
@@ -44,21 +46,26 @@ static void flush_coll(acc_buf_t *b, const char *coll, size_t n, uint64_t lo, ui
         snprintf(z, sizeof(z), "inf");
     else
         db_format_bytes(hi, z, sizeof(z)); /* the last size covered, so the range closes with ] */
-    acc_buf_printf(b, "    %-15s %zu range%s over [%s, %s%c: acc %zu, NCCL %zu\n", coll, n,
+    acc_buf_printf(b, "    %-15s %zu range%s over [%s, %s%c: acc %zu, NCCL %zu", coll, n,
                    n == 1 ? "" : "s", a, z, hi == UINT64_MAX ? ')' : ']', n - nccl, nccl);
+    if (gpu_acc != n - nccl)
+        acc_buf_printf(b, "; on GPUs acc %zu (the cuda backend gives NCCL the rest)", gpu_acc);
+    acc_buf_puts(b, "\n");
 }
 
 static acc_status_t summarize_selections(acc_db_t *db, acc_buf_t *b, const char *fp)
 {
     sqlite3_stmt *st = NULL;
     char coll[32] = "";
-    size_t n = 0, nccl = 0;
+    size_t n = 0, nccl = 0, gpu_acc = 0;
     uint64_t lo = 0, hi = 0;
+    unsigned set;
     acc_status_t s;
     int r;
 
     if ((s = db_prepare(db,
-                        "SELECT s.coll, e.min_bytes, e.max_bytes, e.use_nccl FROM selections s "
+                        "SELECT s.coll, e.min_bytes, e.max_bytes, e.use_nccl, e.backends "
+                        "FROM selections s "
                         "JOIN selection_entries e ON e.selection_id = s.id "
                         "WHERE s.topo_fingerprint = ?1 ORDER BY s.coll, e.min_bytes",
                         &st)) != ACC_OK)
@@ -70,19 +77,21 @@ static acc_status_t summarize_selections(acc_db_t *db, acc_buf_t *b, const char 
         uint64_t mx = (uint64_t)sqlite3_column_int64(st, 2);
         if (strcmp(c, coll) != 0) {
             if (n)
-                flush_coll(b, coll, n, lo, hi, nccl);
+                flush_coll(b, coll, n, lo, hi, nccl, gpu_acc);
             snprintf(coll, sizeof(coll), "%s", c);
-            n = nccl = 0;
+            n = nccl = gpu_acc = 0;
             lo = mn;
             hi = mx;
         }
         lo = mn < lo ? mn : lo;
         hi = mx > hi ? mx : hi;
         nccl += sqlite3_column_int(st, 3) != 0;
+        gpu_acc += sqlite3_column_int(st, 3) == 0 &&
+                   acc_backends_parse(text(st, 4), &set) == ACC_OK && (set & ACC_BACKENDS_CUDA);
         n++;
     }
     if (n)
-        flush_coll(b, coll, n, lo, hi, nccl);
+        flush_coll(b, coll, n, lo, hi, nccl, gpu_acc);
     sqlite3_finalize(st);
     return r < 0 ? (acc_status_t)r : ACC_OK;
 }

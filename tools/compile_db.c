@@ -107,20 +107,39 @@ out:
     return rc;
 }
 
-static void print_table(const acc_topo_t *topo, const acc_select_table_t *t)
+/* A table as stored, each range with the backends that run it and, where GPUs get NCCL, the
+ * rule that says why (its plan read back to ask). */
+static void print_table(acc_db_t *db, const acc_topo_t *topo, const acc_select_table_t *t)
 {
+    char rule[256], runs[128];
+    acc_select_notes_t notes;
+    acc_buf_t b;
     size_t i;
+
+    acc_select_notes_init(&notes);
+    acc_buf_init(&b);
     printf("%s on %s (fingerprint %.16s): %zu ranges\n", acc_coll_name(t->coll),
            acc_topo_name(topo)[0] ? acc_topo_name(topo) : acc_topo_source(topo),
            t->topo_fingerprint, t->n);
-    printf("  %12s %12s  %-6s %-10s %-40s %10s\n", "from bytes", "to bytes", "by", "algorithm",
-           "parameters", "pred. us");
+    printf("  %12s %12s  %-6s %-10s %-40s %10s  %s\n", "from bytes", "to bytes", "by", "algorithm",
+           "parameters", "pred. us", "backends");
     for (i = 0; i < t->n; i++) {
         const acc_select_entry_t *e = &t->entries[i];
-        printf("  %12llu %12llu  %-6s %-10s %-40s %10.2f\n", (unsigned long long)e->min_bytes,
+        acc_plan_t *plan = NULL;
+        if (!e->use_nccl && !acc_select_entry_runs_on(e, ACC_BACKEND_CUDA) &&
+            acc_db_get_plan(db, e->plan_hash, &plan) != ACC_OK)
+            plan = NULL;
+        acc_select_gpu_rule(e, plan, acc_topo_gpus_per_node(topo), rule, sizeof(rule));
+        acc_select_backends_text(e, &notes, rule, runs, sizeof(runs));
+        acc_plan_destroy(plan);
+        printf("  %12llu %12llu  %-6s %-10s %-40s %10.2f  %s\n", (unsigned long long)e->min_bytes,
                (unsigned long long)e->max_bytes, e->use_nccl ? "NCCL" : "acc", e->algo, e->params,
-               e->predicted_us);
+               e->predicted_us, runs);
     }
+    acc_select_notes_text(&notes, &b);
+    if (b.len)
+        fwrite(b.data, 1, b.len, stdout);
+    acc_buf_free(&b);
 }
 
 int compile_db_print_selection(const compile_opts_t *o, const acc_topo_t *topo)
@@ -147,7 +166,7 @@ int compile_db_print_selection(const compile_opts_t *o, const acc_topo_t *topo)
             rc = compile_fail(EXIT_INPUT);
             break;
         }
-        print_table(topo, t);
+        print_table(db, topo, t);
         tables[found++] = t;
     }
     if (rc == EXIT_OK && !found) {

@@ -266,6 +266,44 @@ size_t acc_dtype_size(acc_dtype_t t);
 const char *acc_redop_name(acc_redop_t op); /* "sum", "prod", "min", "max", "avg" */
 acc_status_t acc_redop_parse(const char *s, acc_redop_t *out);
 
+/* ---- which backend can run a plan (ir/plan_backends.c) ---------------------------------------
+ *
+ * The runtime runs plans on one of two backends: host (CPU processes, shared memory within a
+ * node, TCP between nodes) and cuda (one process per GPU, CUDA IPC within a node; NCCL serves
+ * whatever it cannot run).  AUTO lets a communicator choose (ACC_BACKEND).  What each can run is
+ * decided here alone, for the runtime's backends, the selection tables (which store, per choice,
+ * the set of backends that can run it) and the reports. */
+typedef enum { ACC_BACKEND_AUTO = 0, ACC_BACKEND_HOST, ACC_BACKEND_CUDA } acc_backend_t;
+const char *acc_backend_name(acc_backend_t b); /* "auto", "host", "cuda" */
+acc_status_t acc_backend_parse(const char *s, acc_backend_t *out);
+
+/* A set of backends: bit (1 << backend) for each of host and cuda. */
+#define ACC_BACKENDS_HOST (1u << ACC_BACKEND_HOST)
+#define ACC_BACKENDS_CUDA (1u << ACC_BACKEND_CUDA)
+#define ACC_BACKENDS_ALL  (ACC_BACKENDS_HOST | ACC_BACKENDS_CUDA)
+
+/* Can `backend` (host or cuda) run verified plan p when rank r is on node node_of[r] (node_of
+ * NULL: every rank on one node)?  ACC_OK, or ACC_ERR_UNSUPPORTED whose message starts with the
+ * rule and goes on with the first step that breaks it:
+ *   host: no operation reads or writes another node's memory (put, get, reduce_peers: the host
+ *         backend reaches other nodes through messages only);
+ *   cuda: at most ACC_KARG_RANKS ranks (each rank's buffers travel in the launch arguments), and
+ *         no step reaches another node ("the cuda backend runs multi-node plans through NCCL"):
+ *         its kernels move data through peer memory within a node only. */
+acc_status_t acc_plan_runs_on(const acc_plan_t *p, acc_backend_t backend, const int *node_of);
+/* The same on a machine whose ranks are numbered node-major, ranks_per_node on each node
+ * (acc_topo.h's numbering; <= 0 or >= p->nranks: one node). */
+acc_status_t acc_plan_runs_on_nodes(const acc_plan_t *p, acc_backend_t backend, int ranks_per_node);
+/* The set of backends that can run p there (0 also when out of memory). */
+unsigned acc_plan_backends(const acc_plan_t *p, int ranks_per_node);
+/* The rule of a refusal's message, for reports: its text up to the first ": " (the whole
+ * message when it has none), at most cap - 1 bytes. */
+void acc_plan_backend_rule(const char *message, char *out, size_t cap);
+/* A set as text: the names of its backends, space-separated, in enum order ("host cuda",
+ * "host", "cuda", "" for none); and back, ACC_ERR_INVALID naming an unknown word. */
+void acc_backends_format(unsigned set, char *out, size_t cap);
+acc_status_t acc_backends_parse(const char *s, unsigned *out);
+
 #ifdef __cplusplus
 }
 #endif

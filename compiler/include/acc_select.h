@@ -8,6 +8,13 @@
  * either an acc plan (algorithm, parameters, and the hash of its verified IR text) or "NCCL" with
  * the algorithm and protocol NCCL would use.  Ranges need not cover every size: a size outside
  * every range means "no advice" (plain NCCL).  Conventions as in acc_common.h.
+ *
+ * Each entry also says which of the runtime's backends can run its choice (acc_plan_backends,
+ * the one rule, decided where the table is built): an acc plan whose steps cross nodes runs on
+ * the host backend but not on the cuda backend, which gives such calls to NCCL; NCCL's own
+ * ranges run on GPUs (the cuda backend) only - the host backend serves them with acc's ring.
+ * So a GPU job (the cuda backend, the drop-in NCCL) takes an acc range only where
+ * acc_select_entry_runs_on says the cuda backend runs it, and NCCL everywhere else.
  */
 #ifndef ACC_SELECT_H
 #define ACC_SELECT_H
@@ -34,6 +41,10 @@ typedef struct {
     double predicted_us;                    /* at the range's lower end; < 0 unknown */
     double measured_us;                     /* < 0 unknown */
     acc_select_source_t source;
+    /* ACC_BACKENDS_*: the backends that can run this choice - for acc's plans
+     * acc_plan_backends(plan, the topology's GPUs per node), for NCCL's ACC_BACKENDS_CUDA.
+     * Whoever makes an entry sets it: 0 runs nowhere (every backend's fallback serves it). */
+    unsigned backends;
 } acc_select_entry_t;
 
 typedef struct {
@@ -56,6 +67,9 @@ acc_status_t acc_select_add(acc_select_table_t *t, const acc_select_entry_t *e);
 void acc_select_merge(acc_select_table_t *t);
 /* The entry whose range holds nbytes, or NULL.  O(log n). */
 const acc_select_entry_t *acc_select_lookup(const acc_select_table_t *t, uint64_t nbytes);
+/* Does `backend` run acc's plan of e?  0 for NCCL's ranges and for a plan it cannot run, which
+ * that backend's fallback serves (NCCL on the cuda backend). */
+int acc_select_entry_runs_on(const acc_select_entry_t *e, acc_backend_t backend);
 /* Same choice? (ignores range and times) */
 int acc_select_same_choice(const acc_select_entry_t *a, const acc_select_entry_t *b);
 
@@ -212,10 +226,12 @@ const acc_coll_t *acc_select_colls(size_t *count);
 
 /* ---- the report of a sweep (compiler/report.c, report_svg.c) ----
  * Text: per size the chosen plan, predicted time, algbw, busbw, NCCL's choice and time, the
- * speedup and the fraction of the bound, then the merged table.  JSON: the same as one object
- * {"topology", "ranks", "dtype", "collectives": [{"collective", "sizes": [...],
- * "selection": [...]}]}.  SVG: busbw against size for acc, NCCL (model) and the bound, one
- * panel per result. */
+ * speedup and the fraction of the bound, then the merged table, each range with the backends
+ * that run it (acc_select_backends_text) and the notes that say why GPUs get NCCL.  JSON: the
+ * same as one object {"topology", "ranks", "dtype", "collectives": [{"collective", "sizes":
+ * [...], "selection": [...]}]}, each selection entry with "backends" (["host", "cuda"]), "gpus"
+ * ("acc" or "nccl": what a GPU job runs there) and "gpus_why" (the rule, "" where acc).  SVG: busbw
+ * against size for acc, NCCL (model) and the bound, one panel per result. */
 acc_status_t acc_select_report_text(const acc_select_result_t *const *res, size_t n,
                                     acc_buf_t *out);
 acc_status_t acc_select_report_json(const acc_select_result_t *const *res, size_t n,
@@ -225,6 +241,30 @@ acc_status_t acc_select_report_json(const acc_select_result_t *const *res, size_
 acc_status_t acc_select_report_ranges(const acc_select_result_t *const *res, size_t n,
                                       acc_buf_t *out);
 acc_status_t acc_select_report_svg(const acc_select_result_t *const *res, size_t n, acc_buf_t *out);
+
+/* Which backend runs each range, for the reports and acc-compile --print-selection.  A range's
+ * text is "runs on: host cuda" where both run acc's plan, "runs on: host; GPUs: NCCL (1)" where
+ * the cuda backend cannot, its note (1) the rule that keeps it from doing so, and "GPUs: NCCL;
+ * host backend: acc's ring" for NCCL's ranges.  The notes are numbered in order of first use;
+ * beyond ACC_SELECT_NOTES_MAX distinct rules a range has no number. */
+#define ACC_SELECT_NOTES_MAX 8
+typedef struct {
+    char rules[ACC_SELECT_NOTES_MAX][256];
+    int count;
+} acc_select_notes_t;
+void acc_select_notes_init(acc_select_notes_t *n);
+/* The rule's number (from 1), added when new; 0 when the notes are full. */
+int acc_select_note(acc_select_notes_t *n, const char *rule);
+/* Why the cuda backend does not run acc's entry e, whose plan is `plan` (borrowed; NULL when it
+ * could not be read) on nodes of ranks_per_node ranks: acc_plan_runs_on's rule, e.g. "the cuda
+ * backend runs multi-node plans through NCCL"; "" where it does, and for NCCL's ranges. */
+void acc_select_gpu_rule(const acc_select_entry_t *e, const acc_plan_t *plan, int ranks_per_node,
+                         char *out, size_t cap);
+/* e's text as above, rule being acc_select_gpu_rule's. */
+void acc_select_backends_text(const acc_select_entry_t *e, acc_select_notes_t *n, const char *rule,
+                              char *out, size_t cap);
+/* The notes, one a line: "  (1) RULE". */
+void acc_select_notes_text(const acc_select_notes_t *n, acc_buf_t *out);
 /* A named series of busbw (GB/s) by message size (bytes), n points, borrowed. */
 typedef struct {
     const char *name;

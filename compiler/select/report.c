@@ -84,12 +84,81 @@ static void text_one(const acc_select_result_t *r, acc_buf_t *out)
     table_text(r, out);
 }
 
-/* The merged table's ranges, one a line. */
+void acc_select_gpu_rule(const acc_select_entry_t *e, const acc_plan_t *plan, int ranks_per_node,
+                         char *out, size_t cap)
+{
+    if (cap)
+        out[0] = '\0';
+    if (e->use_nccl || acc_select_entry_runs_on(e, ACC_BACKEND_CUDA))
+        return;
+    if (!plan)
+        snprintf(out, cap, "the cuda backend runs no plan it cannot read");
+    else if (acc_plan_runs_on_nodes(plan, ACC_BACKEND_CUDA, ranks_per_node) != ACC_OK)
+        acc_plan_backend_rule(acc_error_message(), out, cap);
+    else
+        snprintf(out, cap, "the table was built for other nodes than this plan's");
+}
+
+static const acc_plan_t *plan_of(const acc_select_result_t *r, const acc_select_entry_t *e)
+{
+    for (size_t i = 0; !e->use_nccl && i < r->nplans; i++)
+        if (strcmp(r->plans[i].hash, e->plan_hash) == 0)
+            return r->plans[i].plan;
+    return NULL;
+}
+
+void acc_select_notes_init(acc_select_notes_t *n)
+{
+    memset(n, 0, sizeof(*n));
+}
+
+int acc_select_note(acc_select_notes_t *n, const char *rule)
+{
+    for (int i = 0; i < n->count; i++)
+        if (strcmp(n->rules[i], rule) == 0)
+            return i + 1;
+    if (n->count == ACC_SELECT_NOTES_MAX)
+        return 0;
+    snprintf(n->rules[n->count], sizeof(n->rules[0]), "%s", rule);
+    return ++n->count;
+}
+
+void acc_select_backends_text(const acc_select_entry_t *e, acc_select_notes_t *n, const char *rule,
+                              char *out, size_t cap)
+{
+    char set[32];
+    int note;
+
+    if (e->use_nccl) {
+        snprintf(out, cap, "GPUs: NCCL; host backend: acc's ring");
+        return;
+    }
+    acc_backends_format(e->backends, set, sizeof(set));
+    if (acc_select_entry_runs_on(e, ACC_BACKEND_CUDA) || !rule[0]) {
+        snprintf(out, cap, "runs on: %s", set[0] ? set : "no backend");
+        return;
+    }
+    note = acc_select_note(n, rule);
+    snprintf(out, cap, "runs on: %s; GPUs: NCCL", set[0] ? set : "no backend");
+    if (note)
+        snprintf(out + strlen(out), cap - strlen(out), " (%d)", note);
+}
+
+void acc_select_notes_text(const acc_select_notes_t *n, acc_buf_t *out)
+{
+    for (int i = 0; i < n->count; i++)
+        acc_buf_printf(out, "  (%d) %s\n", i + 1, n->rules[i]);
+}
+
+/* The merged table's ranges, one a line, each with the backends that run it, then why GPUs
+ * get NCCL where they do. */
 static void table_text(const acc_select_result_t *r, acc_buf_t *out)
 {
-    char size[32], hi[32];
+    char size[32], hi[32], rule[256], runs[128];
+    acc_select_notes_t notes;
     size_t i;
 
+    acc_select_notes_init(&notes);
     for (i = 0; i < r->table->n; i++) {
         const acc_select_entry_t *e = &r->table->entries[i];
         char range[80];
@@ -105,8 +174,11 @@ static void table_text(const acc_select_result_t *r, acc_buf_t *out)
                        e->params);
         if (!e->use_nccl)
             acc_buf_printf(out, "  plan %.12s", e->plan_hash);
-        acc_buf_printf(out, "\n");
+        acc_select_gpu_rule(e, plan_of(r, e), r->gpus_per_node, rule, sizeof(rule));
+        acc_select_backends_text(e, &notes, rule, runs, sizeof(runs));
+        acc_buf_printf(out, "  %s\n", runs);
     }
+    acc_select_notes_text(&notes, out);
 }
 
 acc_status_t acc_select_report_text(const acc_select_result_t *const *res, size_t n, acc_buf_t *out)
@@ -211,8 +283,9 @@ static void json_row(acc_buf_t *b, const acc_select_result_t *r, const acc_selec
     acc_buf_puts(b, "}");
 }
 
-static void json_entry(acc_buf_t *b, const acc_select_entry_t *e)
+static void json_entry(acc_buf_t *b, const acc_select_result_t *r, const acc_select_entry_t *e)
 {
+    char rule[256];
     acc_buf_printf(b, "{\"min_bytes\": %llu, \"max_bytes\": %llu, \"use_nccl\": %s, \"algo\": ",
                    (unsigned long long)e->min_bytes, (unsigned long long)e->max_bytes,
                    e->use_nccl ? "true" : "false");
@@ -223,6 +296,14 @@ static void json_entry(acc_buf_t *b, const acc_select_entry_t *e)
     acc_buf_put_json(b, e->plan_hash);
     acc_buf_printf(b, ", \"source\": \"%s\", ", acc_select_source_name(e->source));
     json_key(b, "predicted_us", e->predicted_us);
+    acc_buf_puts(b, ", \"backends\": [");
+    for (int k = ACC_BACKEND_HOST, n = 0; k <= ACC_BACKEND_CUDA; k++)
+        if (e->backends & (1u << k))
+            acc_buf_printf(b, "%s\"%s\"", n++ ? ", " : "", acc_backend_name((acc_backend_t)k));
+    acc_select_gpu_rule(e, plan_of(r, e), r->gpus_per_node, rule, sizeof(rule));
+    acc_buf_printf(b, "], \"gpus\": \"%s\", \"gpus_why\": ",
+                   acc_select_entry_runs_on(e, ACC_BACKEND_CUDA) ? "acc" : "nccl");
+    acc_buf_put_json(b, rule);
     acc_buf_puts(b, "}");
 }
 
@@ -252,7 +333,7 @@ acc_status_t acc_select_report_json(const acc_select_result_t *const *res, size_
         acc_buf_puts(out, "],\n     \"selection\": [");
         for (j = 0; j < r->table->n; j++) {
             acc_buf_puts(out, j ? ",\n       " : "\n       ");
-            json_entry(out, &r->table->entries[j]);
+            json_entry(out, r, &r->table->entries[j]);
         }
         acc_buf_puts(out, "]}");
     }

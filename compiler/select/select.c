@@ -92,6 +92,12 @@ acc_status_t acc_select_add(acc_select_table_t *t, const acc_select_entry_t *e)
     return ACC_OK;
 }
 
+int acc_select_entry_runs_on(const acc_select_entry_t *e, acc_backend_t backend)
+{
+    return !e->use_nccl && backend >= 0 && backend <= ACC_BACKEND_CUDA &&
+           (e->backends & (1u << backend)) != 0;
+}
+
 int acc_select_same_choice(const acc_select_entry_t *a, const acc_select_entry_t *b)
 {
     return a->use_nccl == b->use_nccl && strcmp(a->algo, b->algo) == 0 &&

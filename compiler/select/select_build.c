@@ -338,8 +338,10 @@ static acc_status_t fill_table(acc_select_builder_t *b, acc_select_result_t *r)
             snprintf(e.algo, sizeof(e.algo), "%s", acc_nccl_algo_name(row->nccl.algo));
             snprintf(e.params, sizeof(e.params), "proto=%s channels=%d",
                      acc_nccl_proto_name(row->nccl.proto), row->nccl.nchannels);
+            e.backends = ACC_BACKENDS_CUDA;
         } else {
             const acc_select_plan_t *sp = &r->plans[row->plan];
+            e.backends = acc_plan_backends(sp->plan, r->gpus_per_node);
             snprintf(e.algo, sizeof(e.algo), "%s", sp->plan->algo);
             snprintf(e.params, sizeof(e.params), "%s", sp->params);
             snprintf(e.plan_hash, sizeof(e.plan_hash), "%s", sp->hash);

@@ -29,23 +29,6 @@
 #define SETUP_WAIT_MS 60000
 enum { COMM_LIVE = 1, COMM_CLOSING, COMM_DEAD };
 
-static const char *const backend_names[] = {"auto", "host", "cuda"};
-
-const char *acc_backend_name(acc_backend_t b)
-{
-    return b >= 0 && b <= ACC_BACKEND_CUDA ? backend_names[b] : "?";
-}
-
-acc_status_t acc_backend_parse(const char *s, acc_backend_t *out)
-{
-    for (int i = 0; s && i <= ACC_BACKEND_CUDA; i++)
-        if (acc_str_ieq(s, backend_names[i])) {
-            *out = (acc_backend_t)i;
-            return ACC_OK;
-        }
-    return acc_error_set(ACC_ERR_INVALID, "unknown backend '%s' (auto, host, cuda)", s ? s : "");
-}
-
 void acc_comm_opts_init(acc_comm_opts_t *opts)
 {
     memset(opts, 0, sizeof(*opts));

@@ -84,6 +84,11 @@ static acc_plan_t *table_plan(acc_comm_t *c, const rt_call_t *k, size_t *entry)
             return NULL;
         t->last = (size_t)(e - t->table->entries);
     }
+    /* A plan this kind of backend cannot run (one whose steps cross nodes, on the cuda backend)
+     * is not offered: the range is the fallback's, NCCL's on GPUs, as the table says
+     * (acc_select_entry_runs_on), and its plan is never read. */
+    if (!acc_select_entry_runs_on(e, c->backend_kind))
+        return NULL;
     p = t->plans[e - t->table->entries];
     if (!p && !t->read[e - t->table->entries])
         p = comm_table_plan(c, k->coll, (size_t)(e - t->table->entries));

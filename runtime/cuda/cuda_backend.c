@@ -156,31 +156,11 @@ static void destroy(acc_comm_t *c, void *state, int abort)
     free_state(s);
 }
 
-/* Plans whose messages or peer memory cross nodes are NCCL's in this version. */
+/* What the cuda backend runs is acc_plan_runs_on's to say: no step between nodes (NCCL's in this
+ * version), no more ranks than the launch arguments hold. */
 static acc_status_t supports(const acc_comm_t *c, const acc_plan_t *p)
 {
-    /* Each rank's buffers travel in the launch arguments, which hold this many ranks'. */
-    if (p->nranks > ACC_KARG_RANKS)
-        return acc_error_set(ACC_ERR_UNSUPPORTED,
-                             "the cuda backend runs acc's plans on up to %d ranks; NCCL serves %d",
-                             ACC_KARG_RANKS, p->nranks);
-    for (int r = 0; r < p->nranks; r++)
-        for (int l = 0; l < p->nlanes; l++) {
-            const acc_lane_prog_t *prog = acc_plan_prog(p, r, l);
-            for (uint32_t k = 0; k < prog->nops; k++) {
-                const acc_op_t *op = &prog->ops[k];
-                int far = (op->peer >= 0 && c->node_of[op->peer] != c->node_of[r]) ||
-                          (op->peer2 >= 0 && c->node_of[op->peer2] != c->node_of[r]);
-                for (uint32_t j = 0; op->code == ACC_OP_REDUCE_PEERS && j < op->npeers; j++)
-                    far |= c->node_of[p->peer_pool[op->peers_off + j]] != c->node_of[r];
-                if (far)
-                    return acc_error_set(ACC_ERR_UNSUPPORTED,
-                                         "%s %s has steps between nodes (rank %d lane %d "
-                                         "operation %u), which the cuda backend leaves to NCCL",
-                                         acc_coll_name(p->coll), p->algo, r, l, k);
-            }
-        }
-    return ACC_OK;
+    return acc_plan_runs_on(p, ACC_BACKEND_CUDA, c->node_of);
 }
 
 /* An in-place call of a plan that reads its input after writing its output there runs on a

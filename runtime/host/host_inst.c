@@ -15,6 +15,7 @@ static uint64_t align(uint64_t v, uint64_t a)
     return (v + a - 1) / a * a;
 }
 
+/* Operations on a peer's memory: a plan with any runs on staged segments. */
 static int peer_op(uint8_t code)
 {
     return code == ACC_OP_PUT || code == ACC_OP_GET || code == ACC_OP_REDUCE_PEERS;
@@ -29,28 +30,7 @@ static uint32_t send_chunks(const acc_op_t *op)
 
 acc_status_t hb_plan_fits(const acc_comm_t *c, const acc_plan_t *p)
 {
-    for (int r = 0; r < p->nranks; r++)
-        for (int l = 0; l < p->nlanes; l++) {
-            const acc_lane_prog_t *prog = acc_plan_prog(p, r, l);
-            for (uint32_t k = 0; k < prog->nops; k++) {
-                const acc_op_t *op = &prog->ops[k];
-                int peers[2] = {-1, -1};
-                if (peer_op(op->code) || op->code == ACC_OP_SIGNAL || op->code == ACC_OP_WAIT)
-                    peers[0] = op->code == ACC_OP_REDUCE_PEERS ? -1 : op->peer;
-                for (uint32_t j = 0; op->code == ACC_OP_REDUCE_PEERS && j < op->npeers; j++)
-                    if (c->node_of[p->peer_pool[op->peers_off + j]] != c->node_of[r])
-                        peers[1] = (int)p->peer_pool[op->peers_off + j];
-                for (int i = 0; i < 2; i++)
-                    if (peers[i] >= 0 && c->node_of[peers[i]] != c->node_of[r])
-                        return acc_error_set(ACC_ERR_UNSUPPORTED,
-                                             "%s %s: rank %d lane %d operation %u (%s) touches "
-                                             "the memory of rank %d on another node, which the "
-                                             "host backend cannot reach",
-                                             acc_coll_name(p->coll), p->algo, r, l, k,
-                                             acc_op_name((acc_opcode_t)op->code), peers[i]);
-            }
-        }
-    return ACC_OK;
+    return acc_plan_runs_on(p, ACC_BACKEND_HOST, c->node_of);
 }
 
 /* ---- the plan's connections and counters ----------------------------------------------- */

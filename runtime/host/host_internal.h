@@ -220,7 +220,7 @@ typedef struct {
 acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_t es, uint64_t cap,
                             hb_inst_t **out);
 void hb_inst_destroy(acc_comm_t *c, hb_inst_t *in);
-/* Can plan run on this communicator's nodes?  Peer memory only within a node. */
+/* Can plan run on this communicator's nodes?  acc_plan_runs_on's answer for the host backend. */
 acc_status_t hb_plan_fits(const acc_comm_t *c, const acc_plan_t *plan);
 
 /* ---- segments (host_shm.c) ---- */

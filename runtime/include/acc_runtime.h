@@ -235,9 +235,8 @@ acc_status_t acc_unique_id_from_string(const char *host_port, acc_unique_id_t *i
  * allocators - the sanitizers' - do not recover from that). */
 acc_status_t acc_unique_id_local(acc_unique_id_t *id);
 
-typedef enum { ACC_BACKEND_AUTO = 0, ACC_BACKEND_HOST, ACC_BACKEND_CUDA } acc_backend_t;
-const char *acc_backend_name(acc_backend_t b); /* "auto", "host", "cuda" */
-acc_status_t acc_backend_parse(const char *s, acc_backend_t *out);
+/* acc_backend_t, acc_backend_name and acc_backend_parse: acc_plan.h, beside what each backend
+ * can run (acc_plan_runs_on). */
 
 typedef struct {
     acc_backend_t backend; /* AUTO: ACC_BACKEND */

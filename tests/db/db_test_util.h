@@ -117,6 +117,8 @@ static inline acc_select_entry_t tu_entry(uint64_t lo, uint64_t hi, const char *
     e.predicted_us = 10.0 + (double)(lo % 977) / 8.0;
     e.measured_us = -1.0;
     e.source = ACC_SELECT_MODEL;
+    /* As a one-node table has them: NCCL's ranges run on GPUs, acc's plans on either backend. */
+    e.backends = plan_hash ? ACC_BACKENDS_ALL : ACC_BACKENDS_CUDA;
     return e;
 }
 
@@ -162,6 +164,7 @@ static inline void tu_check_same_table(const acc_select_table_t *a, const acc_se
         CHECK(x->predicted_us == y->predicted_us);
         CHECK(x->measured_us == y->measured_us);
         CHECK_INT(x->source, y->source);
+        CHECK_INT(x->backends, y->backends);
     }
 }
 

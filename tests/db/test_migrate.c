@@ -46,6 +46,10 @@ static void v1_content_hash(const acc_select_table_t *t, char out[ACC_SHA256_HEX
 }
 
 typedef struct {
+    /* the machine (NULL: "nodes=2 gpus=4 ..."), the selection's row id (0: 7), and whether the
+     * rows of kernels and tuning go in too (bare 0) */
+    const char *spec;
+    int sel_id, bare;
     char fp[ACC_SHA256_HEX_LEN + 1];
     char plan_hash[ACC_SHA256_HEX_LEN + 1];
     char source_hash[ACC_SHA256_HEX_LEN + 1];
@@ -56,7 +60,8 @@ typedef struct {
 /* Insert, with plain SQL, the rows an acc of schema version k wrote. */
 static void write_old_rows(const char *path, int k, old_data_t *d)
 {
-    acc_topo_t *t = tu_synth("nodes=2 gpus=4 arch=a100 nvlink=12 nic=4x200");
+    acc_topo_t *t = tu_synth(d->spec ? d->spec : "nodes=2 gpus=4 arch=a100 nvlink=12 nic=4x200");
+    int id = d->sel_id ? d->sel_id : 7;
     acc_buf_t yaml, plan_yaml;
     char content[ACC_SHA256_HEX_LEN + 1];
     sqlite3 *h = NULL;
@@ -80,31 +85,38 @@ static void write_old_rows(const char *path, int k, old_data_t *d)
     CHECK(sqlite3_open(path, &h) == SQLITE_OK);
     CHECK(sqlite3_exec(h, "BEGIN", NULL, NULL, NULL) == SQLITE_OK);
     CHECK(sqlite3_prepare_v2(h,
-                             "INSERT INTO topologies VALUES (?1, ?2, 'nodes=2 gpus=4', "
-                             "'synthetic', 2, 4, ?3)",
+                             "INSERT INTO topologies VALUES (?1, ?2, ?4, 'synthetic', ?5, ?6, ?3)",
                              -1, &st, NULL) == SQLITE_OK);
     bind_text(st, 1, d->fp);
     bind_text(st, 2, acc_topo_name(t));
     bind_text(st, 3, yaml.data);
+    bind_text(st, 4, acc_topo_source(t));
+    sqlite3_bind_int(st, 5, acc_topo_nodes(t));
+    sqlite3_bind_int(st, 6, acc_topo_gpus_per_node(t));
     run(h, st);
-    CHECK(sqlite3_prepare_v2(h, "INSERT INTO plans VALUES (?1, 'allreduce', 'ring', ?2, 8, ?3)", -1,
-                             &st, NULL) == SQLITE_OK);
+    /* One plan text serves every machine of 8 ranks here: stored once. */
+    CHECK(sqlite3_prepare_v2(h,
+                             "INSERT OR IGNORE INTO plans VALUES (?1, 'allreduce', 'ring', ?2, 8, "
+                             "?3)",
+                             -1, &st, NULL) == SQLITE_OK);
     bind_text(st, 1, d->plan_hash);
     bind_text(st, 2, d->plan->params);
     bind_text(st, 3, plan_yaml.data);
     run(h, st);
-    CHECK(sqlite3_prepare_v2(h, "INSERT INTO selections VALUES (7, ?1, 'allreduce', ?2, '0.0.9')",
+    CHECK(sqlite3_prepare_v2(h, "INSERT INTO selections VALUES (?3, ?1, 'allreduce', ?2, '0.0.9')",
                              -1, &st, NULL) == SQLITE_OK);
     bind_text(st, 1, d->fp);
     bind_text(st, 2, content);
+    sqlite3_bind_int(st, 3, id);
     run(h, st);
     for (i = 0; i < d->table->n; i++) {
         const acc_select_entry_t *e = &d->table->entries[i];
         CHECK(sqlite3_prepare_v2(h,
                                  "INSERT INTO selection_entries (selection_id, min_bytes, "
                                  "max_bytes, use_nccl, algo, params, plan_hash, predicted_us) "
-                                 "VALUES (7, ?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                                 "VALUES (?8, ?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                                  -1, &st, NULL) == SQLITE_OK);
+        sqlite3_bind_int(st, 8, id);
         sqlite3_bind_int64(st, 1, (sqlite3_int64)e->min_bytes);
         sqlite3_bind_int64(st, 2, (sqlite3_int64)e->max_bytes);
         sqlite3_bind_int(st, 3, e->use_nccl);
@@ -117,7 +129,7 @@ static void write_old_rows(const char *path, int k, old_data_t *d)
         sqlite3_bind_double(st, 7, e->predicted_us);
         run(h, st);
     }
-    if (k >= 2) {
+    if (k >= 2 && !d->bare) {
         static const uint8_t cubin[] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0x33};
         CHECK_OK(acc_sha256_hex("kernel source", 13, d->source_hash));
         /* Version 4 keys kernels by type and reduction as well. */
@@ -132,7 +144,7 @@ static void write_old_rows(const char *path, int k, old_data_t *d)
         sqlite3_bind_blob(st, 3, cubin, sizeof(cubin), SQLITE_STATIC);
         run(h, st);
     }
-    if (k >= 3) {
+    if (k >= 3 && !d->bare) {
         /* What acc-tune of version 3 wrote: a profile, a run and the optimum it found. */
         /* Version 8 added where a profile came from (origin). */
         CHECK(sqlite3_exec(h,
@@ -179,8 +191,13 @@ static void check_upgraded(const char *path, int k, old_data_t *d)
     CHECK_INT(acc_topo_ranks(t), 8);
     CHECK_OK(acc_db_get_plan(db, d->plan_hash, &p));
     CHECK(acc_plan_equal(p, d->plan));
-    /* Entries from before version 3 are cost-model predictions with no measurement. */
+    /* Entries from before version 3 are cost-model predictions with no measurement.  Version 10
+     * says which backends run each: the ring crosses the two nodes, which the host backend runs
+     * and the cuda backend leaves to NCCL; NCCL's ranges are the GPUs'. */
     CHECK_OK(acc_db_get_selection(db, d->fp, ACC_COLL_ALLREDUCE, &sel));
+    for (size_t i = 0; i < d->table->n; i++)
+        d->table->entries[i].backends =
+            d->table->entries[i].use_nccl ? ACC_BACKENDS_CUDA : ACC_BACKENDS_HOST;
     tu_check_same_table(sel, d->table);
     CHECK_INT(sel->entries[1].source, ACC_SELECT_MODEL);
     CHECK(sel->entries[1].measured_us < 0);
@@ -368,6 +385,85 @@ ACC_TEST(every_earlier_version_upgrades_with_data_kept)
         acc_plan_destroy(d.plan);
     }
     acc_mem_free(want);
+}
+
+/* Tables of schema 9 did not say which backends run them: the upgrade asks each plan, on its
+ * topology's nodes, with the rule the runtime's backends apply.  A plan of two nodes runs on the
+ * host backend only (a GPU job gets NCCL there), one of one node on both; NCCL's ranges on GPUs.
+ * The tables load afterwards (their content hashes follow), except one altered outside acc
+ * before the upgrade, which is still refused. */
+ACC_TEST(version_9_tables_learn_which_backends_run_them)
+{
+    const char *path = tu_fresh("migrate_backends.db");
+    old_data_t all[3], *two = &all[0], *one = &all[1], *bad = &all[2];
+    acc_select_table_t *sel = NULL;
+    acc_db_t *db;
+
+    memset(all, 0, sizeof(all));
+    one->spec = "gpus=8 arch=a100 nvlink=12 nic=8x200";
+    one->sel_id = 8;
+    one->bare = 1;
+    bad->spec = "nodes=4 gpus=2 arch=a100 nvlink=12 nic=2x200";
+    bad->sel_id = 9;
+    bad->bare = 1;
+    create_at_version(path, 9);
+    for (int i = 0; i < 3; i++)
+        write_old_rows(path, 9, &all[i]);
+    tu_sql(path, "UPDATE selection_entries SET predicted_us = 99 WHERE selection_id = 9");
+    db = tu_open(path, 0);
+    CHECK_INT(acc_db_schema_version(db), ACC_DB_SCHEMA_VERSION);
+    CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM selection_entries WHERE selection_id = 7 AND "
+                               "use_nccl = 0 AND backends = 'host'"),
+              8);
+    CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM selection_entries WHERE selection_id = 8 AND "
+                               "use_nccl = 0 AND backends = 'host cuda'"),
+              8);
+    CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM selection_entries WHERE use_nccl = 1 AND "
+                               "backends = 'cuda'"),
+              12);
+    CHECK_OK(acc_db_get_selection(db, two->fp, ACC_COLL_ALLREDUCE, &sel));
+    for (size_t i = 0; i < sel->n; i++) {
+        CHECK_INT(acc_select_entry_runs_on(&sel->entries[i], ACC_BACKEND_CUDA), 0);
+        CHECK_INT(acc_select_entry_runs_on(&sel->entries[i], ACC_BACKEND_HOST),
+                  !sel->entries[i].use_nccl);
+    }
+    acc_select_destroy(sel);
+    sel = NULL;
+    CHECK_OK(acc_db_get_selection(db, one->fp, ACC_COLL_ALLREDUCE, &sel));
+    for (size_t i = 0; i < sel->n; i++)
+        CHECK_INT(acc_select_entry_runs_on(&sel->entries[i], ACC_BACKEND_CUDA),
+                  !sel->entries[i].use_nccl);
+    acc_select_destroy(sel);
+    sel = NULL;
+    CHECK_ERR(acc_db_get_selection(db, bad->fp, ACC_COLL_ALLREDUCE, &sel), ACC_ERR_PARSE);
+    CHECK_MSG_HAS("does not match its content hash");
+    /* acc-info's summary: the one-node table as before, the two-node one says what GPUs run. */
+    {
+        acc_buf_t b;
+        acc_buf_init(&b);
+        CHECK_OK(acc_db_summary(db, &b));
+        printf("%s", b.data);
+        CHECK(strstr(b.data, "acc 8, NCCL 4; on GPUs acc 0 (the cuda backend gives NCCL the "
+                             "rest)\n") != NULL);
+        CHECK(strstr(b.data, "acc 8, NCCL 4\n") != NULL);
+        acc_buf_free(&b);
+    }
+    acc_db_close(db);
+    /* What a load trusts is checked: backends changed outside acc break the content hash, and
+     * a word other than host or cuda is refused by name. */
+    tu_sql(path, "UPDATE selection_entries SET backends = 'host cuda' WHERE selection_id = 8 AND "
+                 "use_nccl = 1");
+    tu_sql(path, "UPDATE selection_entries SET backends = 'gpu' WHERE selection_id = 7");
+    db = tu_open(path, ACC_DB_READONLY);
+    CHECK_ERR(acc_db_get_selection(db, one->fp, ACC_COLL_ALLREDUCE, &sel), ACC_ERR_PARSE);
+    CHECK_MSG_HAS("does not match its content hash");
+    CHECK_ERR(acc_db_get_selection(db, two->fp, ACC_COLL_ALLREDUCE, &sel), ACC_ERR_PARSE);
+    CHECK_MSG_HAS("has an invalid entry at 0 bytes");
+    acc_db_close(db);
+    for (int i = 0; i < 3; i++) {
+        acc_select_destroy(all[i].table);
+        acc_plan_destroy(all[i].plan);
+    }
 }
 
 ACC_TEST(readers_do_not_upgrade_and_say_how)

@@ -6,8 +6,8 @@
 #   - libacc.so exports exactly the functions the installed headers declare, which are the
 #     list of cmake/libacc.map, and neither it nor the NCCL-side libraries export a name of
 #     the OpenACC API (libgomp's);
-#   - the NCCL tuner plugin exports ncclTunerPlugin_v4, _v5 and _v6 only, the drop-in NCCL NCCL's
-#     names only, and both load from the prefix;
+#   - the NCCL tuner plugin exports ncclTunerPlugin_v4, _v5, _v6 and _v7 only, the drop-in NCCL
+#     NCCL's names only, and both load from the prefix;
 #   - tests/install/consumer.c builds with pkg-config and with find_package(acc), against
 #     libacc.so and libacc.a, and all four programs print what the installed acc-compile says
 #     of the same topology and plan;
@@ -133,7 +133,7 @@ done
 
 step "the NCCL-side libraries: exported names, loadable"
 nm -D --defined-only "$libdir/libnccl-tuner-acc.so" | awk '{print $3}' | sort >"$tmp/tuner"
-printf 'ncclTunerPlugin_v4\nncclTunerPlugin_v5\nncclTunerPlugin_v6\n' | diff -u - "$tmp/tuner" ||
+printf 'ncclTunerPlugin_v4\nncclTunerPlugin_v5\nncclTunerPlugin_v6\nncclTunerPlugin_v7\n' | diff -u - "$tmp/tuner" ||
     fail "libnccl-tuner-acc.so exports other names than NCCL's plugin symbols (above)"
 nm -D --defined-only "$libdir/libacc-nccl.so" | awk '{print $3}' | grep -vE '^p?nccl[A-Z]' &&
     fail "libacc-nccl.so exports the names above; only NCCL's API is public (dropin.map)"

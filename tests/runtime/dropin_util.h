@@ -17,6 +17,8 @@
 
 #define DROPIN_TOPO   "gpus=4 nvlink=18"
 #define DROPIN_NRANKS 4
+/* The same ranks as two nodes of two GPUs: acc's plans there cross the nodes. */
+#define DROPIN_TWO_NODES "nodes=2 gpus=2 nvlink=18 nic=2x400"
 
 typedef struct {
 #define API_FIELD(since, ret, name, params, args) ret(*name) params;
@@ -284,6 +286,49 @@ static inline uint64_t count_of(acc_coll_t coll, const char *algo, int nranks)
             return count;
     }
     return 0;
+}
+
+/* ---- a table of two nodes ----------------------------------------------------------------- */
+
+/* The image build's table of DROPIN_TWO_NODES gives acc sizes whose plans cross the nodes: the
+ * host backend runs them (TCP between the nodes), the cuda backend cannot (acc_plan_runs_on), so
+ * on GPUs the table offers NCCL there.  Two calls of such a size, on GPUs or in host memory. */
+typedef struct {
+    uint64_t count; /* an allreduce the table gives acc's host backend */
+    int on_gpu;
+} two_nodes_t;
+
+static inline int two_nodes_rank(int rank, int nranks, const acc_unique_id_t *unused, void *arg)
+{
+    const two_nodes_t *w = (const two_nodes_t *)arg;
+    ncclComm_t c = init(rank);
+    call_t k = {ACC_COLL_ALLREDUCE, w->count, 0, 53, NULL, NULL};
+    (void)nranks;
+    (void)unused;
+    call_ok(k, c, rank);
+    call_ok(k, c, rank);
+    /* On GPUs NCCL runs both and acc never joins; in host memory acc joins and runs both. */
+    CHECK_INT(nccl_calls(rank, ACC_COLL_ALLREDUCE, w->count), w->on_gpu ? 2 : 0);
+    CHECK_INT(joins(rank), !w->on_gpu);
+    CHECK_INT(api.CommDestroy(c), ncclSuccess);
+    CHECK_INT(lines(rank, "log", "cannot run here"), 0);
+    CHECK_INT(lines(rank, "log", "acc WARN"), 0);
+    return 0;
+}
+
+/* The case: set_env (env, or a GPU's) with the case's database, then the ranks. */
+static inline void run_two_nodes_case(const char *name, void (*set_env)(const char *, const char *),
+                                      int on_gpu)
+{
+    two_nodes_t w = {0, on_gpu};
+    case_topo = DROPIN_TWO_NODES;
+    set_env(name, db_path(name));
+    w.count = count_of(ACC_COLL_ALLREDUCE, NULL, DROPIN_NRANKS);
+    CHECK_MSG(w.count != 0, "the two-node table gives acc no allreduce size: nothing to check");
+    printf("allreduce of %llu floats: acc's range for the host backend\n",
+           (unsigned long long)w.count);
+    load_api();
+    run_ranks_n(DROPIN_NRANKS, two_nodes_rank, &w);
 }
 
 /* Seconds since a moment of acc's clock. */

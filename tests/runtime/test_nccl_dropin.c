@@ -72,6 +72,14 @@ ACC_TEST(routes_each_size_where_the_table_says)
     run_case("route", route_rank);
 }
 
+/* The same ranks as two nodes, in host memory: acc's host backend runs the plans that cross
+ * the nodes, so a size the table gives acc never reaches NCCL - what a GPU job gets instead is
+ * test_nccl_stub_cuda's (dropin_util.h). */
+ACC_TEST(in_host_memory_a_two_node_tables_acc_ranges_stay_accs)
+{
+    run_two_nodes_case("two_nodes", env, 0);
+}
+
 /* ---- groups -------------------------------------------------------------------------------- */
 
 static int group_rank(int rank, int nranks, const acc_unique_id_t *unused, void *arg)

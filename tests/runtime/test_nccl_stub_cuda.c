@@ -71,6 +71,15 @@ ACC_TEST(the_join_works_with_a_cuda_12_2_driver)
     run_ranks(join_rank);
 }
 
+/* ---- a table of two nodes ----------------------------------------------------------------- */
+
+/* Every call of acc's two-node ranges reaches NCCL, acc never joins for them, and no log says
+ * that acc's plan "cannot run here" (dropin_util.h). */
+ACC_TEST(on_gpus_a_two_node_tables_acc_ranges_go_to_nccl)
+{
+    run_two_nodes_case("stub_two_nodes", gpu_env, 1);
+}
+
 /* ---- abort -------------------------------------------------------------------------------- */
 
 typedef struct {

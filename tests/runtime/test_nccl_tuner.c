@@ -1,7 +1,8 @@
 /*
- * The NCCL tuner plugin (libnccl-tuner-acc.so) called the way NCCL 2.28 to 2.32 call it, through
- * NCCL's own plugin structs (tuner_v4.h, _v5.h, _v6.h of NCCL 2.30.7, in tests/data/nccl/):
- * dlopen, the v6 symbol (2.30 and later look for it first), v5 or v4, init per communicator
+ * The NCCL tuner plugin (libnccl-tuner-acc.so) called the way NCCL 2.28 to 2.32 and NCCL's newer
+ * source call it, through NCCL's own plugin structs (tuner_v4.h, _v5.h, _v6.h of NCCL 2.30.7 and
+ * tuner_v7.h of NCCL's source, in tests/data/nccl/): dlopen, the v7 symbol (NCCL's source after
+ * 2.30.7 looks for it first), v6 (2.30 to 2.32), v5 or v4, init per communicator
  * with NCCL's logger, then getCollInfo with the cost table NCCL builds -- a flat float[7][3]
  * cast to float**, -1 for what NCCL will not run, its own times elsewhere.  For a DGX-H100
  * communicator (8 ranks, 1 node) the entry NCCL then takes (the argmin) must be the one the image
@@ -44,9 +45,9 @@ typedef enum {
 } ncclFunc_t;
 #define NCCL_ALGO_PROTO_IGNORE -1.0
 
-/* NCCL's own plugin structs. */
+/* NCCL's own plugin structs (v7 includes v6, which includes v5). */
 #include "tuner_v4.h"
-#include "tuner_v6.h"
+#include "tuner_v7.h"
 
 #define NA NCCL_NUM_ALGORITHMS_V5
 #define NP NCCL_NUM_PROTOCOLS_V5
@@ -312,6 +313,35 @@ ACC_TEST(v6_serves_the_same_choices_and_keeps_nccls_chunk_size)
     done_machine();
 }
 
+/* NCCL's source after 2.30.7 takes v7 first: the same choices, NCCL's chunk size, and the
+ * constants - Rubin's row, which v7 adds, included - as NCCL filled them. */
+ACC_TEST(v7_serves_the_same_choices_and_leaves_rubins_constants)
+{
+    const ncclTuner_v7_t *t;
+    ncclNvlDomainInfo_v7_t nvl = {1, 8, 8};
+    ncclTunerConstants_v7_t k, before;
+    void *ctx = NULL;
+
+    build_h100_db("tuner_v7.db");
+    t = dlsym(plugin(), "ncclTunerPlugin_v7");
+    CHECK(t != NULL);
+    CHECK_STR(t->name, "acc");
+    CHECK(t->getChunkSize == NULL);
+    memset(&k, 0, sizeof(k));
+    k.baseLatencies[1][2] = 8.4;
+    k.llMaxBws[NCCL_NUM_COMPCAPS_V7 - 1][2] = 41.5;
+    k.perChMaxNVLSTreeBws[NCCL_NUM_COMPCAPS_V7 - 1][1] = 57.7;
+    before = k;
+    CHECK_INT(t->init(&ctx, 0x1234abcdull, 8, 1, logger, &nvl, &k), ncclSuccess);
+    CHECK(memcmp(&k, &before, sizeof(k)) == 0);
+    CHECK_INT(nlog, 1);
+    CHECK(strstr(log_lines[0], "acc tuner: 8 ranks on 1 node: NCCL's choices of dgx-h100") != NULL);
+    check_h100_sizes(t->getCollInfo, ctx);
+    check_untouched(t->getCollInfo, ctx, ncclFuncAllReduce, ACC_COLL_ALLREDUCE, 100);
+    CHECK_INT(t->finalize(ctx), ncclSuccess);
+    done_machine();
+}
+
 ACC_TEST(v4_serves_the_same_choices)
 {
     const ncclTuner_v4_t *t;
@@ -474,8 +504,9 @@ ACC_TEST(exports_the_plugin_symbols_only)
     size_t n = nm_exported(ACC_NCCL_TUNER_PLUGIN, names, 16);
     for (size_t i = 0; i < n; i++)
         printf("exported: %s\n", names[i]);
-    CHECK_INT(n, 3);
+    CHECK_INT(n, 4);
     CHECK_STR(names[0], "ncclTunerPlugin_v4");
     CHECK_STR(names[1], "ncclTunerPlugin_v5");
     CHECK_STR(names[2], "ncclTunerPlugin_v6");
+    CHECK_STR(names[3], "ncclTunerPlugin_v7");
 }

@@ -43,7 +43,7 @@ int dropin_wants(dropin_comm_t *s, const dropin_op_t *k)
     acc = s->acc;
     pthread_mutex_unlock(&s->mu);
     if (state == DROPIN_IDLE)
-        return voted && dropin_tables_say_acc(s->nranks, k->coll, k->count, dt);
+        return voted && dropin_tables_say_acc(s->nranks, s->on_gpu, k->coll, k->count, dt);
     if (state != DROPIN_JOINED)
         return 0;
     pthread_mutex_lock(&s->acc_mu);
@@ -108,7 +108,7 @@ static dropin_state_t join_if_idle(dropin_comm_t *s, const dropin_op_t *k, acc_d
         if (s->state != DROPIN_IDLE || s->closing)
             return s->closing ? DROPIN_NCCL : s->state;
     }
-    if (!dropin_tables_say_acc(s->nranks, k->coll, k->count, dt))
+    if (!dropin_tables_say_acc(s->nranks, s->on_gpu, k->coll, k->count, dt))
         return DROPIN_IDLE;
     s->state = DROPIN_JOINING;
     pthread_mutex_unlock(&s->mu);

@@ -148,10 +148,12 @@ void dropin_leave(ncclComm_t comm, int abort);
  * (a sentence; NULL: quiet) goes to the log at level, after the rank, when acc had joined. */
 void dropin_switch_off(dropin_comm_t *s, acc_log_level_t level, const char *why);
 
-/* Would acc's tables give this call to acc on a communicator of nranks?  Asked before acc has
+/* Would acc's tables give this call to acc on a communicator of nranks, on GPUs (the cuda
+ * backend) or not (the host backend)?  Only a range whose plan that backend can run counts
+ * (acc_select_entry_runs_on): on GPUs a multi-node plan is NCCL's.  Asked before acc has
  * joined, from the database alone (the same file on every rank gives the same answer on every
  * rank, whatever else differs between them).  (dropin_join.c) */
-int dropin_tables_say_acc(int nranks, acc_coll_t coll, size_t count, acc_dtype_t dt);
+int dropin_tables_say_acc(int nranks, int on_gpu, acc_coll_t coll, size_t count, acc_dtype_t dt);
 /* The ranks' vote, before any may join: every rank of s's communicator passes the digest of
  * what its own tables say about communicators of its size (0 when acc is off there:
  * ACC_DISABLE, no database), through one NCCL all-reduce, at the same call - the first of the

@@ -150,8 +150,9 @@ __attribute__((destructor)) static void tables_free(void)
     db = NULL;
 }
 
-int dropin_tables_say_acc(int nranks, acc_coll_t coll, size_t count, acc_dtype_t dt)
+int dropin_tables_say_acc(int nranks, int on_gpu, acc_coll_t coll, size_t count, acc_dtype_t dt)
 {
+    acc_backend_t backend = on_gpu ? ACC_BACKEND_CUDA : ACC_BACKEND_HOST;
     const tables_t *ts = tables_for(nranks);
     uint64_t nbytes =
         (uint64_t)count * acc_dtype_size(dt) *
@@ -159,7 +160,7 @@ int dropin_tables_say_acc(int nranks, acc_coll_t coll, size_t count, acc_dtype_t
     for (size_t i = 0; ts && i < ts->ntopos; i++) {
         const acc_select_table_t *t = ts->t[i * ACC_COLL_COUNT + coll];
         const acc_select_entry_t *e = t ? acc_select_lookup(t, nbytes) : NULL;
-        if (e && !e->use_nccl)
+        if (e && acc_select_entry_runs_on(e, backend))
             return 1;
     }
     return 0;

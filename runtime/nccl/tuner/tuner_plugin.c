@@ -3,13 +3,14 @@
  * algorithm, protocol and channel count of NCCL's own that acc's selection found best (the
  * image build's table, db/SCHEMA.md version 6).  NCCL keeps running its own kernels.
  *
- * What NCCL 2.28 to 2.32 do with a plugin decides how this one is written (reference/07 §1.3): any
- * error from init fails the communicator and any from getCollInfo fails the collective, so
- * neither ever returns one; the cost table arrives as a flat float[numAlgo][numProto] cast to
- * float**, so it is indexed as such, never as row pointers; entries NCCL will not run are -1 and
- * stay untouched (NCCL_ALGO / NCCL_PROTO keep the last word); the chosen entry is set to 0, which
- * makes it NCCL's argmin; the channel count is set only where the table names one, since NCCL
- * takes any non-zero value as an override.  Each communicator gets its own context.
+ * What NCCL 2.28 to 2.32 (and NCCL's source since, with v7) do with a plugin decides how this one
+ * is written (reference/07 §1.3): any error from init fails the communicator and any from
+ * getCollInfo fails the collective, so neither ever returns one; the cost table arrives as a flat
+ * float[numAlgo][numProto] cast to float**, so it is indexed as such, never as row pointers;
+ * entries NCCL will not run are -1 and stay untouched (NCCL_ALGO / NCCL_PROTO keep the last word);
+ * the chosen entry is set to 0, which makes it NCCL's argmin; the channel count is set only where
+ * the table names one, since NCCL takes any non-zero value as an override.  Each communicator gets
+ * its own context.
  */
 #include "tuner_internal.h"
 
@@ -55,6 +56,16 @@ static ncclResult_t init_v5(void **context, uint64_t comm_id, size_t nranks, siz
     return init_context(nranks, nnodes, log, context);
 }
 
+static ncclResult_t init_v7(void **context, uint64_t comm_id, size_t nranks, size_t nnodes,
+                            ncclDebugLogger_t log, ncclNvlDomainInfo_v5_t *nvl_domains,
+                            ncclTunerConstants_v7_t *constants)
+{
+    (void)comm_id;
+    (void)nvl_domains;
+    (void)constants; /* as in v5: NCCL's model, Rubin's row included, stays NCCL's */
+    return init_context(nranks, nnodes, log, context);
+}
+
 static ncclResult_t init_v4(size_t nranks, size_t nnodes, ncclDebugLogger_t log, void **context)
 {
     return init_context(nranks, nnodes, log, context);
@@ -97,11 +108,12 @@ static ncclResult_t finalize(void *context)
     return ncclSuccess;
 }
 
-/* The only names the library exports (tuner.map): NCCL 2.30 and later probe v6 first, then v5
- * and v4, as older ones do.  v6's chunk size stays NCCL's: acc's database holds algorithm,
- * protocol and channels per size, measured or predicted, but no chunk size - nothing measures
- * NCCL's chunk sizes yet - and NCCL's v6 lets the entry be NULL, which also spares NCCL a call
- * per collective. */
+/* The only names the library exports (tuner.map): NCCL's source after 2.30.7 probes v7 first,
+ * 2.30 to 2.32 v6, then v5 and v4, as older ones do.  v6's and v7's chunk size stays NCCL's:
+ * acc's database holds algorithm, protocol and channels per size, measured or predicted, but no
+ * chunk size - nothing measures NCCL's chunk sizes yet - and NCCL lets the entry be NULL, which
+ * also spares NCCL a call per collective. */
+EXPORT const ncclTuner_v7_t ncclTunerPlugin_v7 = {"acc", init_v7, get_coll_info, finalize, NULL};
 EXPORT const ncclTuner_v6_t ncclTunerPlugin_v6 = {"acc", init_v5, get_coll_info, finalize, NULL};
 EXPORT const ncclTuner_v5_t ncclTunerPlugin_v5 = {"acc", init_v5, get_coll_info, finalize};
 EXPORT const ncclTuner_v4_t ncclTunerPlugin_v4 = {"acc", init_v4, get_coll_info, finalize};
