@@ -462,7 +462,9 @@ ACC_TEST(truncations_never_crash)
                       cut);
             acc_topo_destroy(t);
         }
-        for (cut = 0; cut < strlen(exported); cut += 7) {
+        /* Every 7th byte at first, sparser further in: a GB200 NVL72 rack exports 54 kB, and
+         * each cut is read whole. */
+        for (cut = 0; cut < strlen(exported); cut += 7 + cut / 256) {
             acc_topo_t *t = NULL;
             acc_status_t st = acc_topo_load_buffer(exported, cut, "cut.yaml", &t);
             CHECK_MSG(st == ACC_OK || acc_error_message()[0], "export of %s cut at %zu", names[i],
