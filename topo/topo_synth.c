@@ -391,6 +391,8 @@ acc_status_t topo_import_synthetic(acc_topo_t *t, const char *desc)
     if ((st = topo_kv_parse(&kv, desc, parse_pair, &s)) != ACC_OK)
         return st;
     s.given = kv.given;
+    if (!(s.given & (1u << K_LATENCY))) /* a known fabric brings its latency (topo_fabric.c) */
+        s.latency = acc_topo_fabric_latency_us(s.fabric);
     if ((st = resolve(&s)) != ACC_OK || (st = build(t, &s)) != ACC_OK)
         return st;
     if (s.nodes > 1 ||

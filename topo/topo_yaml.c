@@ -665,6 +665,8 @@ static acc_status_t read_network(ctx_t *c, acc_yaml_doc_t *d, acc_yaml_node_t *n
         (st = acc_yaml_get_bool(d, n, "rail_optimized", 0, &net.rail_optimized)) != ACC_OK ||
         (st = get_double(d, n, "oversubscription", 0, 1, 1e6, &net.oversubscription)) != ACC_OK)
         return st;
+    if (!acc_yaml_get(d, n, "latency_us"))
+        net.latency_us = acc_topo_fabric_latency_us(net.name);
     if (included && net.nodes > 1)
         return acc_yaml_error(d, acc_yaml_get(d, n, "nodes"), ACC_ERR_PARSE,
                               "%s is included as a node type but describes a cluster of %d "
@@ -673,10 +675,7 @@ static acc_status_t read_network(ctx_t *c, acc_yaml_doc_t *d, acc_yaml_node_t *n
                               acc_yaml_name(d), net.nodes);
     if (net.nodes > 1) {
         if (!acc_yaml_get(d, n, "latency_us"))
-            acc_topo_assume(c->t,
-                            "network latency %g us (NCCL's default NET latency; not in the "
-                            "input)",
-                            TOPO_LAT_NET_US);
+            topo_assume_fabric_latency(c->t, &net);
         if (!acc_yaml_get(d, n, "rail_optimized"))
             acc_topo_assume(c->t, "network rail-optimised (not in the input)");
         if (!acc_yaml_get(d, n, "oversubscription"))
