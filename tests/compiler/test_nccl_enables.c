@@ -314,3 +314,22 @@ ACC_TEST(dump_shows_graphs_and_tables)
     acc_buf_free(&b);
     acc_nccl_model_destroy(m);
 }
+
+/* A GB200 NVL72 rack is one NVLink domain of 72 GPUs, one system to NCCL: NVLS is on across it
+ * with the 24 runtime channels of a single sm_100 node (sheet §2), and a 1 GiB allreduce goes to
+ * NVLS. */
+ACC_TEST(nvls_spans_the_gb200_nvl72_rack)
+{
+    acc_nccl_model_t *m = model("gb200-nvl72");
+    acc_nccl_summary_t s;
+    acc_nccl_choice_t ch;
+    acc_nccl_model_summary(m, &s);
+    CHECK_INT(s.nranks, 72);
+    CHECK_INT(s.nnodes, 1);
+    CHECK_INT(s.min_sm, 100);
+    CHECK_INT(s.nvls, 1);
+    CHECK_INT(s.nvls_channels, 24);
+    CHECK_OK(acc_nccl_model_select(m, AR, 1ull << 30, &ch));
+    CHECK_INT(ch.algo, ACC_NCCL_ALGO_NVLS);
+    acc_nccl_model_destroy(m);
+}
