@@ -7,8 +7,7 @@
  * including file), so that a cluster file is three lines on top of a platform file.  Every key is
  * checked and every error names the file and line, because these files are written by hand.
  */
-#include "acc_yaml.h"
-#include "internal.h"
+#include "topo_yaml.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -42,8 +41,8 @@ static const char *const root_keys[] = {"version", "name",    "description", "no
 static const char *const node_keys[] = {"cpus", "gpus",  "nvswitch", "pci_switches",
                                         "nics", "links", NULL};
 static const char *const cpu_keys[] = {"id", "arch", "vendor", "family", "model", "affinity", NULL};
-static const char *const gpu_keys[] = {"id",         "model", "sm",   "sms", "memory_gib",
-                                       "pci_device", "busid", "numa", NULL};
+static const char *const gpu_keys[] = {"id",         "model", "sm",   "sms",  "memory_gib",
+                                       "pci_device", "busid", "numa", "nics", NULL};
 static const char *const nvs_keys[] = {"busid", NULL};
 static const char *const pci_keys[] = {"id", "busid", "host_bridge", "numa", NULL};
 static const char *const nic_keys[] = {"id", "device", "speed_gbps", "busid", "numa", "gdr", NULL};
@@ -542,9 +541,9 @@ static acc_status_t read_node_map(ctx_t *c, acc_yaml_doc_t *d, acc_yaml_node_t *
     if ((st = acc_yaml_check_keys(d, node, node_keys, "node")) != ACC_OK ||
         (st = read_cpus(c, d, node)) != ACC_OK || (st = read_gpus(c, d, node)) != ACC_OK ||
         (st = read_nvswitch(c, d, node)) != ACC_OK || (st = read_switches(c, d, node)) != ACC_OK ||
-        (st = read_nics(c, d, node)) != ACC_OK)
+        (st = read_nics(c, d, node)) != ACC_OK || (st = read_links(c, d, node)) != ACC_OK)
         return st;
-    return read_links(c, d, node);
+    return topo_yaml_gpu_nics(c->t, d, node);
 }
 
 /* ---- includes ------------------------------------------------------------------------------ */
