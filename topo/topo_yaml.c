@@ -45,7 +45,8 @@ static const char *const gpu_keys[] = {"id",         "model", "sm",   "sms",  "m
                                        "pci_device", "busid", "numa", "nics", NULL};
 static const char *const nvs_keys[] = {"busid", NULL};
 static const char *const pci_keys[] = {"id", "busid", "host_bridge", "numa", NULL};
-static const char *const nic_keys[] = {"id", "device", "speed_gbps", "busid", "numa", "gdr", NULL};
+static const char *const nic_keys[] = {"id",   "device", "speed_gbps", "busid",
+                                       "numa", "gdr",    "plane",      NULL};
 static const char *const nvlink_keys[] = {"a", "b", "kind", "count", "lat_us", NULL};
 static const char *const pcie_keys[] = {"a", "b", "kind", "gen", "width", "bw", "lat_us", NULL};
 static const char *const bw_link_keys[] = {"a", "b", "kind", "bw", "lat_us", NULL};
@@ -306,7 +307,8 @@ static acc_status_t read_nics(ctx_t *c, acc_yaml_doc_t *d, acc_yaml_node_t *node
         if ((st = get_text(d, n, "device", x->dev_name, sizeof(x->dev_name))) != ACC_OK ||
             (st = get_double(d, n, "speed_gbps", 1, 1e-3, 1e6, &x->speed_gbps)) != ACC_OK ||
             (st = get_busid(d, n, x->busid)) != ACC_OK ||
-            (st = get_numa(c, d, n, &x->numa)) != ACC_OK)
+            (st = get_numa(c, d, n, &x->numa)) != ACC_OK ||
+            (st = get_int(d, n, "plane", 0, 0, ACC_TOPO_PLANES_MAX - 1, &x->plane)) != ACC_OK)
             break;
         st = acc_yaml_get_bool(d, n, "gdr", 0, &x->gdr);
     }

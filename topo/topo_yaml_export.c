@@ -109,6 +109,7 @@ static void put_vertex(acc_buf_t *b, const acc_topo_vertex_t *v, int nics)
         key_numa(b, v->numa);
         if (v->gdr)
             acc_buf_puts(b, ", gdr: true");
+        key_int(b, "plane", v->plane);
         break;
     default:
         break;

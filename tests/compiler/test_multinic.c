@@ -150,3 +150,18 @@ ACC_TEST(two_p5_nodes_small_allreduce_takes_efas_latency)
     acc_topo_destroy(t);
     acc_topo_destroy(base);
 }
+
+/* Four network planes, every GPU with a NIC on each (NIC k of 32 on plane k mod 4): the simulator
+ * pairs NICs of one plane, and acc's plans take the same time as on one plane. */
+ACC_TEST(four_planes_carry_what_one_does)
+{
+    acc_select_result_t *one = allreduce("nodes=2 gpus=8 nvlink=18 nic=32x100", "fabric=efa");
+    acc_select_result_t *four =
+        allreduce("nodes=2 gpus=8 nvlink=18 nic=32x100 planes=4", "fabric=efa");
+    size_t i;
+    CHECK_INT((int)four->nrows, (int)one->nrows);
+    for (i = 0; i < four->nrows; i++)
+        CHECK_NEAR(four->rows[i].acc_us / one->rows[i].acc_us, 1.0, 1e-9);
+    acc_select_result_destroy(four);
+    acc_select_result_destroy(one);
+}

@@ -60,6 +60,7 @@ typedef enum {
 } acc_path_class_t;
 
 #define ACC_TOPO_NAME_MAX     64
+#define ACC_TOPO_PLANES_MAX   64
 #define ACC_TOPO_AFFINITY_MAX 256
 
 /* One vertex of the node graph.  Fields that do not apply to a kind are zero / empty;
@@ -80,6 +81,9 @@ typedef struct {
     char dev_name[ACC_TOPO_NAME_MAX]; /* "mlx5_0", "rdmap79s0", "efa0" */
     double speed_gbps;                /* line rate in Gb/s */
     int gdr;                          /* GPUDirect RDMA usable: 1 yes, 0 no/unknown */
+    int plane; /* the network plane the NIC is wired to, 0 to ACC_TOPO_PLANES_MAX - 1 (NCCL's net
+                  API v12 reports a rail and a plane per NIC): NICs of different planes meet only
+                  where the fabric joins them, and a fabric that does gives them one plane */
     /* PCIe switch */
     int host_bridge; /* 1 when this vertex is a host bridge (root complex) */
     /* CPU */
