@@ -69,7 +69,12 @@ acc_status_t topo_fill_gpu_defaults(acc_topo_t *t, int vertex);
 #define TOPO_LAT_PCIE_US   1.0 /* NCCL hwLat PCI, LL protocol, per hop */
 #define TOPO_LAT_C2C_US    0.6 /* NVLink-C2C: taken as one NVLink hop */
 #define TOPO_LAT_SMP_US    1.0 /* inter-socket hop, as a PCIe hop in NCCL's model */
-#define TOPO_LAT_NET_US    2.7 /* NCCL hwLat NET, LL protocol: default fabric latency */
+/* NCCL hwLat NET, LL protocol: a network step's latency before the fabric's plugin adds its own
+ * (topo_fabric.c). */
+#define TOPO_LAT_NET_US 2.7
+
+/* Record that net's latency is its fabric's (or the NET hop's), the input giving none. */
+acc_status_t topo_assume_fabric_latency(acc_topo_t *t, const acc_topo_network_t *net);
 
 /* The node's NVSwitch fabric vertex, created on first use. */
 acc_status_t topo_nvswitch(acc_topo_t *t, int *index);

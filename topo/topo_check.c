@@ -68,6 +68,9 @@ static acc_status_t check_vertex(const acc_topo_t *t, int i)
     if (v->kind == ACC_VTX_NIC && !(v->speed_gbps > 0))
         return acc_error_set(ACC_ERR_TOPO, "%s (%s): NIC speed unknown", v->name,
                              v->dev_name[0] ? v->dev_name : "unnamed");
+    if (v->kind == ACC_VTX_NIC && (v->plane < 0 || v->plane >= ACC_TOPO_PLANES_MAX))
+        return acc_error_set(ACC_ERR_TOPO, "%s: network plane %d; expected 0 to %d", v->name,
+                             v->plane, ACC_TOPO_PLANES_MAX - 1);
     if (v->busid[0]) {
         for (j = i + 1; j < t->nvertices; j++)
             if (strcmp(t->vertices[j].busid, v->busid) == 0)

@@ -33,8 +33,11 @@ static acc_status_t nic_lines(const acc_topo_t *t, acc_buf_t *out)
         if (v->kind != ACC_VTX_NIC)
             continue;
         acc_buf_init(&b);
-        acc_buf_printf(&b, "nic speed=%.0f numa=%d gdr=%d rail=", v->speed_gbps,
-                       t->vertex_numa[i], v->gdr);
+        acc_buf_printf(&b, "nic speed=%.0f numa=%d gdr=%d", v->speed_gbps, t->vertex_numa[i],
+                       v->gdr);
+        if (v->plane) /* one-plane machines keep the fingerprints they had */
+            acc_buf_printf(&b, " plane=%d", v->plane);
+        acc_buf_puts(&b, " rail=");
         for (g = 0; g < ngpu; g++)
             if (t->gpu_nic[g] == i)
                 acc_buf_printf(&b, "%d,", g);

@@ -108,6 +108,9 @@ acc_status_t acc_topo_with_network(const acc_topo_t *topo, const char *params, a
         return st;
     if ((kv.given & (1u << NET_NIC)) && (st = set_nics(t, &e)) != ACC_OK)
         goto out;
+    /* A fabric named without a latency brings its own (topo_fabric.c). */
+    if ((kv.given & (1u << NET_FABRIC)) && !(kv.given & (1u << NET_LATENCY)))
+        e.net.latency_us = acc_topo_fabric_latency_us(e.net.name);
     if ((st = acc_topo_set_network(t, &e.net)) != ACC_OK || (st = acc_topo_finalize(t)) != ACC_OK) {
         acc_error_prefix(st, "applying network \"%s\": ", params);
         goto out;

@@ -15,6 +15,10 @@
  * (each at the slower of its line rate, divided by the fabric's oversubscription, and its PCIe
  * path), at most what the GPU's PCIe links carry.  Sharing - two GPUs on one NIC, eight GPUs on
  * a node's NICs at once - is the simulator's to price, where every NIC is a resource of its own.
+ *
+ * Network planes (NCCL's net API v12 reports one per NIC): NICs of different planes meet only
+ * where the fabric joins them, and acc gives such NICs one plane, so a path between nodes counts
+ * only the NICs of the planes both GPUs' stripes have; with none in common it is disconnected.
  */
 #include "internal.h"
 
@@ -172,27 +176,41 @@ static double pcie_cap(const acc_topo_t *t, int gv, int out)
     return sum;
 }
 
-/* One side of a path between nodes: GPU g to its NICs (out) or its NICs to g. */
-static void stripe(const acc_topo_t *t, int g, int out, acc_topo_path_t *p)
+/* The network planes GPU g's NICs are on, a bit per plane. */
+static uint64_t planes_of(const acc_topo_t *t, int g)
 {
-    int gv = t->gpu_vertex[g], src = gv, k, h = t->gpu_pxn[g];
-    int first = t->gpu_nics_start[g], last = t->gpu_nics_start[g + 1];
+    uint64_t m = 0;
+    int k;
+    for (k = t->gpu_nics_start[g]; k < t->gpu_nics_start[g + 1]; k++)
+        m |= 1ull << t->vertices[t->gpu_nics[k]].plane;
+    return m;
+}
+
+/* One side of a path between nodes: GPU g to its NICs on the planes of `planes` (out) or those
+ * NICs to g; NICs of other planes cannot meet the other side's. */
+static void stripe(const acc_topo_t *t, int g, int out, uint64_t planes, acc_topo_path_t *p)
+{
+    int gv = t->gpu_vertex[g], src = gv, k, h = t->gpu_pxn[g], first = -1;
     double sum = 0, cap;
     const acc_topo_path_t *rail;
 
     memset(p, 0, sizeof(*p));
-    if (first == last)
-        return;
     if (h >= 0)
         src = t->gpu_vertex[h];
-    for (k = first; k < last; k++) {
+    for (k = t->gpu_nics_start[g]; k < t->gpu_nics_start[g + 1]; k++) {
         int nic = t->gpu_nics[k];
         const acc_topo_path_t *q = out ? vp(t, src, nic) : vp(t, nic, src);
         double line = t->vertices[nic].speed_gbps / 8.0 / t->net.oversubscription;
+        if (!(planes >> t->vertices[nic].plane & 1))
+            continue;
+        if (first < 0)
+            first = nic;
         sum += q->bw < line ? q->bw : line;
     }
+    if (first < 0)
+        return;
     cap = pcie_cap(t, src, out);
-    rail = out ? vp(t, src, t->gpu_nics[first]) : vp(t, t->gpu_nics[first], src);
+    rail = out ? vp(t, src, first) : vp(t, first, src);
     p->bw = sum < cap ? sum : cap;
     p->lat_us = rail->lat_us;
     p->hops = rail->hops;
@@ -208,9 +226,14 @@ static void stripe(const acc_topo_t *t, int g, int out, acc_topo_path_t *p)
 void topo_net_path(const acc_topo_t *t, int ga, int gb, acc_topo_path_t *out)
 {
     acc_topo_path_t a, b;
+    uint64_t pa = planes_of(t, ga), pb = planes_of(t, gb), shared = pa & pb;
 
-    stripe(t, ga, 1, &a);
-    stripe(t, gb, 0, &b);
+    memset(out, 0, sizeof(*out));
+    out->cls = ACC_PATH_DIS;
+    if (pa && pb && !shared)
+        return; /* no plane in common: the fabric never joins their NICs */
+    stripe(t, ga, 1, shared ? shared : ~0ull, &a);
+    stripe(t, gb, 0, shared ? shared : ~0ull, &b);
     out->cls = ACC_PATH_NET;
     out->bw = a.bw < b.bw ? a.bw : b.bw;
     out->lat_us = a.lat_us + t->net.latency_us + b.lat_us;

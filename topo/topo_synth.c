@@ -18,7 +18,7 @@
 #define SYNTH_MAX_NUMA  64
 
 typedef struct {
-    int nodes, gpus, nvlink, nvswitch, nics, numa, pcie, rail;
+    int nodes, gpus, nvlink, nvswitch, nics, numa, pcie, rail, planes;
     int sw_gpus, sw_nics; /* GPUs and NICs per PCIe switch; 0 and 0: devices on the CPU */
     double nic_gbps, latency, oversub;
     char fabric[ACC_TOPO_NAME_MAX];
@@ -153,6 +153,13 @@ static acc_status_t p_rail(synth_t *s, const char *k, const char *v)
     return topo_kv_flag(v, &s->rail) ? ACC_OK : bad(k, v, "1 (rail-optimised) or 0");
 }
 
+static acc_status_t p_planes(synth_t *s, const char *k, const char *v)
+{
+    return topo_kv_count(v, 1, ACC_TOPO_PLANES_MAX, &s->planes)
+               ? ACC_OK
+               : bad(k, v, "the number of network planes, NIC k on plane k mod P, 1 to 64");
+}
+
 static acc_status_t p_oversub(synth_t *s, const char *k, const char *v)
 {
     return topo_kv_number(v, 1, 1e6, &s->oversub)
@@ -174,6 +181,7 @@ enum {
     K_LATENCY,
     K_RAIL,
     K_OVERSUB,
+    K_PLANES,
     K_COUNT
 };
 
@@ -184,13 +192,13 @@ static const topo_kv_key_t keys[K_COUNT] = {
     {"numa", NULL, "numa=2"},           {"pcie", NULL, "pcie=5"},
     {"switch", NULL, "switch=1+1"},     {"fabric", NULL, "fabric=ib-ndr"},
     {"latency", NULL, "latency=2.7"},   {"rail", NULL, "rail=1"},
-    {"oversub", NULL, "oversub=1"},
+    {"oversub", NULL, "oversub=1"},     {"planes", NULL, "planes=1"},
 };
 
 /* The parser of each key, in the order of keys[]. */
-static const parse_fn parsers[K_COUNT] = {p_nodes,   p_gpus, p_arch,   p_nvlink, p_nvswitch,
-                                          p_nic,     p_numa, p_pcie,   p_switch, p_fabric,
-                                          p_latency, p_rail, p_oversub};
+static const parse_fn parsers[K_COUNT] = {p_nodes,   p_gpus, p_arch,    p_nvlink, p_nvswitch,
+                                          p_nic,     p_numa, p_pcie,    p_switch, p_fabric,
+                                          p_latency, p_rail, p_oversub, p_planes};
 
 static acc_status_t parse_pair(void *ctx, int key, const char *name, const char *val)
 {
@@ -346,6 +354,7 @@ static acc_status_t build(acc_topo_t *t, const synth_t *s)
             return st;
         x = acc_topo_vertex_mut(t, v);
         x->speed_gbps = s->nic_gbps;
+        x->plane = i % s->planes;
         x->numa = nsw ? acc_topo_vertex(t, parent)->numa : i * s->numa / s->nics;
         /* GPUDirect RDMA where the NIC shares a PCIe switch with GPUs (NCCL's default GDR
          * level is PXB). */
@@ -371,6 +380,8 @@ static void describe(const synth_t *s, acc_buf_t *b)
     if (s->fabric[0])
         acc_buf_printf(b, " fabric=%s", s->fabric);
     acc_buf_printf(b, " latency=%g rail=%d oversub=%g", s->latency, s->rail, s->oversub);
+    if (s->planes > 1) /* one plane, the default, is not written: descriptions stay as they were */
+        acc_buf_printf(b, " planes=%d", s->planes);
 }
 
 acc_status_t topo_import_synthetic(acc_topo_t *t, const char *desc)
@@ -386,11 +397,14 @@ acc_status_t topo_import_synthetic(acc_topo_t *t, const char *desc)
     s.latency = TOPO_LAT_NET_US;
     s.rail = 1;
     s.oversub = 1.0;
+    s.planes = 1;
     if (!desc)
         return acc_error_set(ACC_ERR_INVALID, "synthetic topology: no description");
     if ((st = topo_kv_parse(&kv, desc, parse_pair, &s)) != ACC_OK)
         return st;
     s.given = kv.given;
+    if (!(s.given & (1u << K_LATENCY))) /* a known fabric brings its latency (topo_fabric.c) */
+        s.latency = acc_topo_fabric_latency_us(s.fabric);
     if ((st = resolve(&s)) != ACC_OK || (st = build(t, &s)) != ACC_OK)
         return st;
     if (s.nodes > 1 ||

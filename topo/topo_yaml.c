@@ -7,8 +7,7 @@
  * including file), so that a cluster file is three lines on top of a platform file.  Every key is
  * checked and every error names the file and line, because these files are written by hand.
  */
-#include "acc_yaml.h"
-#include "internal.h"
+#include "topo_yaml.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -42,11 +41,12 @@ static const char *const root_keys[] = {"version", "name",    "description", "no
 static const char *const node_keys[] = {"cpus", "gpus",  "nvswitch", "pci_switches",
                                         "nics", "links", NULL};
 static const char *const cpu_keys[] = {"id", "arch", "vendor", "family", "model", "affinity", NULL};
-static const char *const gpu_keys[] = {"id",         "model", "sm",   "sms", "memory_gib",
-                                       "pci_device", "busid", "numa", NULL};
+static const char *const gpu_keys[] = {"id",         "model", "sm",   "sms",  "memory_gib",
+                                       "pci_device", "busid", "numa", "nics", NULL};
 static const char *const nvs_keys[] = {"busid", NULL};
 static const char *const pci_keys[] = {"id", "busid", "host_bridge", "numa", NULL};
-static const char *const nic_keys[] = {"id", "device", "speed_gbps", "busid", "numa", "gdr", NULL};
+static const char *const nic_keys[] = {"id",   "device", "speed_gbps", "busid",
+                                       "numa", "gdr",    "plane",      NULL};
 static const char *const nvlink_keys[] = {"a", "b", "kind", "count", "lat_us", NULL};
 static const char *const pcie_keys[] = {"a", "b", "kind", "gen", "width", "bw", "lat_us", NULL};
 static const char *const bw_link_keys[] = {"a", "b", "kind", "bw", "lat_us", NULL};
@@ -307,7 +307,8 @@ static acc_status_t read_nics(ctx_t *c, acc_yaml_doc_t *d, acc_yaml_node_t *node
         if ((st = get_text(d, n, "device", x->dev_name, sizeof(x->dev_name))) != ACC_OK ||
             (st = get_double(d, n, "speed_gbps", 1, 1e-3, 1e6, &x->speed_gbps)) != ACC_OK ||
             (st = get_busid(d, n, x->busid)) != ACC_OK ||
-            (st = get_numa(c, d, n, &x->numa)) != ACC_OK)
+            (st = get_numa(c, d, n, &x->numa)) != ACC_OK ||
+            (st = get_int(d, n, "plane", 0, 0, ACC_TOPO_PLANES_MAX - 1, &x->plane)) != ACC_OK)
             break;
         st = acc_yaml_get_bool(d, n, "gdr", 0, &x->gdr);
     }
@@ -542,9 +543,9 @@ static acc_status_t read_node_map(ctx_t *c, acc_yaml_doc_t *d, acc_yaml_node_t *
     if ((st = acc_yaml_check_keys(d, node, node_keys, "node")) != ACC_OK ||
         (st = read_cpus(c, d, node)) != ACC_OK || (st = read_gpus(c, d, node)) != ACC_OK ||
         (st = read_nvswitch(c, d, node)) != ACC_OK || (st = read_switches(c, d, node)) != ACC_OK ||
-        (st = read_nics(c, d, node)) != ACC_OK)
+        (st = read_nics(c, d, node)) != ACC_OK || (st = read_links(c, d, node)) != ACC_OK)
         return st;
-    return read_links(c, d, node);
+    return topo_yaml_gpu_nics(c->t, d, node);
 }
 
 /* ---- includes ------------------------------------------------------------------------------ */
@@ -665,6 +666,8 @@ static acc_status_t read_network(ctx_t *c, acc_yaml_doc_t *d, acc_yaml_node_t *n
         (st = acc_yaml_get_bool(d, n, "rail_optimized", 0, &net.rail_optimized)) != ACC_OK ||
         (st = get_double(d, n, "oversubscription", 0, 1, 1e6, &net.oversubscription)) != ACC_OK)
         return st;
+    if (!acc_yaml_get(d, n, "latency_us"))
+        net.latency_us = acc_topo_fabric_latency_us(net.name);
     if (included && net.nodes > 1)
         return acc_yaml_error(d, acc_yaml_get(d, n, "nodes"), ACC_ERR_PARSE,
                               "%s is included as a node type but describes a cluster of %d "
@@ -673,10 +676,7 @@ static acc_status_t read_network(ctx_t *c, acc_yaml_doc_t *d, acc_yaml_node_t *n
                               acc_yaml_name(d), net.nodes);
     if (net.nodes > 1) {
         if (!acc_yaml_get(d, n, "latency_us"))
-            acc_topo_assume(c->t,
-                            "network latency %g us (NCCL's default NET latency; not in the "
-                            "input)",
-                            TOPO_LAT_NET_US);
+            topo_assume_fabric_latency(c->t, &net);
         if (!acc_yaml_get(d, n, "rail_optimized"))
             acc_topo_assume(c->t, "network rail-optimised (not in the input)");
         if (!acc_yaml_get(d, n, "oversubscription"))

@@ -72,7 +72,8 @@ static void key_numa(acc_buf_t *b, int numa)
         acc_buf_printf(b, ", numa: %d", numa);
 }
 
-static void put_vertex(acc_buf_t *b, const acc_topo_vertex_t *v)
+/* nics: the NICs a GPU stripes across, 0 when not known (not finalized) or none. */
+static void put_vertex(acc_buf_t *b, const acc_topo_vertex_t *v, int nics)
 {
     acc_buf_printf(b, "    - {id: %d", v->id);
     switch (v->kind) {
@@ -93,6 +94,7 @@ static void put_vertex(acc_buf_t *b, const acc_topo_vertex_t *v)
             acc_buf_printf(b, ", pci_device: 0x%04x", (unsigned)v->device_id);
         key_str(b, "busid", v->busid);
         key_numa(b, v->numa);
+        key_int(b, "nics", nics);
         break;
     case ACC_VTX_PCISW:
         key_str(b, "busid", v->busid);
@@ -107,6 +109,7 @@ static void put_vertex(acc_buf_t *b, const acc_topo_vertex_t *v)
         key_numa(b, v->numa);
         if (v->gdr)
             acc_buf_puts(b, ", gdr: true");
+        key_int(b, "plane", v->plane);
         break;
     default:
         break;
@@ -122,8 +125,10 @@ static void put_section(acc_buf_t *b, const acc_topo_t *t, acc_vertex_kind_t kin
     acc_buf_printf(b, "  %s:\n", key);
     for (id = 0; id < n; id++) {
         int v = acc_topo_find(t, kind, id);
+        /* A GPU's NIC count (topo_yaml_nics.c), where the node has NICs and paths. */
+        int nics = kind == ACC_VTX_GPU && t->finalized ? acc_topo_gpu_nics(t, id, NULL, NULL) : 0;
         if (v >= 0)
-            put_vertex(b, acc_topo_vertex(t, v));
+            put_vertex(b, acc_topo_vertex(t, v), nics);
     }
 }
 

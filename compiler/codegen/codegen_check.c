@@ -58,11 +58,11 @@ static acc_status_t check_op(const acc_plan_t *p, int r, int l, uint32_t k, cons
     else if (op->code == ACC_OP_REDUCE_PEERS &&
              (op->npeers == 0 || (uint64_t)op->peers_off + op->npeers > p->npeer_pool))
         bad = "peer list outside the plan's pool";
-    else if (op->code == ACC_OP_REDUCE_PEERS && op->npeers > 64)
+    else if (op->code == ACC_OP_REDUCE_PEERS && op->npeers > CG_MAXSRC)
         return acc_error_set(ACC_ERR_UNSUPPORTED,
                              "codegen: rank %d lane %d operation %u reduces over %u ranks; "
-                             "generated kernels combine at most 64",
-                             r, l, k, op->npeers);
+                             "generated kernels combine at most %d",
+                             r, l, k, op->npeers, CG_MAXSRC);
     for (j = 0; !bad && op->code == ACC_OP_REDUCE_PEERS && j < op->npeers; j++)
         if (p->peer_pool[op->peers_off + j] >= (uint32_t)p->nranks)
             bad = "peer list names a rank outside the plan";
@@ -84,10 +84,28 @@ static int passes_messages(const acc_plan_t *p)
     return 0;
 }
 
+/* The widest reduction of the plan: the most ranks one operation combines. */
+static uint32_t widest_reduction(const acc_plan_t *p)
+{
+    size_t i;
+    uint32_t k, most = 0;
+    for (i = 0; i < (size_t)p->nranks * (size_t)p->nlanes; i++)
+        for (k = 0; k < p->progs[i].nops; k++)
+            if (p->progs[i].ops[k].code == ACC_OP_REDUCE_PEERS && p->progs[i].ops[k].npeers > most)
+                most = p->progs[i].ops[k].npeers;
+    return most;
+}
+
 acc_status_t acc_kernel_supports(const acc_plan_t *plan, acc_proto_t proto)
 {
+    uint32_t widest;
     if (!plan)
         return acc_error_set(ACC_ERR_INVALID, "codegen: no plan");
+    if ((widest = widest_reduction(plan)) > CG_MAXSRC)
+        return acc_error_set(ACC_ERR_UNSUPPORTED,
+                             "codegen: %s %s reduces over %u ranks in one operation; generated "
+                             "kernels combine at most %d",
+                             acc_coll_name(plan->coll), plan->algo, widest, CG_MAXSRC);
     switch (proto) {
     case ACC_PROTO_SIMPLE:
         return ACC_OK;

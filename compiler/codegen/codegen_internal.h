@@ -11,6 +11,14 @@
  * generator are never taken for new ones (the version is in every source's first line). */
 #define ACC_CODEGEN_VERSION 4
 
+/* The most sources one reduction of a generated kernel combines (ACC_MAXSRC of the kernel
+ * library, whose reduce routine keeps their pointers in registers): a one-step reduction over
+ * more ranks than this, such as a two-shot allreduce over the 72 GPUs of a GB200 NVL72 rack, has
+ * no kernel. */
+#define CG_MAXSRC  64
+#define CG_STR_(x) #x
+#define CG_STR(x)  CG_STR_(x)
+
 /* ---- codegen pieces (codegen_*.c) --------------------------------------------------------- */
 
 /* Operations that receive a message, and that send one (the fused forms do both). */

@@ -139,7 +139,7 @@ static const char library[] =
     " * shape made NVRTC several times slower per module (measured), while the data type,\n"
     " * the reduction and the chunk counts it depends on are the module's compile-time\n"
     " * constants anyway. */\n"
-    "#define ACC_MAXSRC 64\n"
+    "#define ACC_MAXSRC " CG_STR(CG_MAXSRC) "\n"
     "union acc_vec_t {\n"
     "    uint4 u;\n"
     "    acc_t e[ACC_VEC];\n"

@@ -39,10 +39,13 @@
  *
  * Latency.  Information from every rank must reach every rank (allreduce, allgather,
  * reduce_scatter, alltoall), or from the root to all (broadcast) or all to the root (reduce):
- * with one peer per step, at least ceil(log2 n) sequential hops, of which at least
- * ceil(log2 N) cross the network.  Each hop costs at least the smallest per-hop latency of its
- * kind (a store seen by a polling peer over NVLink, or PCIe when the GPUs have no NVLink; the
- * fabric's one-way latency), and every call pays one kernel launch.
+ * with a rank passing what it holds to two peers per step (the second send overlaps the first,
+ * as in a binary tree, whose 72-rank broadcast on a GB200 NVL72 takes 6 steps, not the
+ * ceil(log2 72) = 7 of one peer per step), after h steps at most 2^(h+1) - 1 ranks hold it: at
+ * least ceil(log2(n + 1)) - 1 sequential hops (ceil(log2 n) for every power of two), of which
+ * at least ceil(log2(N + 1)) - 1 cross the network.  Each hop costs at least the smallest per-hop
+ * latency of its kind (a store seen by a polling peer over NVLink, or PCIe when the GPUs have no
+ * NVLink; the fabric's one-way latency), and every call pays one kernel launch.
  */
 #include "nccl_internal.h"
 #include "sim_internal.h"
@@ -173,8 +176,8 @@ acc_status_t acc_cost_bound(const acc_topo_t *topo, acc_coll_t coll, uint64_t nb
         if (per_node / (nic * 1e3) > bw_us)
             bw_us = per_node / (nic * 1e3);
     }
-    hops = ceil_log2(n);
-    net_hops = ceil_log2(nodes);
+    hops = ceil_log2(n + 1) - 1;
+    net_hops = ceil_log2(nodes + 1) - 1;
     hop_lat = sim_peer_latency_us(nvlink ? SIM_CLASS_NVLINK : SIM_CLASS_PCI);
     out->lat_us = sim_call_overhead_us(ACC_PROTO_LL) + (hops - net_hops) * hop_lat +
                   net_hops * acc_topo_network(topo)->latency_us;

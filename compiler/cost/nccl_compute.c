@@ -56,6 +56,7 @@ acc_status_t nn_compute(nn_system_t *s, nn_graph_t *graph)
     int min_intra = ACC_NCCL_PATH_LOC, min_inter = ACC_NCCL_PATH_PIX;
     int max_intra = ACC_NCCL_PATH_SYS, max_inter = ACC_NCCL_PATH_SYS;
     int same_try, pass = 1, si = 0, nspeeds, time;
+    acc_status_t st = ACC_OK;
     long long global = GLOBAL_TIMEOUT;
     float max_bw = s->max_bw, total_bw = s->total_bw;
     const float *speed;
@@ -127,7 +128,8 @@ acc_status_t nn_compute(nn_system_t *s, nn_graph_t *graph)
         time = tmp->same_channels ? TIMEOUT_SAMECHANNELS : TIMEOUT;
         tmp->nchannels = 0;
         global -= time;
-        nn_search_run(s, tmp, graph, &time);
+        if ((st = nn_search_run(s, tmp, graph, &time)) != ACC_OK)
+            break;
         done = time == -1 || (float)graph->nchannels * graph->bw_inter >= s->total_bw;
         if (!done && pass == 1) {
             /* Different channels (not through AMD CPUs: NCCL keeps them the same there). */
@@ -213,6 +215,8 @@ acc_status_t nn_compute(nn_system_t *s, nn_graph_t *graph)
         break;
     }
     acc_mem_free(tmp);
+    if (st != ACC_OK)
+        return st;
     if (graph->nchannels == 0 && !graph->collnet && graph->pattern != ACC_NCCL_PATTERN_NVLS) {
         /* NCCL's fallback: "Could not find a path for pattern, falling back to simple order" */
         int i;

@@ -18,7 +18,9 @@
 #include "acc_cost.h"
 
 #define NN_MAXCHANNELS 64      /* MAXCHANNELS (sheet §2: "cap 64") */
-#define NN_MAX_GPUS    64      /* one node; the channel masks and intra arrays are sized by it */
+/* NCCL_TOPO_MAX_NODES (src/include/graph.h), raised from 256 to 576 for GB200 NVL72, whose 72
+ * GPUs NCCL fuses into one system. */
+#define NN_MAX_GPUS    576
 #define NN_LOC_BW      5000.0f /* LOC_BW (sheet §1 "Other constants") */
 
 /* Node types in NCCL's order (topo.h): the search walks them in this order. */
@@ -137,8 +139,8 @@ int nn_split_nvlink(const nn_system_t *s);
 
 /* nccl_search.c: one pass of ncclTopoSearchRec from an empty graph g (the search state),
  * keeping the best graph found in *save; *time is the budget, -1 on return when the graph
- * reached its maximum channel count. */
-void nn_search_run(nn_system_t *s, nn_graph_t *g, nn_graph_t *save, int *time);
+ * reached its maximum channel count.  ACC_ERR_NOMEM when its scratch cannot be had. */
+acc_status_t nn_search_run(nn_system_t *s, nn_graph_t *g, nn_graph_t *save, int *time);
 /* nccl_compute.c: ncclTopoCompute.  g->id, pattern, collnet, min/max_channels are inputs. */
 acc_status_t nn_compute(nn_system_t *s, nn_graph_t *g);
 

@@ -32,6 +32,16 @@ void acc_nccl_options_init(acc_nccl_options_t *o)
     memset(o, 0, sizeof(*o));
     o->version = ACC_NCCL_VERSION_DEFAULT;
     o->nvls = -1;
+    o->net_latency_us = ACC_NCCL_NET_LATENCY_OF_FABRIC;
+}
+
+double acc_nccl_net_latency_us(const acc_nccl_options_t *o, const acc_topo_t *topo)
+{
+    const acc_topo_fabric_t *f;
+    if (o->net_latency_us != ACC_NCCL_NET_LATENCY_OF_FABRIC)
+        return o->net_latency_us;
+    f = acc_topo_fabric(acc_topo_network(topo)->name);
+    return f ? f->plugin_latency_us : 0.0;
 }
 
 static acc_status_t check_options(const acc_nccl_options_t *o)
@@ -55,10 +65,12 @@ static acc_status_t check_options(const acc_nccl_options_t *o)
                              "NCCL model: channels %d..%d: expected 0 (default) or 1 to 64, "
                              "minimum not above maximum",
                              o->min_channels, o->max_channels);
-    if (!(o->net_latency_us >= 0 && o->net_latency_us < 1e6))
+    if (!(o->net_latency_us >= 0 && o->net_latency_us < 1e6) &&
+        o->net_latency_us != ACC_NCCL_NET_LATENCY_OF_FABRIC)
         return acc_error_set(ACC_ERR_INVALID,
-                             "NCCL model: net_latency_us=%g: expected a latency >= 0 us",
-                             o->net_latency_us);
+                             "NCCL model: net_latency_us=%g: expected a latency >= 0 us, or "
+                             "ACC_NCCL_NET_LATENCY_OF_FABRIC (%g) for the fabric's",
+                             o->net_latency_us, ACC_NCCL_NET_LATENCY_OF_FABRIC);
     return ACC_OK;
 }
 
@@ -171,6 +183,7 @@ acc_status_t acc_nccl_model_create(const acc_topo_t *topo, const acc_nccl_option
         acc_nccl_options_init(&o);
     if ((st = check_options(&o)) != ACC_OK)
         return st;
+    o.net_latency_us = acc_nccl_net_latency_us(&o, topo);
     ngpus = acc_topo_gpus_per_node(topo);
     if (ngpus < 1 || ngpus > NN_MAX_GPUS)
         return acc_error_set(ACC_ERR_UNSUPPORTED,

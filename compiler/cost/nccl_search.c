@@ -19,8 +19,18 @@
 #define ORDER_REPLAY 2 /* FORCED_ORDER_REPLAY: the previous channel's order */
 
 typedef struct {
+    int g, start, intra_hops, intra_bw, inter_hops, inter_pci_bw, inter_bw;
+} score_t;
+
+/* The search recurses once per GPU of every channel: 72 GPUs x 32 channels on a GB200 NVL72
+ * rack.  What a level keeps across its recursion (the GPUs to try next) lives in `next`, a row
+ * of n per level, and the scores next_gpus sorts in `scores`, so that a level's stack frame
+ * does not grow with the GPU count. */
+typedef struct {
     nn_system_t *s;
     nn_graph_t *save; /* the best graph so far */
+    score_t *scores;  /* n entries, next_gpus' scratch (it does not recurse) */
+    int *next;        /* (max_channels + 1) x n rows of n: the row of level channel x n + step */
 } ctx_t;
 
 static void rec_gpu(ctx_t *c, nn_graph_t *g, int gpu, int step, int back_net, int back_first,
@@ -245,10 +255,6 @@ static void try_collnet_direct(ctx_t *c, nn_graph_t *g, int head, int *time)
     }
 }
 
-typedef struct {
-    int g, start, intra_hops, intra_bw, inter_hops, inter_pci_bw, inter_bw;
-} score_t;
-
 static int cmp_score(const void *pa, const void *pb)
 {
     const score_t *a = pa, *b = pb;
@@ -287,7 +293,7 @@ static int next_gpus(ctx_t *c, const nn_graph_t *g, int gpu, int *next, int sort
     const nn_system_t *s = c->s;
     int n = s->count[NN_GPU], count = 0, i, same = 1;
     uint64_t flag = 1ull << g->nchannels;
-    score_t sc[NN_MAX_GPUS];
+    score_t *sc = c->scores;
     for (i = 1; i < n; i++) {
         int x = (gpu + i) % n;
         const nn_path_t *p = nn_path(s, NN_GPU, gpu, NN_GPU, x);
@@ -341,7 +347,8 @@ static int next_gpus(ctx_t *c, const nn_graph_t *g, int gpu, int *next, int sort
 static void rec_gpu(ctx_t *c, nn_graph_t *g, int gpu, int step, int back_net, int back_first,
                     int order, int *time)
 {
-    int n = c->s->count[NN_GPU], next[NN_MAX_GPUS], count, i;
+    int n = c->s->count[NN_GPU], count, i;
+    int *next = c->next + ((size_t)g->nchannels * n + step) * n;
     if (*time <= 0)
         return;
     (*time)--;
@@ -474,8 +481,20 @@ static void rec(ctx_t *c, nn_graph_t *g, int *time)
             try_gpu(c, g, 0, back_net, back_first, 0, time, -1, -1, i);
 }
 
-void nn_search_run(nn_system_t *s, nn_graph_t *g, nn_graph_t *save, int *time)
+acc_status_t nn_search_run(nn_system_t *s, nn_graph_t *g, nn_graph_t *save, int *time)
 {
-    ctx_t c = {s, save};
+    size_t n = (size_t)s->count[NN_GPU];
+    ctx_t c = {s, save, NULL, NULL};
+    c.scores = acc_mem_calloc(n, sizeof(score_t));
+    c.next = acc_mem_calloc(((size_t)g->max_channels + 1) * n * n, sizeof(int));
+    if (!c.scores || !c.next) {
+        acc_mem_free(c.scores);
+        acc_mem_free(c.next);
+        return acc_error_set(ACC_ERR_NOMEM, "NCCL model: out of memory for the search of %zu GPUs",
+                             n);
+    }
     rec(&c, g, time);
+    acc_mem_free(c.scores);
+    acc_mem_free(c.next);
+    return ACC_OK;
 }

@@ -292,6 +292,7 @@ struct acc_sim {
     uint32_t nroute_links;
     int *nic_start; /* local GPU g's NICs are nic_ids[nic_start[g] .. nic_start[g + 1]) */
     int *nic_ids;   /* NIC ids (among NICs), the GPU's rail first */
+    int *nic_planes; /* the network plane of each entry of nic_ids */
     /* resource numbering */
     uint32_t nres, res_nic, res_fabric, res_mem, res_ll;
     int fabric;      /* 1 when the fabric is oversubscribed (fabric resources exist) */

@@ -134,7 +134,8 @@ acc_status_t sim_routes_build(acc_sim_t *sim)
     sim->route_gg = acc_mem_calloc(nroutes, sizeof(sim_route_t));
     sim->route_links = acc_mem_calloc(nroutes * SIM_ROUTE_MAXLINKS, sizeof(uint32_t));
     sim->nic_ids = acc_mem_calloc((size_t)nstripe + 1, sizeof(int));
-    if (!sim->route_gg || !sim->route_links || !sim->nic_ids)
+    sim->nic_planes = acc_mem_calloc((size_t)nstripe + 1, sizeof(int));
+    if (!sim->route_gg || !sim->route_links || !sim->nic_ids || !sim->nic_planes)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for the simulator's routes");
     sim->route_gn = sim->route_gg + (size_t)sim->gpn * sim->gpn;
     sim->route_ng = sim->route_gn + nstripe;
@@ -150,6 +151,7 @@ acc_status_t sim_routes_build(acc_sim_t *sim)
         for (k = 0; k < n && st == ACC_OK; k++) {
             int e = sim->nic_start[a] + k;
             sim->nic_ids[e] = acc_topo_vertex(t, nics[k])->id;
+            sim->nic_planes[e] = acc_topo_vertex(t, nics[k])->plane;
             st = take_route(sim, va, vvia, nics[k], &sim->route_gn[e]);
             if (st == ACC_OK)
                 st = take_route(sim, nics[k], vvia, va, &sim->route_ng[e]);
@@ -179,6 +181,7 @@ void sim_routes_free(acc_sim_t *sim)
     acc_mem_free(sim->route_links);
     acc_mem_free(sim->nic_start);
     acc_mem_free(sim->nic_ids);
+    acc_mem_free(sim->nic_planes);
     acc_mem_free(sim->res);
     acc_mem_free(sim->raw_cap);
     acc_mem_free(sim->res_on);
@@ -187,7 +190,7 @@ void sim_routes_free(acc_sim_t *sim)
     sim->res_bound = NULL;
     sim->route_gg = sim->route_gn = sim->route_ng = NULL;
     sim->route_links = NULL;
-    sim->nic_start = sim->nic_ids = NULL;
+    sim->nic_start = sim->nic_ids = sim->nic_planes = NULL;
     sim->res = NULL;
     sim->raw_cap = NULL;
 }
@@ -197,6 +200,41 @@ static void add_route(const acc_sim_t *sim, const sim_route_t *r, int node, sim_
     uint32_t i, base = (uint32_t)(node * sim->nlinks);
     for (i = 0; i < r->n; i++)
         out->res[out->n++] = base + sim->route_links[r->off + i];
+}
+
+/* Whether stripe entry e of one GPU shares a network plane with an entry of [b0, b1). */
+static int meets(const acc_sim_t *sim, int e, int b0, int b1)
+{
+    int j;
+    for (j = b0; j < b1; j++)
+        if (sim->nic_planes[j] == sim->nic_planes[e])
+            return 1;
+    return 0;
+}
+
+/* The stripe entries a message of `lane` leaves local GPU la by and reaches local GPU lb by:
+ * lane l takes the sender's NIC l mod n among those that share a plane with one of the
+ * receiver's, and the receiver's NIC l mod m among the m on that plane, since NICs of different
+ * planes meet only where the fabric joins them (and then they have one plane).  With every NIC
+ * on one plane that is NIC l mod n to NIC l mod m.  0, or -1 when no plane is shared. */
+static int pick_nics(const acc_sim_t *sim, int la, int lb, int lane, int *ea, int *eb)
+{
+    int a0 = sim->nic_start[la], a1 = sim->nic_start[la + 1];
+    int b0 = sim->nic_start[lb], b1 = sim->nic_start[lb + 1], i, n = 0, k = 0;
+    *ea = a0, *eb = b0;
+    for (i = a0; i < a1; i++)
+        n += meets(sim, i, b0, b1);
+    if (n == 0)
+        return -1;
+    for (i = a0; i < a1; i++)
+        if (meets(sim, i, b0, b1) && k++ == lane % n)
+            *ea = i;
+    for (i = b0, n = 0; i < b1; i++)
+        n += sim->nic_planes[i] == sim->nic_planes[*ea];
+    for (i = b0, k = 0; i < b1; i++)
+        if (sim->nic_planes[i] == sim->nic_planes[*ea] && k++ == lane % n)
+            *eb = i;
+    return 0;
 }
 
 acc_status_t sim_path(const acc_sim_t *sim, int from, int to, int lane, sim_path_t *out)
@@ -224,8 +262,13 @@ acc_status_t sim_path(const acc_sim_t *sim, int from, int to, int lane, sim_path
                              "simulator: rank %d or %d has no NIC to leave its node by", from, to);
     if (lane < 0)
         lane = 0;
-    ea = sim->nic_start[la] + lane % ka;
-    eb = sim->nic_start[lb] + lane % kb;
+    if (pick_nics(sim, la, lb, lane, &ea, &eb) != 0)
+        return acc_error_set(ACC_ERR_TOPO,
+                             "simulator: the NICs of rank %d and of rank %d are on different "
+                             "network planes, which meet only where the fabric joins them; give "
+                             "NICs of a joined fabric one plane (schedules/TOPOLOGY.md, 'Network "
+                             "planes')",
+                             from, to);
     net = acc_topo_network(sim->topo);
     add_route(sim, &sim->route_gn[ea], na, out);
     out->res[out->n++] = sim->res_nic + (uint32_t)(na * sim->nnics + sim->nic_ids[ea]) * 2;

@@ -111,12 +111,19 @@ typedef struct {
                               when the hardware allows it */
     int min_channels;      /* NCCL_MIN_NCHANNELS; 0 = NCCL's default */
     int max_channels;      /* NCCL_MAX_NCHANNELS; 0 = NCCL's default (64) */
-    double net_latency_us; /* the latency the net plugin reports (graph.latencyInter); IB and
-                              sockets report 0, the default */
+    double net_latency_us; /* the latency the net plugin reports (graph.latencyInter), >= 0;
+                              or ACC_NCCL_NET_LATENCY_OF_FABRIC, the default: the figure of the
+                              topology's fabric (acc_topo_fabric: 75 us for EFA on p5, 0 for
+                              InfiniBand and RoCE, 0 for a fabric without figures) */
 } acc_nccl_options_t;
 
-/* Defaults: version 2.28.9, collnet off, nvls -1, channels and latency 0. */
+#define ACC_NCCL_NET_LATENCY_OF_FABRIC (-1.0)
+
+/* Defaults: version 2.28.9, collnet off, nvls -1, channels 0, latency of the fabric. */
 void acc_nccl_options_init(acc_nccl_options_t *opts);
+/* The plugin latency opts give on topo (both borrowed): net_latency_us, or the figure of the
+ * topology's fabric where opts leave it to the fabric. */
+double acc_nccl_net_latency_us(const acc_nccl_options_t *opts, const acc_topo_t *topo);
 
 typedef struct acc_nccl_model acc_nccl_model_t;
 

@@ -118,6 +118,9 @@ acc_status_t acc_select_builder_create(const acc_topo_t *topo, const acc_select_
     }
     if ((st = check_measured(&b->opts)) != ACC_OK)
         goto out;
+    /* The plugin latency the NCCL model gets is stated, not left to the fabric, so that the
+     * stored build key says which it was. */
+    b->opts.nccl.net_latency_us = acc_nccl_net_latency_us(&b->opts.nccl, topo);
     b->nthreads = b->opts.threads ? b->opts.threads : default_threads();
     b->max_lanes = b->opts.max_lanes ? b->opts.max_lanes : select_lanes_cap(topo);
     if ((st = make_sizes(b)) != ACC_OK ||

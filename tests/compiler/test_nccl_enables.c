@@ -81,19 +81,21 @@ ACC_TEST(pcie_only_node_has_no_ll128)
 /* The ring plateau: Ring/Simple AllReduce latency x1.4 on sm80+, x1.9 before, once
  * n / (nChannels x nRanks) >= 64.
  *   p4d-4node, 32 A100s on 4 nodes: nsteps 62, 6 inter-node steps, Intel overhead 3.0 < 3.4:
- *     8.4 + 56 x 3.4 + 6 x 14 = 282.8; 4 ring channels -> 8 at run time; from 64 x 8 x 32 B.
+ *     8.4 + 56 x 3.4 + 6 x 14 = 282.8, and its fabric, EFA, whose plugin reports 75 us, adds it
+ *     twice per inter-node step for Simple: + 6 x 2 x 75 = 1182.8; 4 ring channels -> 8 at run
+ *     time; from 64 x 8 x 32 B.
  *   dawnbench, 128 V100s on 16 nodes: nsteps 254, 30 inter-node steps: 8.4 + 224 x 3.4 +
  *     30 x 14 = 1190.0; one 32 Gb/s NIC -> 1 ring channel, 2 at run time; from 64 x 2 x 128 B. */
 ACC_TEST(ring_plateau_is_1_4_on_a100_and_1_9_on_v100)
 {
     acc_nccl_model_t *a100 = model("p4d-4node"), *v100 = model("dawnbench-v100-16node");
     double ba = BW(a100, AR, RING, SIMPLE), bv = BW(v100, AR, RING, SIMPLE);
-    CHECK_NEAR(LAT(a100, AR, RING, SIMPLE), 282.8, 1e-3);
+    CHECK_NEAR(LAT(a100, AR, RING, SIMPLE), 1182.8, 1e-3);
     CHECK_NEAR(LAT(v100, AR, RING, SIMPLE), 1190.0, 1e-2);
     CHECK_NEAR(us(a100, AR, 16383, ACC_NCCL_ALGO_RING, ACC_NCCL_PROTO_SIMPLE),
-               282.8 + 16383 / (1000 * ba), 1e-3);
+               1182.8 + 16383 / (1000 * ba), 1e-3);
     CHECK_NEAR(us(a100, AR, 16384, ACC_NCCL_ALGO_RING, ACC_NCCL_PROTO_SIMPLE),
-               282.8 * 1.4 + 16384 / (1000 * ba), 1e-3);
+               1182.8 * 1.4 + 16384 / (1000 * ba), 1e-3);
     CHECK_NEAR(us(v100, AR, 16383, ACC_NCCL_ALGO_RING, ACC_NCCL_PROTO_SIMPLE),
                1190.0 + 16383 / (1000 * bv), 1e-2);
     CHECK_NEAR(us(v100, AR, 16384, ACC_NCCL_ALGO_RING, ACC_NCCL_PROTO_SIMPLE),
@@ -261,7 +263,7 @@ ACC_TEST(bad_options_and_calls_are_refused)
     o.max_channels = 65;
     CHECK_ERR(acc_nccl_model_create(t, &o, &m), ACC_ERR_INVALID);
     acc_nccl_options_init(&o);
-    o.net_latency_us = -1;
+    o.net_latency_us = -2;
     CHECK_ERR(acc_nccl_model_create(t, &o, &m), ACC_ERR_INVALID);
     CHECK_ERR(acc_nccl_model_create(NULL, NULL, &m), ACC_ERR_INVALID);
     o.version = 22800, o.net_latency_us = 0;
@@ -310,5 +312,24 @@ ACC_TEST(dump_shows_graphs_and_tables)
     CHECK(strstr(b.data, "    56.0/ 205.7 |") != NULL);
     CHECK(strstr(b.data, "ReduceScatter |") != NULL);
     acc_buf_free(&b);
+    acc_nccl_model_destroy(m);
+}
+
+/* A GB200 NVL72 rack is one NVLink domain of 72 GPUs, one system to NCCL: NVLS is on across it
+ * with the 24 runtime channels of a single sm_100 node (sheet §2), and a 1 GiB allreduce goes to
+ * NVLS. */
+ACC_TEST(nvls_spans_the_gb200_nvl72_rack)
+{
+    acc_nccl_model_t *m = model("gb200-nvl72");
+    acc_nccl_summary_t s;
+    acc_nccl_choice_t ch;
+    acc_nccl_model_summary(m, &s);
+    CHECK_INT(s.nranks, 72);
+    CHECK_INT(s.nnodes, 1);
+    CHECK_INT(s.min_sm, 100);
+    CHECK_INT(s.nvls, 1);
+    CHECK_INT(s.nvls_channels, 24);
+    CHECK_OK(acc_nccl_model_select(m, AR, 1ull << 30, &ch));
+    CHECK_INT(ch.algo, ACC_NCCL_ALGO_NVLS);
     acc_nccl_model_destroy(m);
 }

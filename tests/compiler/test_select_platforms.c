@@ -10,9 +10,9 @@
 #include "select_internal.h"
 
 static const char *const platforms[] = {
-    "aws-p4d",   "aws-p5",   "aws-p5en",       "azure-ndv5", "dawnbench-v100-16node",
-    "dgx-a100",  "dgx-h100", "dgx-h100-2node", "hgx-h200",   "p4d-4node",
-    "pcie-8gpu",
+    "aws-p4d",  "aws-p5",   "aws-p5en",  "aws-p6-b200",    "azure-ndv5",  "dawnbench-v100-16node",
+    "dgx-a100", "dgx-b200", "dgx-h100",  "dgx-h100-2node", "gb200-nvl72", "gcp-a3-mega",
+    "hgx-h200", "oci-h100", "p4d-4node", "pcie-8gpu",
 };
 #define NPLATFORMS (sizeof(platforms) / sizeof(platforms[0]))
 
@@ -107,6 +107,11 @@ ACC_TEST(aws_p5en)
     walk("aws-p5en");
 }
 
+ACC_TEST(aws_p6_b200)
+{
+    walk("aws-p6-b200");
+}
+
 ACC_TEST(azure_ndv5)
 {
     walk("azure-ndv5");
@@ -122,6 +127,11 @@ ACC_TEST(dgx_a100)
     walk("dgx-a100");
 }
 
+ACC_TEST(dgx_b200)
+{
+    walk("dgx-b200");
+}
+
 ACC_TEST(dgx_h100)
 {
     walk("dgx-h100");
@@ -132,9 +142,24 @@ ACC_TEST(dgx_h100_2node)
     walk("dgx-h100-2node");
 }
 
+ACC_TEST(gb200_nvl72)
+{
+    walk("gb200-nvl72");
+}
+
+ACC_TEST(gcp_a3_mega)
+{
+    walk("gcp-a3-mega");
+}
+
 ACC_TEST(hgx_h200)
 {
     walk("hgx-h200");
+}
+
+ACC_TEST(oci_h100)
+{
+    walk("oci-h100");
 }
 
 ACC_TEST(p4d_4node)

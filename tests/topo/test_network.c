@@ -3,6 +3,8 @@
 #include "acc_test.h"
 #include "acc_topo.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Two nodes of eight H100s with eight 400 Gb/s NICs each, on the synthetic defaults: latency
@@ -94,7 +96,8 @@ ACC_TEST(fingerprint_follows_the_network)
         fingerprint_with(TWO_NODES, changes[i], again);
         CHECK_STR(f, again);
     }
-    /* The fabric's name is a name: the cluster is the same. */
+    /* RoCE's latency is NCCL's NET hop, the default: only the name changes, and the cluster is
+     * the same.  (EFA's is not: fabrics_bring_their_published_latency.) */
     fingerprint_with(TWO_NODES, "fabric=roce", f);
     CHECK_STR(f, fb);
     acc_topo_destroy(base);
@@ -191,4 +194,65 @@ ACC_TEST(what_the_topology_cannot_take)
     CHECK_MSG_HAS("applying network \"nodes=2\": ");
     CHECK_ERR(acc_topo_with_network(base, NULL, &t), ACC_ERR_INVALID);
     acc_topo_destroy(base);
+}
+
+/* Each fabric of the table has the latency schedules/TOPOLOGY.md documents ("Fabrics"): NCCL's
+ * NET hop, 2.7 us, plus what its NCCL plugin reports: nothing for the verbs fabrics (NCCL's own
+ * net_ib), 75 us for EFA on p4d and p5 and 35 us on p5en and P6 (aws-ofi-nccl). */
+ACC_TEST(fabrics_bring_their_published_latency)
+{
+    static const struct {
+        const char *name;
+        double latency_us;
+    } documented[] = {{"ib-hdr", 2.7},     {"ib-ndr", 2.7}, {"ib-xdr", 2.7}, {"roce", 2.7},
+                      {"spectrum-x", 2.7}, {"efa", 77.7},   {"efa-v3", 37.7}};
+    size_t i, n = 0;
+    const acc_topo_fabric_t *all = acc_topo_fabrics(&n);
+    acc_topo_t *base = load(TWO_NODES), *t = NULL;
+
+    CHECK_INT((int)n, (int)(sizeof(documented) / sizeof(documented[0])));
+    for (i = 0; i < sizeof(documented) / sizeof(documented[0]); i++) {
+        const acc_topo_fabric_t *f = acc_topo_fabric(documented[i].name);
+        char params[64];
+        CHECK_MSG(f != NULL, "no fabric %s", documented[i].name);
+        CHECK_STR(all[i].name, documented[i].name);
+        CHECK_NEAR(acc_topo_fabric_latency_us(documented[i].name), documented[i].latency_us, 1e-9);
+        CHECK_MSG(f->source[0] && f->what[0], "%s has no source", documented[i].name);
+        /* fabric= without latency= brings the fabric's latency ... */
+        snprintf(params, sizeof(params), "fabric=%s", documented[i].name);
+        CHECK_OK(acc_topo_with_network(base, params, &t));
+        CHECK_NEAR(acc_topo_network(t)->latency_us, documented[i].latency_us, 1e-9);
+        acc_topo_destroy(t);
+        /* ... and a latency given wins. */
+        snprintf(params, sizeof(params), "fabric=%s latency=5", documented[i].name);
+        CHECK_OK(acc_topo_with_network(base, params, &t));
+        CHECK_NEAR(acc_topo_network(t)->latency_us, 5.0, 0);
+        acc_topo_destroy(t);
+    }
+    /* A name without figures is the NET hop alone. */
+    CHECK(acc_topo_fabric("vpc") == NULL);
+    CHECK_NEAR(acc_topo_fabric_latency_us("vpc"), 2.7, 1e-9);
+    CHECK_NEAR(acc_topo_fabric_latency_us(NULL), 2.7, 1e-9);
+    acc_topo_destroy(base);
+
+    /* The synthetic form and the YAML take the fabric's latency too, and say so. */
+    t = load("nodes=2 gpus=8 nvlink=18 nic=32x100 fabric=efa");
+    CHECK_NEAR(acc_topo_network(t)->latency_us, 77.7, 1e-9);
+    CHECK(strstr(acc_topo_source(t), "latency=77.7") != NULL);
+    acc_topo_destroy(t);
+    t = load("nodes=2 gpus=8 nvlink=18 nic=32x100 fabric=efa latency=12.5");
+    CHECK_NEAR(acc_topo_network(t)->latency_us, 12.5, 0);
+    acc_topo_destroy(t);
+    {
+        static const char yaml[] =
+            "version: 1\nnode: aws-p5en\nnetwork: {nodes: 2, fabric: efa-v3}\n";
+        int k, said = 0;
+        setenv("ACC_PLATFORM_DIR", acc_test_src("schedules/platforms"), 1);
+        CHECK_OK(acc_topo_load_buffer(yaml, strlen(yaml), "p5en-pair.yaml", &t));
+        CHECK_NEAR(acc_topo_network(t)->latency_us, 37.7, 1e-9);
+        for (k = 0; k < acc_topo_assumption_count(t); k++)
+            said |= strstr(acc_topo_assumption(t, k), "aws-ofi-nccl") != NULL;
+        CHECK_MSG(said, "the assumed latency does not name its source");
+        acc_topo_destroy(t);
+    }
 }

@@ -281,3 +281,56 @@ ACC_TEST(hwloc_ports_and_nics_shared_by_gpus)
     check_stripes(t, 1, 8);
     acc_topo_destroy(t);
 }
+
+/* Network planes: NICs of different planes meet only where the fabric joins them.  A node whose
+ * GPUs each have a NIC on every plane (32 x 100 Gb/s on 4 planes, NIC k on plane k mod 4: a p5
+ * GPU's four EFA on planes 0-3) sends as much between nodes as on one plane; a node where GPU g's
+ * only NIC is on plane g mod 2 cannot join GPUs of different parity across nodes; the YAML
+ * carries each NIC's plane and refuses one out of range, naming the file and line. */
+ACC_TEST(network_planes_pair_nics_of_one_plane)
+{
+    acc_topo_t *one = NULL, *four = NULL, *split = NULL, *back = NULL;
+    acc_topo_path_t p, q;
+    acc_buf_t b;
+    int k;
+
+    CHECK_OK(acc_topo_load("nodes=2 gpus=8 nvlink=18 nic=32x100", &one));
+    CHECK_OK(acc_topo_load("nodes=2 gpus=8 nvlink=18 nic=32x100 planes=4", &four));
+    for (k = 0; k < 32; k++)
+        CHECK_INT(acc_topo_vertex(four, acc_topo_find(four, ACC_VTX_NIC, k))->plane, k % 4);
+    CHECK(strstr(acc_topo_source(four), " planes=4") != NULL);
+    CHECK_OK(acc_topo_path(one, 3, 12, &p));
+    CHECK_OK(acc_topo_path(four, 3, 12, &q));
+    CHECK_INT(q.cls, ACC_PATH_NET);
+    CHECK_NEAR(q.bw, p.bw, 1e-9);
+    CHECK_NEAR(q.bw, 50.0, 1e-9); /* four 100 Gb/s EFA */
+
+    CHECK_OK(acc_topo_load("nodes=2 gpus=8 nvlink=18 nic=8x400 planes=2", &split));
+    CHECK_OK(acc_topo_path(split, 0, 10, &p)); /* GPU0 (plane 0) to GPU2 of node 1 (plane 0) */
+    CHECK_INT(p.cls, ACC_PATH_NET);
+    CHECK_NEAR(p.bw, 50.0, 1e-9);
+    CHECK_OK(acc_topo_path(split, 0, 9, &p)); /* GPU0 (plane 0) to GPU1 of node 1 (plane 1) */
+    CHECK_INT(p.cls, ACC_PATH_DIS);
+    CHECK_NEAR(p.bw, 0, 0);
+
+    acc_buf_init(&b);
+    CHECK_OK(acc_topo_export_yaml(four, &b));
+    CHECK(strstr(b.data, ", plane: 3}") != NULL);
+    CHECK_OK(acc_topo_load_buffer(b.data, b.len, "four.yaml", &back));
+    for (k = 0; k < 32; k++)
+        CHECK_INT(acc_topo_vertex(back, acc_topo_find(back, ACC_VTX_NIC, k))->plane, k % 4);
+    acc_buf_free(&b);
+    {
+        static const char bad[] = "version: 1\nnode:\n  gpus:\n    - {id: 0, sm: 90}\n  nics:\n"
+                                  "    - {id: 0, speed_gbps: 400, plane: 64}\n";
+        acc_topo_t *t = NULL;
+        CHECK_ERR(acc_topo_load_buffer(bad, strlen(bad), "planes.yaml", &t), ACC_ERR_RANGE);
+        CHECK_MSG_HAS("planes.yaml:6:");
+        CHECK_MSG_HAS("'plane' is 64");
+        CHECK(t == NULL);
+    }
+    acc_topo_destroy(back);
+    acc_topo_destroy(split);
+    acc_topo_destroy(four);
+    acc_topo_destroy(one);
+}

@@ -23,6 +23,11 @@ static const expect_t platforms[] = {
     {"aws-p4d", 8, 80, 12, 4, 100, 2, 1, 40},
     {"aws-p5", 8, 90, 18, 32, 100, 2, 1, 80},
     {"aws-p5en", 8, 90, 18, 16, 200, 2, 1, 141},
+    {"aws-p6-b200", 8, 100, 18, 8, 400, 2, 1, 180},
+    {"dgx-b200", 8, 100, 18, 8, 400, 2, 1, 180},
+    {"gcp-a3-mega", 8, 90, 18, 8, 200, 2, 1, 80},
+    {"oci-h100", 8, 90, 18, 16, 200, 2, 1, 80},
+    {"gb200-nvl72", 72, 100, 18, 72, 400, 36, 1, 186},
     {"pcie-8gpu", 8, 89, 0, 2, 200, 2, 1, 48},
     {"dgx-h100-2node", 8, 90, 18, 8, 400, 2, 2, 80},
     {"p4d-4node", 8, 80, 12, 4, 100, 2, 4, 40},
@@ -205,9 +210,12 @@ ACC_TEST(different_machines_have_different_fingerprints)
     for (i = 0; i < NPLATFORMS; i++) {
         for (j = i + 1; j < NPLATFORMS; j++) {
             /* ND H100 v5 is an HGX H100 board with one 400 Gb/s NIC per GPU behind a shared
-             * switch on two sockets: the same machine as far as schedules are concerned. */
-            int same = strcmp(platforms[i].name, "dgx-h100") == 0 &&
-                       strcmp(platforms[j].name, "azure-ndv5") == 0;
+             * switch on two sockets: the same machine as far as schedules are concerned; so is
+             * the p6-b200 (its 3,200 Gb/s of EFA taken as eight 400 Gb/s) to the DGX B200. */
+            int same = (strcmp(platforms[i].name, "dgx-h100") == 0 &&
+                        strcmp(platforms[j].name, "azure-ndv5") == 0) ||
+                       (strcmp(platforms[i].name, "aws-p6-b200") == 0 &&
+                        strcmp(platforms[j].name, "dgx-b200") == 0);
             CHECK_MSG((strcmp(fp[i], fp[j]) == 0) == same, "%s and %s: fingerprints %s",
                       platforms[i].name, platforms[j].name, same ? "differ" : "are equal");
         }
@@ -235,4 +243,56 @@ ACC_TEST(dgx_h100_agrees_with_ibm_nccl_dump)
     CHECK_INT(acc_topo_count(xml, ACC_VTX_CPU), acc_topo_count(yaml, ACC_VTX_CPU));
     acc_topo_destroy(yaml);
     acc_topo_destroy(xml);
+}
+
+/* What a user of each new platform checks first: the NIC bandwidth each GPU has to itself (the
+ * node's NIC line rate over its GPUs), the NICs each GPU stripes across, and the NVLink domain:
+ * every pair of GPUs on NVLink through the switch fabric, 18 NVLinks each. */
+ACC_TEST(nics_per_gpu_and_nvlink_domains_of_the_2025_platforms)
+{
+    static const struct {
+        const char *name;
+        int domain, nvlinks, nics_per_gpu;
+        double gbps_per_gpu;
+    } cases[] = {
+        {"aws-p5", 8, 18, 4, 400},       {"aws-p5en", 8, 18, 2, 400},
+        {"aws-p6-b200", 8, 18, 1, 400},  {"dgx-b200", 8, 18, 1, 400},
+        {"gcp-a3-mega", 8, 18, 1, 200},  {"oci-h100", 8, 18, 2, 400},
+        {"gb200-nvl72", 72, 18, 2, 400}, {"aws-p4d", 8, 12, 1, 50},
+    };
+    size_t i;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        acc_topo_t *t = load(cases[i].name);
+        double total = 0;
+        int k, g, n = acc_topo_gpus_per_node(t);
+        for (k = 0; k < acc_topo_count(t, ACC_VTX_NIC); k++)
+            total += acc_topo_vertex(t, acc_topo_find(t, ACC_VTX_NIC, k))->speed_gbps;
+        CHECK_MSG(n == cases[i].domain, "%s: %d GPUs in the NVLink domain", cases[i].name, n);
+        CHECK_NEAR(total / n, cases[i].gbps_per_gpu, 1e-9);
+        for (g = 0; g < n; g++) {
+            int other = (g + n / 2 + 1) % n;
+            CHECK_MSG(acc_topo_gpu_nics(t, g, NULL, NULL) == cases[i].nics_per_gpu,
+                      "%s GPU%d stripes across %d NICs", cases[i].name, g,
+                      acc_topo_gpu_nics(t, g, NULL, NULL));
+            CHECK_INT(acc_topo_nvlinks_to_switches(t, g), cases[i].nvlinks);
+            CHECK_INT(vclass(t, ACC_VTX_GPU, g, ACC_VTX_GPU, other), ACC_PATH_NVL);
+        }
+        acc_topo_destroy(t);
+    }
+}
+
+/* GB200 NVL72: the tray's NICs hang off its Graces, which the GPUs reach over NVLink-C2C (NCCL's
+ * P2C path): a GPU's own NICs are C2C, another tray's are across the CPUs. */
+ACC_TEST(gb200_gpus_reach_their_nics_over_c2c)
+{
+    acc_topo_t *t = load("gb200-nvl72");
+    int g, k;
+    for (g = 0; g < 72; g++) {
+        /* GPUs 2c and 2c+1 are on Grace c, with NICs 2c and 2c+1. */
+        CHECK_INT(acc_topo_vertex_numa(t, acc_topo_find(t, ACC_VTX_GPU, g)), g / 2);
+        for (k = 0; k < 72; k += 7)
+            CHECK_INT(vclass(t, ACC_VTX_GPU, g, ACC_VTX_NIC, k),
+                      k / 2 == g / 2 ? ACC_PATH_C2C : ACC_PATH_SYS);
+    }
+    acc_topo_destroy(t);
 }

@@ -60,6 +60,7 @@ typedef enum {
 } acc_path_class_t;
 
 #define ACC_TOPO_NAME_MAX     64
+#define ACC_TOPO_PLANES_MAX   64
 #define ACC_TOPO_AFFINITY_MAX 256
 
 /* One vertex of the node graph.  Fields that do not apply to a kind are zero / empty;
@@ -80,6 +81,9 @@ typedef struct {
     char dev_name[ACC_TOPO_NAME_MAX]; /* "mlx5_0", "rdmap79s0", "efa0" */
     double speed_gbps;                /* line rate in Gb/s */
     int gdr;                          /* GPUDirect RDMA usable: 1 yes, 0 no/unknown */
+    int plane; /* the network plane the NIC is wired to, 0 to ACC_TOPO_PLANES_MAX - 1 (NCCL's net
+                  API v12 reports a rail and a plane per NIC): NICs of different planes meet only
+                  where the fabric joins them, and a fabric that does gives them one plane */
     /* PCIe switch */
     int host_bridge; /* 1 when this vertex is a host bridge (root complex) */
     /* CPU */
@@ -102,7 +106,8 @@ typedef struct {
 typedef struct {
     int nodes;                    /* >= 1 */
     char name[ACC_TOPO_NAME_MAX]; /* "ib-ndr", "efa", "roce", "vpc"; "" for one node */
-    double latency_us;            /* one-way NIC-to-NIC latency across the fabric */
+    double latency_us;            /* one-way latency of a network step, NIC to NIC; by default
+                                     acc_topo_fabric_latency_us(name) */
     int rail_optimized;           /* 1: NIC k of every node shares a leaf switch (a rail) */
     double oversubscription;      /* >= 1: bisection is NIC bandwidth / oversubscription */
 } acc_topo_network_t;
@@ -203,7 +208,9 @@ acc_status_t acc_topo_finalize(acc_topo_t *t);
  *     rail=0|1      rail-optimised (also yes/no, true/false)
  *     oversub=X     oversubscription, >= 1 (1: non-blocking)
  *     nodes=N       node count, 1 to 65536
- *     fabric=NAME   the network's name: 1 to 63 letters, digits, '-', '_' and '.'
+ *     fabric=NAME   the network's name: 1 to 63 letters, digits, '-', '_' and '.'; without
+ *                   latency= it also sets the latency to the fabric's
+ *                   (acc_topo_fabric_latency_us)
  *
  * What params does not name stays as topo has it, so that the topology's own values given as
  * parameters give the same fingerprint.  A pair without '=', an unknown key or a key given twice
@@ -211,6 +218,26 @@ acc_status_t acc_topo_finalize(acc_topo_t *t);
  * names the pair and lists the keys.  topo (borrowed) need not be finalized; *out is a new
  * finalized topology with topo's name, source and assumptions. */
 acc_status_t acc_topo_with_network(const acc_topo_t *topo, const char *params, acc_topo_t **out);
+
+/* ---- fabrics ---------------------------------------------------------------------------- */
+/* A network fabric acc knows by name (topo_fabric.c, schedules/TOPOLOGY.md "Fabrics"): the
+ * latency its NCCL network plugin reports, with the source of that figure.  A network step
+ * across it costs NCCL's NET hop (2.7 us, LL) plus that latency, in acc's model and NCCL's. */
+typedef struct {
+    const char *name;         /* as `fabric:` and fabric= give it: "efa", "ib-ndr", ... */
+    const char *what;         /* "AWS EFA and EFAv2 (p4d, p4de, p5, p5e)" */
+    double plugin_latency_us; /* ncclNetProperties.latency of its plugin (graph.latencyInter) */
+    const char *source;       /* where that figure is published */
+} acc_topo_fabric_t;
+
+/* The fabric of that name (exact), or NULL for a name acc has no figures for. */
+const acc_topo_fabric_t *acc_topo_fabric(const char *name);
+/* Every known fabric, in the documented order. */
+const acc_topo_fabric_t *acc_topo_fabrics(size_t *count);
+/* The one-way latency of a network step across the fabric `name`: NCCL's NET hop plus its
+ * plugin's latency; the NET hop alone for a name not in the table (or NULL).  The default of
+ * acc_topo_network_t.latency_us wherever a network names its fabric but not its latency. */
+double acc_topo_fabric_latency_us(const char *name);
 
 /* ---- queries ---------------------------------------------------------------------------- */
 const char *acc_topo_name(const acc_topo_t *t);   /* "" when unnamed */

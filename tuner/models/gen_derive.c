@@ -44,11 +44,16 @@ static const gen_gpu_t gpus[] = {
     {90, "H100 SXM5 80GB", 989.4, 1,
      "NVIDIA H100 datasheet: BF16 and FP16 Tensor Core 1,979 TFLOPS with sparsity, 989.4 dense "
      "(the H200 has the same)"},
+    {100, "B200", 2250.0, 1,
+     "NVIDIA HGX B200 datasheet: FP16 and BF16 Tensor Core 36 PFLOPS for 8 GPUs with sparsity, "
+     "2,250 "
+     "TFLOPS dense per GPU at 1,000 W (glennklockwood.com/garden/processors/B200; the GB200 "
+     "part at 1,200 W: 2,500)"},
 };
 
-/* The compute capabilities of the shipped platforms' GPUs (V100, A100, L40S, H100 and H200);
- * tests/tuner/test_profiles.c checks that every platform's GPU is among them. */
-static const int platform_sms[] = {70, 80, 89, 90};
+/* The compute capabilities of the shipped platforms' GPUs (V100, A100, L40S, H100 and H200,
+ * B200 and GB200); tests/tuner/test_profiles.c checks that every platform's GPU is among them. */
+static const int platform_sms[] = {70, 80, 89, 90, 100};
 
 static const gen_gpu_t *gpu_of(int sm)
 {
