@@ -60,6 +60,26 @@ def fresh_db(path):
     return path
 
 
+def online_tune(a, profile, topo, db, budget):
+    """acc's online tuning of a model profile, replayed by acc-bench on every node of the
+    cluster within budget iterations (compressions allowed); rank 0 stores the optimum it
+    measured in db.  acc-bench's output."""
+    return cluster(a.shape, a.rt + ["env", "ACC_LOG_LEVEL=error", "ACC_TUNE_BUDGET=%d" % budget,
+                                    "ACC_TUNE_COMPRESSION=none,fp16,bf16", tool("acc-bench"),
+                                    "--model", profile, "--runtime", "host", "--rank", "{rank}",
+                                    "--nranks", "{nranks}", "--bootstrap", "{bootstrap}",
+                                    "--topo", topo, "--db", db, "--policy", "online", "--iters",
+                                    "4"])
+
+
+def stored_settings(python, model, topo, db):
+    """acc.ddp_settings(model, topo, db) through the interpreter that has PyTorch's venv."""
+    lib = os.path.join(build_dir(), "libacc.so")
+    return json.loads(run([python, "-c", "import acc, json; print(json.dumps("
+                           "acc.ddp_settings(%r, %r, db=%r)))" % (model, topo, db)],
+                          env={"PYTHONPATH": os.path.join(ROOT, "python"), "ACC_LIBRARY": lib}))
+
+
 def common_args(p, work):
     """The options every measuring script takes."""
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))

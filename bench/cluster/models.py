@@ -32,7 +32,8 @@ import os
 import sys
 
 from benchlib import (ROOT, cluster, common_args, fmt, fresh_db, load_note, log, md_table,
-                      median, run, save_json, svg_lines, tool, torch_python_arg, write)
+                      median, online_tune, run, save_json, stored_settings, svg_lines, tool,
+                      torch_python_arg, write)
 
 CASES = {"resnet50-ddp": ("resnet50", "ddp"), "gpt2-ddp": ("gpt2", "ddp"),
          "gpt2-fsdp2": ("gpt2", "fsdp2")}
@@ -71,17 +72,9 @@ def tune(a, case):
     with open(profile, "w") as f:
         f.write(run([tool("acc-tune"), "profile", "export", case, "--db", db]))
     log("%s: acc's online tuning, replayed across the cluster" % case)
-    cluster(a.shape, a.rt + ["env", "ACC_LOG_LEVEL=error", "ACC_TUNE_BUDGET=%d" % a.tune_budget,
-                             "ACC_TUNE_COMPRESSION=none,fp16,bf16", tool("acc-bench"),
-                             "--model", profile, "--runtime", "host", "--rank", "{rank}",
-                             "--nranks", "{nranks}", "--bootstrap", "{bootstrap}", "--topo",
-                             topo, "--db", db, "--policy", "online", "--iters", "4"])
+    online_tune(a, profile, topo, db, a.tune_budget)
     env["ACC_MODEL"] = profile  # the key online tuning stored its optimum under
-    lib = os.path.join(os.environ.get("ACC_BUILD", os.path.join(ROOT, "build")), "libacc.so")
-    settings = json.loads(run([a.python, "-c", "import acc, json; print(json.dumps("
-                               "acc.ddp_settings(%r, %r, db=%r)))" % (profile, topo, db)],
-                              env={"PYTHONPATH": os.path.join(ROOT, "python"),
-                                   "ACC_LIBRARY": lib}))
+    settings = stored_settings(a.python, profile, topo, db)
     if not settings:
         raise SystemExit("%s: online tuning stored no optimum" % case)
     log("%s: acc's tuned configuration: %s" % (case, settings["text"]))

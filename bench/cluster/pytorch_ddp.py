@@ -32,7 +32,8 @@ import os
 import sys
 
 from benchlib import (ROOT, cluster, common_args, fmt, fresh_db, load_note, log, md_table, median,
-                      run, save_json, svg_bars, tool, torch_python_arg, write)
+                      online_tune, save_json, stored_settings, svg_bars, tool, torch_python_arg,
+                      write)
 
 TOL = 0.01  # relative difference of the loss after N steps allowed to compression
 
@@ -88,16 +89,8 @@ def main():
     profile = os.path.join(a.work, "wide-mlp.yaml")
     torchrun(a, ["--policy", "profile", "--profile", profile], env)
     log("acc's online tuning of it, replayed on the cluster")
-    tuned_text = cluster(a.shape, a.rt + ["env", "ACC_LOG_LEVEL=error", "ACC_TUNE_BUDGET=%d" %
-                                          (24 if a.quick else 48),
-                                          "ACC_TUNE_COMPRESSION=none,fp16,bf16",
-                                          tool("acc-bench"), "--model", profile, "--runtime",
-                                          "host", "--rank", "{rank}", "--nranks", "{nranks}",
-                                          "--bootstrap", "{bootstrap}", "--topo", topo, "--db",
-                                          db, "--policy", "online", "--iters", "4"])
-    settings = json.loads(run([a.python, "-c", "import acc, json; print(json.dumps("
-                               "acc.ddp_settings(%r, %r, db=%r)))" % (profile, topo, db)],
-                              env={"PYTHONPATH": env["PYTHONPATH"], "ACC_LIBRARY": lib}))
+    tuned_text = online_tune(a, profile, topo, db, 24 if a.quick else 48)
+    settings = stored_settings(a.python, profile, topo, db)
     if not settings:
         raise SystemExit("online tuning stored no optimum:\n" + tuned_text)
     tuned = {"bucket_mb": settings["fusion_bytes"] / float(1 << 20),
