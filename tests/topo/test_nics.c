@@ -199,6 +199,18 @@ ACC_TEST(no_pxn_without_nvlink)
     acc_topo_destroy(t);
 }
 
+/* The matrix's device d (GPUs 0-7, then NICs 0-17): its socket, and its PCIe switch (-1: on the
+ * CPU).  Two NICs per GPU switch, the last two NICs on the sockets' own ports. */
+static int smi_socket(int d)
+{
+    return d < 8 ? d / 4 : d < 24 ? (d - 8) / 8 : d - 24;
+}
+
+static int smi_switch(int d)
+{
+    return d < 8 ? d : d < 24 ? (d - 8) / 2 : -1;
+}
+
 /* `nvidia-smi topo -m` of an 8-GPU node with 18 NIC columns: two compute NICs on each GPU's PCIe
  * switch (NIC0-15, OCI's 16 x 200G layout) and one front-end NIC per socket (NIC16, NIC17), in
  * the layout of the captures in tests/data/topologies/nvidia-smi (NV18, PIX, NODE, SYS). */
@@ -213,21 +225,10 @@ static char *smi_18_nics(void)
         acc_buf_printf(&b, "%s%d\t", c < 8 ? "GPU" : "NIC", c < 8 ? c : c - 8);
     acc_buf_puts(&b, "CPU Affinity\tNUMA Affinity\tGPU NUMA ID\n");
     for (r = 0; r < n; r++) {
-        /* A device's socket, and its PCIe switch (-1: on the CPU). */
-        int rs = r < 8    ? r / 4
-                 : r < 24 ? (r - 8) / 8
-                          : r - 24,
-            rw = r < 8    ? r
-                 : r < 24 ? (r - 8) / 2
-                          : -1;
+        int rs = smi_socket(r), rw = smi_switch(r);
         acc_buf_printf(&b, "%s%d\t", r < 8 ? "GPU" : "NIC", r < 8 ? r : r - 8);
         for (c = 0; c < n; c++) {
-            int cs = c < 8    ? c / 4
-                     : c < 24 ? (c - 8) / 8
-                              : c - 24,
-                cw = c < 8    ? c
-                     : c < 24 ? (c - 8) / 2
-                              : -1;
+            int cs = smi_socket(c), cw = smi_switch(c);
             const char *w = r == c                ? " X "
                             : r < 8 && c < 8      ? "NV18"
                             : rw >= 0 && rw == cw ? "PIX"
