@@ -1,7 +1,7 @@
 /*
  * topo/topo_hwloc.h - what the hwloc importer (topo_hwloc.c, topo_hwloc_xml.c,
- * topo_hwloc_nvlink.c), NVML (topo_nvml.c) and live discovery (topo_live.c) share.  Private to
- * those files.
+ * topo_hwloc_nvlink.c, topo_hwloc_pcie.c), NVML (topo_nvml.c) and live discovery (topo_live.c)
+ * share.  Private to those files.
  */
 #ifndef ACC_TOPO_HWLOC_H
 #define ACC_TOPO_HWLOC_H
@@ -65,6 +65,12 @@ acc_status_t topo_hwloc_build(acc_topo_t *t, const char *text, size_t len, const
 /* The CPU id an I/O object is local to; records an assumption when hwloc gives no single NUMA
  * node.  `what` names the object in that assumption. */
 acc_status_t topo_hwloc_numa_of(topo_hwloc_conv_t *c, hwloc_obj_t io, const char *what, int *out);
+/* The PCIe generation and width of a link hwloc gives as GB/s; 0 when no generation and width
+ * give that rate (topo_hwloc_pcie.c). */
+int topo_hwloc_pcie_from_speed(double gbs, int *gen, int *width);
+/* The PCIe switches and host bridges above the kept devices, as vertices and links
+ * (topo_hwloc_pcie.c). */
+acc_status_t topo_hwloc_pcie_tree(topo_hwloc_conv_t *c);
 /* "dddd:bb:dd.f" of a PCI device or bridge. */
 void topo_hwloc_busid(hwloc_obj_t o, char out[24]);
 /* NVLinks from a capture's NVLinkBandwidth matrix, or the assumption that they are unknown
