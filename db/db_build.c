@@ -118,8 +118,20 @@ static acc_status_t store_module(void *ctx, const acc_kmodule_t *m)
     return ACC_OK;
 }
 
-/* The modules of the plans a sweep's table names; acc's best plans where NCCL keeps the size
- * are never run, so they get none. */
+/* Does a range of the table run plan `hash` on GPUs?  Only such plans are ever launched: the
+ * cuda backend hands every other range to NCCL (a multi-node plan, one of more ranks than a
+ * kernel's arguments carry), so that the CUBINs stored do not grow with the node count. */
+static int runs_on_gpus(const acc_select_table_t *t, const char *hash)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (!t->entries[i].use_nccl && (t->entries[i].backends & ACC_BACKENDS_CUDA) &&
+            !strcmp(t->entries[i].plan_hash, hash))
+            return 1;
+    return 0;
+}
+
+/* The modules of the plans a sweep's table runs on GPUs; acc's best plans where NCCL keeps the
+ * size, and those only the host backend can run, are never launched, so they get none. */
 static acc_status_t store_kernels(acc_db_t *db, acc_kbuild_t *kb, const acc_kbuild_opts_t *kopts,
                                   const acc_select_result_t *r, size_t *stored)
 {
@@ -132,7 +144,7 @@ static acc_status_t store_kernels(acc_db_t *db, acc_kbuild_t *kb, const acc_kbui
     s.kopts = kopts;
     s.compiler = acc_kbuild_compiler(kb);
     for (i = 0; i < r->nplans && st == ACC_OK; i++) {
-        if (!r->plans[i].hash[0])
+        if (!r->plans[i].hash[0] || !runs_on_gpus(r->table, r->plans[i].hash))
             continue;
         s.plan_hash = r->plans[i].hash;
         st = acc_kbuild_plan(kb, r->plans[i].plan, store_module, &s);

@@ -45,6 +45,10 @@ static void print_report(const compile_opts_t *o, const acc_topo_t *topo,
            what);
     if (o->emit_cuda)
         printf(", sources in %s", o->emit_cuda);
+    if (!r->kernels.plans)
+        printf(": no range runs acc's plan on GPUs%s",
+               acc_topo_nodes(topo) > 1 ? " (the cuda backend leaves multi-node plans to NCCL)"
+                                        : "");
     printf("\n");
     if (!o->arch)
         return;

@@ -188,9 +188,10 @@ typedef struct {
     acc_coll_t colls[ACC_COLL_COUNT];
     size_t ncolls;
     acc_select_build_opts_t select; /* the sweep's options (acc_select_build_opts_init) */
-    /* The kernels of the plans the tables name: types, reductions, architectures, cache and
-     * source directory.  Modules are made only with an architecture (then their CUBINs are
-     * stored) or a source directory (then their sources are written). */
+    /* The kernels of the plans the tables run on GPUs (ranges whose backends include cuda; the
+     * cuda backend hands multi-node plans to NCCL, so they get none): types, reductions,
+     * architectures, cache and source directory.  Modules are made only with an architecture (then
+     * their CUBINs are stored) or a source directory (then their sources are written). */
     acc_kbuild_opts_t kernels;
 } acc_db_build_opts_t;
 

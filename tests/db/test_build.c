@@ -228,6 +228,35 @@ ACC_TEST(sm90_kernels_are_the_caches_and_built_once)
     tu_remove(path);
 }
 
+/* Two nodes: the table gives acc's plans to the host backend, and the cuda backend leaves every
+ * multi-node plan to NCCL, so no CUBIN is built or stored for them, however many nodes. */
+ACC_TEST(a_multi_node_table_stores_no_cubins)
+{
+    const char *path = tu_fresh("build_nodes.db");
+    acc_topo_t *topo = tu_synth("nodes=2 gpus=4 nvlink=18 nic=4x400");
+    acc_db_t *db;
+    acc_kcache_t *cache = NULL;
+    acc_db_build_opts_t o;
+    acc_db_build_report_t rep;
+    char hashes[16][ACC_SHA256_HEX_LEN + 1];
+    uint64_t count = 1;
+
+    need_nvrtc();
+    CHECK_OK(acc_kcache_create("", &cache));
+    db = tu_open(path, 0);
+    sm90_opts(&o, ACC_COLL_ALLREDUCE, cache);
+    CHECK_OK(acc_db_build(db, topo, &o, &rep));
+    CHECK(tu_named_plans(db, rep.fingerprint, ACC_COLL_ALLREDUCE, hashes, 16) > 0);
+    CHECK_INT(rep.kernels.plans, 0);
+    CHECK_INT(rep.cubins, 0);
+    CHECK_OK(acc_db_count_kernels(db, NULL, NULL, &count));
+    CHECK_INT(count, 0);
+    acc_db_close(db);
+    acc_kcache_destroy(cache);
+    acc_topo_destroy(topo);
+    tu_remove(path);
+}
+
 /* A collective that only moves data: one module per type whatever the reductions, stored under
  * "none"; fp16 and bf16 share their source, so each plan is compiled once and both rows hold
  * the same CUBIN. */
