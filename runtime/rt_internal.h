@@ -104,11 +104,38 @@ acc_status_t boot_allgather(rt_boot_t *b, const void *mine, size_t bytes, void *
 acc_status_t boot_allgather_final(rt_boot_t *b, const void *mine, size_t bytes, void *all);
 acc_status_t boot_bcast(rt_boot_t *b, void *buf, size_t bytes, int root);
 acc_status_t boot_barrier(rt_boot_t *b);
+/* An allgather sends rank 0 N records and every rank all N: O(N^2) bytes at rank 0.  The set-up
+ * and the join use these instead, each O(1) bytes per rank and O(N) at rank 0 (docs/scale.md):
+ *
+ * One vote per rank, one verdict for all: the failure (status != ACC_OK) of least (order, rank),
+ * else ACC_OK with rank -1.  A rank sends its text only when it fails. */
+typedef struct {
+    int32_t status, order, tag, rank;
+    char text[2048];
+} boot_vote_t;
+void boot_vote_init(boot_vote_t *v, acc_status_t status);
+acc_status_t boot_vote(rt_boot_t *b, const boot_vote_t *mine, boot_vote_t *verdict);
+/* The same as the last step of a set-up (boot_allgather_final's deadlines). */
+acc_status_t boot_vote_final(rt_boot_t *b, const boot_vote_t *mine, boot_vote_t *verdict);
+/* Every rank's record to rank 0 (all: nranks records there; unused elsewhere, may be NULL). */
+acc_status_t boot_gather(rt_boot_t *b, const void *mine, size_t bytes, void *all);
+/* table holds nranks records of rec bytes, whole on rank 0: every other rank asks rank 0 for
+ * the n records it names in want and finds them at their places in its table. */
+acc_status_t boot_fetch(rt_boot_t *b, void *table, size_t rec, const int *want, int n);
+/* What this rank's bootstrap has sent and received, rendezvous included: a frame is a message. */
+typedef struct {
+    uint64_t msgs_sent, bytes_sent, msgs_recv, bytes_recv;
+} boot_traffic_t;
+void boot_traffic(const rt_boot_t *b, boot_traffic_t *out);
 /* How long those wait for a peer (the communicator's timeout unless changed; <= 0: for ever). */
 void boot_set_wait(rt_boot_t *b, int wait_ms);
 /* Where each rank listens for the host backend's connections between nodes; the listening
  * socket of this rank; the id's nonce, equal on every rank of the communicator. */
 const net_addr_t *boot_peer_addr(const rt_boot_t *b, int rank);
+/* Rank 0 knows every rank's address, the others their own and rank 0's: the others' they fetch
+ * (collectively, boot_fetch) for the peers they connect to.  Is rank's address known here? */
+int boot_peer_known(const rt_boot_t *b, int rank);
+acc_status_t boot_fetch_addrs(rt_boot_t *b, const int *ranks, int n);
 int boot_listen_fd(const rt_boot_t *b);
 const uint8_t *boot_nonce(const rt_boot_t *b);
 int boot_timeout_ms(const rt_boot_t *b);

@@ -170,6 +170,10 @@ static int gone(const acc_comm_t *c, const hb_state_t *s, int r, int *probed)
 {
     if (same_machine(c, s, r))
         return process_ended(s->pids[r]);
+    /* A rank on another node that this one never connected to: its address is rank 0's to
+     * know (boot_fetch_addrs), and the peers this rank waits for are among those it knows. */
+    if (!boot_peer_known(c->boot, r))
+        return 0;
     *probed = 1;
     return net_probe(boot_peer_addr(c->boot, r), 100) == 0;
 }
