@@ -24,10 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define COMM_MAGIC 0x61636363u /* "accc" */
 /* The least a set-up step waits for a live peer (ACC_TIMEOUT_MS's default). */
 #define SETUP_WAIT_MS 60000
-enum { COMM_LIVE = 1, COMM_CLOSING, COMM_DEAD };
 
 void acc_comm_opts_init(acc_comm_opts_t *opts)
 {
@@ -410,7 +408,6 @@ void comm_leave(acc_comm_t *c)
  * good once no call holds it.  A call that finds it held (another thread's call, a rare and
  * wrong use, or acc_comm_stats while a call runs) waits, spinning briefly and then sleeping
  * up to a millisecond at a time: the holder's exit cannot wake anyone, so waiting polls. */
-enum { GATE_FREE = 0, GATE_CALL, GATE_SHUT };
 
 static int gate_take(acc_comm_t *c)
 {
@@ -434,7 +431,7 @@ static void gate_backoff(unsigned *round)
     (*round)++;
 }
 
-acc_status_t comm_begin_call(acc_comm_t *c, const char *what)
+acc_status_t comm_begin_call_slow(acc_comm_t *c, const char *what)
 {
     unsigned round = 0;
     acc_status_t st;
@@ -453,11 +450,6 @@ acc_status_t comm_begin_call(acc_comm_t *c, const char *what)
         return st;
     }
     return ACC_OK;
-}
-
-void comm_end_call(acc_comm_t *c)
-{
-    __atomic_store_n(&c->gate, GATE_FREE, __ATOMIC_RELEASE);
 }
 
 /* Close c to new calls and wait for those in flight; ACC_ERR_INVALID when it is closed (or
