@@ -78,7 +78,11 @@ int net_probe(const net_addr_t *a, int ms);
  * process's first communicator and now that made it a child: a communicator made at another
  * count belongs to an ancestor process. */
 void net_init(void);
-unsigned net_forks(void);
+extern unsigned net_fork_count; /* net.c's count, read inline on every call's path */
+static inline unsigned net_forks(void)
+{
+    return __atomic_load_n(&net_fork_count, __ATOMIC_SEQ_CST);
+}
 
 /* ---- the bootstrap (comm/bootstrap.c) -------------------------------------------------------- */
 typedef struct rt_boot rt_boot_t;
@@ -104,11 +108,38 @@ acc_status_t boot_allgather(rt_boot_t *b, const void *mine, size_t bytes, void *
 acc_status_t boot_allgather_final(rt_boot_t *b, const void *mine, size_t bytes, void *all);
 acc_status_t boot_bcast(rt_boot_t *b, void *buf, size_t bytes, int root);
 acc_status_t boot_barrier(rt_boot_t *b);
+/* An allgather sends rank 0 N records and every rank all N: O(N^2) bytes at rank 0.  The set-up
+ * and the join use these instead, each O(1) bytes per rank and O(N) at rank 0 (docs/scale.md):
+ *
+ * One vote per rank, one verdict for all: the failure (status != ACC_OK) of least (order, rank),
+ * else ACC_OK with rank -1.  A rank sends its text only when it fails. */
+typedef struct {
+    int32_t status, order, tag, rank;
+    char text[2048];
+} boot_vote_t;
+void boot_vote_init(boot_vote_t *v, acc_status_t status);
+acc_status_t boot_vote(rt_boot_t *b, const boot_vote_t *mine, boot_vote_t *verdict);
+/* The same as the last step of a set-up (boot_allgather_final's deadlines). */
+acc_status_t boot_vote_final(rt_boot_t *b, const boot_vote_t *mine, boot_vote_t *verdict);
+/* Every rank's record to rank 0 (all: nranks records there; unused elsewhere, may be NULL). */
+acc_status_t boot_gather(rt_boot_t *b, const void *mine, size_t bytes, void *all);
+/* table holds nranks records of rec bytes, whole on rank 0: every other rank asks rank 0 for
+ * the n records it names in want and finds them at their places in its table. */
+acc_status_t boot_fetch(rt_boot_t *b, void *table, size_t rec, const int *want, int n);
+/* What this rank's bootstrap has sent and received, rendezvous included: a frame is a message. */
+typedef struct {
+    uint64_t msgs_sent, bytes_sent, msgs_recv, bytes_recv;
+} boot_traffic_t;
+void boot_traffic(const rt_boot_t *b, boot_traffic_t *out);
 /* How long those wait for a peer (the communicator's timeout unless changed; <= 0: for ever). */
 void boot_set_wait(rt_boot_t *b, int wait_ms);
 /* Where each rank listens for the host backend's connections between nodes; the listening
  * socket of this rank; the id's nonce, equal on every rank of the communicator. */
 const net_addr_t *boot_peer_addr(const rt_boot_t *b, int rank);
+/* Rank 0 knows every rank's address, the others their own and rank 0's: the others' they fetch
+ * (collectively, boot_fetch) for the peers they connect to.  Is rank's address known here? */
+int boot_peer_known(const rt_boot_t *b, int rank);
+acc_status_t boot_fetch_addrs(rt_boot_t *b, const int *ranks, int n);
 int boot_listen_fd(const rt_boot_t *b);
 const uint8_t *boot_nonce(const rt_boot_t *b);
 int boot_timeout_ms(const rt_boot_t *b);
@@ -143,6 +174,21 @@ typedef struct {
     uint64_t *calls, *bytes;
     size_t last; /* the entry the last look-up found */
 } rt_table_t;
+
+/* A collective's last route (comm_coll.c): the size and root of its last call, the table's
+ * answer for them (acc's plan and its entry, or none), and the ring fallback's plan and slot once
+ * a call of them took it.  The answer holds for every later call of that size and root - the
+ * tables and their plans, once read, do not change - so a job that repeats its sizes skips the
+ * look-ups; a call of another size or root looks up again. */
+typedef struct {
+    uint64_t nbytes;
+    int root;
+    int known; /* nbytes and root hold a call's; plan and entry its table's answer */
+    acc_plan_t *plan;
+    size_t entry;
+    acc_plan_t *ring; /* the fallback's plan, NULL until a call of this route ran it */
+    size_t ring_slot; /* its slot in fallbacks */
+} rt_route_t;
 
 /* What serves the calls acc's tables do not: per (collective, root, what ran) - NCCL through
  * the backend, or acc's ring plan, generated on first use - with what it served. */
@@ -210,11 +256,17 @@ struct acc_comm {
     rt_fallback_t *fallbacks;
     size_t nfallbacks, fallbacks_cap;
     size_t fallback_hint[ACC_COLL_COUNT]; /* the slot each collective found last */
+    rt_route_t route[ACC_COLL_COUNT];
     void *nccl; /* the NCCL communicator it was made from (acc_comm_from_nccl), borrowed */
     /* the backend */
     const rt_backend_t *be;
     void *be_state;
 };
+
+/* A communicator's mark, its states and its gate's (comm.c), here for the calls' path. */
+#define COMM_MAGIC 0x61636363u /* "accc" */
+enum { COMM_LIVE = 1, COMM_CLOSING, COMM_DEAD };
+enum { GATE_FREE = 0, GATE_CALL, GATE_SHUT };
 
 struct rt_backend {
     const char *name;
@@ -290,8 +342,28 @@ void comm_leave(acc_comm_t *c);
 /* Enter c through its gate, so that calls on it run one at a time even when a program
  * (wrongly) makes them on several threads at once, and closing waits for them; ends with
  * comm_end_call. */
-acc_status_t comm_begin_call(acc_comm_t *c, const char *what);
-void comm_end_call(acc_comm_t *c);
+static inline acc_status_t comm_begin_call(acc_comm_t *c, const char *what);
+static inline void comm_end_call(acc_comm_t *c)
+{
+    __atomic_store_n(&c->gate, GATE_FREE, __ATOMIC_RELEASE);
+}
+/* The gate held, or a reason to wait for it or refuse the call (comm.c). */
+acc_status_t comm_begin_call_slow(acc_comm_t *c, const char *what);
+static inline acc_status_t comm_begin_call(acc_comm_t *c, const char *what)
+{
+    int free_ = GATE_FREE;
+    /* Every call takes this way: a live communicator of this process with its gate free, one
+     * atomic operation in all (the dispatch's budget is 30 ns); anything else, the slow one. */
+    if (__builtin_expect(c && c->magic == COMM_MAGIC && c->forks == net_forks(), 1) &&
+        __builtin_expect(__atomic_compare_exchange_n(&c->gate, &free_, GATE_CALL, 0,
+                                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED),
+                         1)) {
+        if (__builtin_expect(__atomic_load_n(&c->state, __ATOMIC_SEQ_CST) == COMM_LIVE, 1))
+            return ACC_OK;
+        comm_end_call(c); /* closing began: the slow way says so */
+    }
+    return comm_begin_call_slow(c, what);
+}
 /* Through NCCL's communicator nccl_comm (every rank calls it at the same point of its calls):
  * *same = 1 when every rank passed the same digest.  One all-reduce of 16 bytes, in device
  * memory when the communicator is on a GPU, synchronised.  (comm_nccl.c) */

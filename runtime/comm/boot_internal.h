@@ -36,7 +36,9 @@ typedef struct {
     uint8_t addr[96];
 } hello_t;
 
-/* The rendezvous' answer: 0, or why this rank was refused (then the text). */
+/* The rendezvous' answer: 0, or why this rank was refused (then the text).  An answer of 0 is
+ * followed by rank 0's hello, the only address a rank needs to join the star: rank 0 learns the
+ * others' from their hellos, so that no rank is sent the table of all (N^2 bytes in all). */
 typedef struct {
     int32_t status;
     char text[508];
@@ -49,8 +51,11 @@ struct rt_boot {
     uint8_t nonce[BOOT_NONCE_BYTES];
     int listen_fd;
     int *fds; /* rank 0: a connection to every rank (fds[0] unused); others: fds[0] to rank 0 */
+    /* Rank 0: every rank's listening address; others: their own, rank 0's and those fetched
+     * (boot_fetch_addrs), the rest zero.  Calloc'd, so the untouched part costs no memory. */
     net_addr_t *addrs;
     uint32_t seq; /* collectives so far, to catch ranks that call them out of order */
+    boot_traffic_t traffic;
 };
 
 /* A rendezvous in progress: served by a thread (acc_get_unique_id) or by rank 0 itself. */
@@ -68,14 +73,17 @@ typedef struct {
     int from_first_hello;
     int serving_rank0; /* rank 0 serves it, and has arrived without a connection */
     const volatile int *abort_flag;
+    boot_traffic_t *traffic; /* rank 0's, when rank 0 serves it; else NULL */
 } rendezvous_t;
 
 /* A deadline timeout_ms from now, in acc_now_s() seconds; 0 (none) for timeout_ms <= 0. */
 double boot_deadline(int timeout_ms);
+/* Count one message of bytes sent (sent != 0) or received in t (NULL: nothing to count). */
+void boot_count(boot_traffic_t *t, int sent, size_t bytes);
 
 /* boot_rendezvous.c */
 /* Wait for every rank (arrived: how many are counted already, the serving rank 0 itself),
- * then answer each with the address table; connections stay open in rv->fds.  When it gives
+ * then answer each with rank 0's address; connections stay open in rv->fds.  When it gives
  * up, every rank that arrived hears which ranks did not. */
 acc_status_t rendezvous_run(rendezvous_t *rv, int arrived);
 void rendezvous_free(rendezvous_t *rv);

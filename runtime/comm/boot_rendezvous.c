@@ -2,7 +2,8 @@
  * The rendezvous: where the ranks of a new communicator meet.  It takes one hello per rank
  * (the nonce of the id, the rank, the rank count, the rank's listening address and timeout),
  * refuses what does not fit (another count, a rank taken twice, a stranger), and once every
- * rank has arrived answers each with the table of listening addresses.
+ * rank has arrived answers each with rank 0's listening address (rank 0 hears the others' on
+ * the star: O(N) bytes at the rendezvous, where a table for every rank was O(N^2)).
  *
  * It never waits longer than the ranks do: a thread's rendezvous gives up its first hello's
  * timeout after that hello arrived (before any hello, the timeout of the process that made the
@@ -67,6 +68,7 @@ static int take_hello(rendezvous_t *rv, int fd)
         net_close(&fd); /* not one of ours: a port scanner, or a rank of another communicator */
         return 0;
     }
+    boot_count(rv->traffic, 0, sizeof(h));
     if (!rv->nranks && h.nranks >= 1 && h.nranks <= (1 << 20)) {
         rv->nranks = h.nranks;
         rv->fds = acc_mem_alloc((size_t)h.nranks * sizeof(int));
@@ -144,10 +146,11 @@ acc_status_t rendezvous_run(rendezvous_t *rv, int arrived)
         memset(&ans, 0, sizeof(ans));
         if ((st = net_send(rv->fds[r], &ans, sizeof(ans), rv->deadline, rv->abort_flag)) !=
                 ACC_OK ||
-            (st = net_send(rv->fds[r], rv->hellos, (size_t)rv->nranks * sizeof(hello_t),
-                           rv->deadline, rv->abort_flag)) != ACC_OK)
+            (st = net_send(rv->fds[r], &rv->hellos[0], sizeof(hello_t), rv->deadline,
+                           rv->abort_flag)) != ACC_OK)
             return acc_error_prefix(st, "bootstrap rendezvous at %s, answering rank %d: ", where,
                                     r);
+        boot_count(rv->traffic, 1, sizeof(ans) + sizeof(hello_t));
     }
     return ACC_OK;
 }

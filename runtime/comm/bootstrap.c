@@ -7,10 +7,12 @@
  * itself at a well-known HOST:PORT (acc_unique_id_from_string, the launchers' MASTER_ADDR
  * way).  Every rank opens a listening socket of its own, connects to the rendezvous and sends
  * a hello: the nonce, its rank, the rank count, its listening address and its timeout.  The
- * rendezvous checks them (same count, each rank once) and answers every rank with the table of
- * listening addresses.  Then every rank but 0 holds one connection to rank 0 - the star the
+ * rendezvous checks them (same count, each rank once) and answers every rank with rank 0's
+ * listening address.  Then every rank but 0 holds one connection to rank 0 - the star the
  * bootstrap's collectives run over - and the listening sockets take the host backend's
- * connections between nodes.
+ * connections between nodes.  Rank 0 alone knows every rank's address (from the hellos); the
+ * others ask it for those of the peers they connect to (boot_fetch_addrs), so that no step
+ * sends any rank N addresses (docs/scale.md).
  *
  * Ids and their lives.  A thread's rendezvous listens before anyone can know its id, and serves
  * one communicator: a rank refused at its address knows at once that the id was used already
@@ -183,16 +185,30 @@ static acc_status_t send_hello(rt_boot_t *b, int fd, double deadline)
 {
     hello_t h;
     make_hello(b, &h);
+    boot_count(&b->traffic, 1, sizeof(h));
     return net_send(fd, &h, sizeof(h), deadline, b->abort_flag);
 }
 
-/* Read the rendezvous' answer and the address table.  The rendezvous gives up when the ranks'
+void boot_count(boot_traffic_t *t, int sent, size_t bytes)
+{
+    if (!t)
+        return;
+    if (sent) {
+        t->msgs_sent++;
+        t->bytes_sent += bytes;
+    } else {
+        t->msgs_recv++;
+        t->bytes_recv += bytes;
+    }
+}
+
+/* Read the rendezvous' answer and rank 0's address.  The rendezvous gives up when the ranks'
  * timeout has passed since the first of them arrived and then says why; waiting a little
  * longer than that hears its reason rather than a bare timeout. */
 static acc_status_t read_table(rt_boot_t *b, int fd, double deadline)
 {
     answer_t ans;
-    hello_t *all = NULL;
+    hello_t h0;
     double wait = deadline > 0 ? deadline + (b->timeout_ms > 5000 ? 5.0 : b->timeout_ms / 1e3) : 0;
     acc_status_t st;
 
@@ -203,14 +219,14 @@ static acc_status_t read_table(rt_boot_t *b, int fd, double deadline)
         return acc_error_set(ans.status < 0 ? (acc_status_t)ans.status : ACC_ERR_INVALID,
                              "the rendezvous refused rank %d: %s", b->rank, ans.text);
     }
-    if (!(all = acc_mem_alloc((size_t)b->nranks * sizeof(hello_t))))
-        return acc_error_set(ACC_ERR_NOMEM, "out of memory for the bootstrap");
-    if ((st = net_recv(fd, all, (size_t)b->nranks * sizeof(hello_t), wait, b->abort_flag)) ==
-        ACC_OK)
-        for (int r = 0; r < b->nranks; r++)
-            hello_addr(&all[r], &b->addrs[r]);
-    acc_mem_free(all);
-    return st;
+    if ((st = net_recv(fd, &h0, sizeof(h0), wait, b->abort_flag)) != ACC_OK)
+        return acc_error_prefix(st, "bootstrap, reading rank 0's address: ");
+    boot_count(&b->traffic, 0, sizeof(ans) + sizeof(h0));
+    if (h0.rank != 0 || h0.addr_len == 0 || h0.addr_len > sizeof(h0.addr))
+        return acc_error_set(ACC_ERR_INTERNAL, "the rendezvous sent no address of rank 0");
+    if (b->rank != 0)
+        hello_addr(&h0, &b->addrs[0]);
+    return ACC_OK;
 }
 
 /* This rank's listening socket, on the interface of `near` (a local address). */
@@ -240,6 +256,7 @@ static acc_status_t join_serving(rt_boot_t *b, const boot_id_t *id, double deadl
     rv.deadline = deadline;
     rv.serving_rank0 = 1;
     rv.abort_flag = b->abort_flag;
+    rv.traffic = &b->traffic;
     rv.fds = acc_mem_alloc((size_t)b->nranks * sizeof(int));
     rv.hellos = acc_mem_calloc((size_t)b->nranks, sizeof(hello_t));
     if (!rv.fds || !rv.hellos) {
@@ -281,14 +298,17 @@ static acc_status_t take_star(rt_boot_t *b, double deadline)
             net_close(&c);
             continue;
         }
+        boot_count(&b->traffic, 0, sizeof(h));
+        hello_addr(&h, &b->addrs[h.rank]);
         b->fds[h.rank] = c;
         got++;
     }
     return ACC_OK;
 }
 
-/* Any other rank: listen on the interface that reaches the rendezvous, say hello, read the
- * table.  With a rendezvous thread, rank 0 then takes the others' connections for the star. */
+/* Any other rank: listen on the interface that reaches the rendezvous, say hello, read rank
+ * 0's address.  With a rendezvous thread, rank 0 then takes the others' connections for the
+ * star. */
 static acc_status_t join_client(rt_boot_t *b, const boot_id_t *id, double deadline)
 {
     char where[96];
@@ -392,6 +412,21 @@ void boot_destroy(rt_boot_t *b)
 const net_addr_t *boot_peer_addr(const rt_boot_t *b, int rank)
 {
     return &b->addrs[rank];
+}
+
+int boot_peer_known(const rt_boot_t *b, int rank)
+{
+    return b->addrs[rank].len != 0;
+}
+
+acc_status_t boot_fetch_addrs(rt_boot_t *b, const int *ranks, int n)
+{
+    return boot_fetch(b, b->addrs, sizeof(net_addr_t), ranks, n);
+}
+
+void boot_traffic(const rt_boot_t *b, boot_traffic_t *out)
+{
+    *out = b->traffic;
 }
 
 int boot_listen_fd(const rt_boot_t *b)

@@ -24,10 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define COMM_MAGIC 0x61636363u /* "accc" */
 /* The least a set-up step waits for a live peer (ACC_TIMEOUT_MS's default). */
 #define SETUP_WAIT_MS 60000
-enum { COMM_LIVE = 1, COMM_CLOSING, COMM_DEAD };
 
 void acc_comm_opts_init(acc_comm_opts_t *opts)
 {
@@ -52,11 +50,6 @@ acc_status_t acc_unique_id_from_string(const char *host_port, acc_unique_id_t *i
     return boot_id_from_string(host_port, id);
 }
 
-typedef struct {
-    int32_t status;
-    char text[1020];
-} verdict_t;
-
 acc_status_t acc_unique_id_local(acc_unique_id_t *id)
 {
     net_addr_t a;
@@ -77,31 +70,25 @@ acc_status_t acc_unique_id_local(acc_unique_id_t *id)
 
 static acc_status_t agree(acc_comm_t *c, acc_status_t mine, const char *step, int final)
 {
-    verdict_t v, *all = acc_mem_calloc((size_t)c->nranks, sizeof(verdict_t));
+    boot_vote_t *v = acc_mem_alloc(2 * sizeof(boot_vote_t));
     acc_status_t st;
 
-    if (!all)
+    if (!v)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
-    memset(&v, 0, sizeof(v));
-    v.status = mine;
+    boot_vote_init(&v[0], mine);
     if (mine != ACC_OK)
-        snprintf(v.text, sizeof(v.text), "%s", acc_error_message());
-    st = (final ? boot_allgather_final : boot_allgather)(c->boot, &v, sizeof(v), all);
+        snprintf(v[0].text, sizeof(v[0].text), "%s", acc_error_message());
+    st = (final ? boot_vote_final : boot_vote)(c->boot, &v[0], &v[1]);
     if (st != ACC_OK) {
         /* The ranks no longer agree on the bootstrap's steps: nothing collective can follow. */
         acc_error_prefix(st, "%s: ", step);
         if (c->created)
             comm_break(c, st);
-    } else {
-        for (int r = 0; r < c->nranks; r++)
-            if (all[r].status != ACC_OK) {
-                all[r].text[sizeof(all[r].text) - 1] = '\0';
-                st = acc_error_set((acc_status_t)all[r].status, "%s, at rank %d: %s", step, r,
-                                   all[r].text);
-                break;
-            }
+    } else if (v[1].status != ACC_OK) {
+        st = acc_error_set((acc_status_t)v[1].status, "%s, at rank %d: %s", step, v[1].rank,
+                           v[1].text);
     }
-    acc_mem_free(all);
+    acc_mem_free(v);
     return st;
 }
 
@@ -421,7 +408,6 @@ void comm_leave(acc_comm_t *c)
  * good once no call holds it.  A call that finds it held (another thread's call, a rare and
  * wrong use, or acc_comm_stats while a call runs) waits, spinning briefly and then sleeping
  * up to a millisecond at a time: the holder's exit cannot wake anyone, so waiting polls. */
-enum { GATE_FREE = 0, GATE_CALL, GATE_SHUT };
 
 static int gate_take(acc_comm_t *c)
 {
@@ -445,7 +431,7 @@ static void gate_backoff(unsigned *round)
     (*round)++;
 }
 
-acc_status_t comm_begin_call(acc_comm_t *c, const char *what)
+acc_status_t comm_begin_call_slow(acc_comm_t *c, const char *what)
 {
     unsigned round = 0;
     acc_status_t st;
@@ -464,11 +450,6 @@ acc_status_t comm_begin_call(acc_comm_t *c, const char *what)
         return st;
     }
     return ACC_OK;
-}
-
-void comm_end_call(acc_comm_t *c)
-{
-    __atomic_store_n(&c->gate, GATE_FREE, __ATOMIC_RELEASE);
 }
 
 /* Close c to new calls and wait for those in flight; ACC_ERR_INVALID when it is closed (or

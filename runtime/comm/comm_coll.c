@@ -100,8 +100,9 @@ static acc_plan_t *table_plan(acc_comm_t *c, const rt_call_t *k, size_t *entry)
 }
 
 /* A call the tables do not give acc, or acc's plan could not serve: the backend's own way
- * (NCCL), else acc's ring plan. */
-static acc_status_t run_fallback(acc_comm_t *c, const rt_call_t *k, rt_fallback_t **fb, int *broken)
+ * (NCCL), else acc's ring plan (remembered in the route: the same for every call of it). */
+static acc_status_t run_fallback(acc_comm_t *c, const rt_call_t *k, rt_route_t *route,
+                                 rt_fallback_t **fb, int *broken)
 {
     acc_status_t st = ACC_ERR_UNSUPPORTED;
     acc_plan_t *plan;
@@ -111,15 +112,38 @@ static acc_status_t run_fallback(acc_comm_t *c, const rt_call_t *k, rt_fallback_
         *fb = comm_fallback_slot(c, k->coll, k->root, "NCCL");
         return st;
     }
-    if (!(plan = comm_fallback_plan(c, k->coll, k->root, fb)))
+    if (route->ring) {
+        plan = route->ring;
+        *fb = &c->fallbacks[route->ring_slot];
+    } else if ((plan = comm_fallback_plan(c, k->coll, k->root, fb)) != NULL) {
+        route->ring = plan;
+        route->ring_slot = (size_t)(*fb - c->fallbacks);
+    } else {
         return ACC_ERR_INTERNAL;
+    }
     return c->be->run(c, c->be_state, plan, k, broken);
+}
+
+/* The call's route: the last one when the call has its size and root, else a new look-up. */
+static rt_route_t *route_of(acc_comm_t *c, const rt_call_t *k)
+{
+    rt_route_t *r = &c->route[k->coll];
+    if (r->known && r->nbytes == k->nbytes && r->root == k->root)
+        return r;
+    r->entry = SIZE_MAX;
+    r->plan = table_plan(c, k, &r->entry);
+    r->nbytes = k->nbytes;
+    r->root = k->root;
+    r->ring = NULL;
+    r->known = 1;
+    return r;
 }
 
 static acc_status_t run_call(acc_comm_t *c, const rt_call_t *k)
 {
-    size_t entry = SIZE_MAX;
-    acc_plan_t *plan = table_plan(c, k, &entry);
+    rt_route_t *route = route_of(c, k);
+    size_t entry = route->entry;
+    acc_plan_t *plan = route->plan;
     rt_fallback_t *fb = NULL;
     acc_status_t st = ACC_ERR_UNSUPPORTED;
     int broken = 0, forced;
@@ -152,7 +176,7 @@ static acc_status_t run_call(acc_comm_t *c, const rt_call_t *k)
     if (c->external_fallback)
         return acc_error_set(ACC_NO_DATA, "acc_%s: not acc's to run (%llu bytes)",
                              acc_coll_name(k->coll), (unsigned long long)k->nbytes);
-    if ((st = run_fallback(c, k, &fb, &broken)) != ACC_OK)
+    if ((st = run_fallback(c, k, route, &fb, &broken)) != ACC_OK)
         return broken || !fb ? comm_break(c, st) : st;
     if (forced) {
         fb->forced++;

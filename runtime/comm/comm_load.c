@@ -20,14 +20,6 @@
  * info level, a problem with what was found at warn, a setting acc cannot use at error. */
 enum { SAY_WARN = 0, SAY_INFO, SAY_ERROR };
 
-/* What every rank tells the others about its loading; the reason whole, as rank 0 says it. */
-typedef struct {
-    int32_t status;                 /* ACC_OK: tables loaded */
-    int32_t say;                    /* SAY_* */
-    uint8_t digest[ACC_SHA256_LEN]; /* of the tables and plans loaded */
-    char reason[sizeof(((acc_comm_t *)0)->fallback_reason)];
-} load_report_t;
-
 static int set_reason(acc_comm_t *c, const char *fmt, ...) ACC_PRINTF(2, 3);
 
 static int set_reason(acc_comm_t *c, const char *fmt, ...)
@@ -109,40 +101,38 @@ acc_plan_t *comm_table_plan(acc_comm_t *c, acc_coll_t coll, size_t entry)
     rt_table_t *t = &c->tables[coll];
     const acc_select_entry_t *e = &t->table->entries[entry];
     acc_plan_t *plan = NULL;
-    char why[1024] = "";
-    int32_t mine, *all = NULL;
-    acc_status_t st;
+    boot_vote_t v[2]; /* this rank's, and the verdict */
+    int mine = 1;
 
     if (t->read[entry])
         return t->plans[entry];
     t->read[entry] = 1;
+    boot_vote_init(&v[0], ACC_OK);
     if (!c->db || acc_db_get_plan(c->db, e->plan_hash, &plan) != ACC_OK)
-        snprintf(why, sizeof(why), "%s", c->db ? acc_error_message() : "the database is closed");
+        snprintf(v[0].text, sizeof(v[0].text), "%s",
+                 c->db ? acc_error_message() : "the database is closed");
     else if (plan->nranks != c->nranks)
-        snprintf(why, sizeof(why), "it has %d ranks, the communicator %d", plan->nranks, c->nranks);
+        snprintf(v[0].text, sizeof(v[0].text), "it has %d ranks, the communicator %d", plan->nranks,
+                 c->nranks);
     /* Every rank reads it at this call; all use it only if all could (a rank out of memory,
      * or reading a file changed meanwhile, must not run the fallback alone). */
-    mine = why[0] ? 1 : 0;
-    if (!(all = acc_mem_calloc((size_t)c->nranks, sizeof(int32_t))) ||
-        (st = boot_allgather(c->boot, &mine, sizeof(mine), all)) != ACC_OK) {
-        if (!why[0])
-            snprintf(why, sizeof(why), "the ranks could not agree on it: %s",
-                     all ? acc_error_message() : "out of memory");
-        mine = 1;
+    v[0].status = v[0].text[0] ? ACC_ERR_INVALID : ACC_OK;
+    if (boot_vote(c->boot, &v[0], &v[1]) != ACC_OK) {
+        if (!v[0].text[0])
+            snprintf(v[0].text, sizeof(v[0].text), "the ranks could not agree on it: %s",
+                     acc_error_message());
+    } else if (v[0].status == ACC_OK && v[1].status != ACC_OK) {
+        snprintf(v[0].text, sizeof(v[0].text), "rank %d could not read it", v[1].rank);
+    } else {
+        mine = v[1].status != ACC_OK;
     }
-    for (int r = 0; all && mine == 0 && r < c->nranks; r++)
-        if (all[r]) {
-            mine = 1;
-            snprintf(why, sizeof(why), "rank %d could not read it", r);
-        }
-    acc_mem_free(all);
     if (mine) {
         if (c->rank == 0)
             ACC_WARN(RUNTIME,
                      "%s plan %s (%.12s) for [%llu, %llu] bytes: %s; the fallback serves "
                      "those sizes",
                      acc_coll_name(coll), e->algo, e->plan_hash, (unsigned long long)e->min_bytes,
-                     (unsigned long long)e->max_bytes, why);
+                     (unsigned long long)e->max_bytes, v[0].text);
         acc_plan_destroy(plan);
         return NULL;
     }
@@ -218,29 +208,78 @@ typedef struct {
     char host[64];
 } host_info_t;
 
-static acc_status_t place_ranks(acc_comm_t *c)
+/* Rank 0's numbering of the nodes, in O(N): a node is a host and a block of per_node ranks,
+ * numbered in the order of their first rank; a hash of (host, block) finds a rank's node. */
+static acc_status_t number_nodes(acc_comm_t *c, const host_info_t *all, int per_node)
 {
-    host_info_t mine, *all = acc_mem_calloc((size_t)c->nranks, sizeof(host_info_t));
-    int per_node = c->topo && acc_topo_ranks(c->topo) == c->nranks ? acc_topo_gpus_per_node(c->topo)
-                                                                   : c->nranks;
-    acc_status_t st;
+    size_t cap = 1;
+    int *first; /* per slot: the first rank of a node, or -1 */
 
-    if (!all || !(c->node_of = acc_mem_calloc((size_t)c->nranks, sizeof(int))))
-        return acc_mem_free(all), acc_error_set(ACC_ERR_NOMEM, "out of memory");
-    memset(&mine, 0, sizeof(mine));
-    gethostname(mine.host, sizeof(mine.host) - 1);
-    if ((st = boot_allgather(c->boot, &mine, sizeof(mine), all)) == ACC_OK) {
-        c->nnodes = 0;
-        for (int r = 0; r < c->nranks; r++) {
-            int q;
-            for (q = 0; q < r; q++)
-                if (strcmp(all[q].host, all[r].host) == 0 && q / per_node == r / per_node)
-                    break;
-            c->node_of[r] = q < r ? c->node_of[q] : c->nnodes++;
+    while (cap < 2 * (size_t)c->nranks)
+        cap *= 2;
+    if (!(first = acc_mem_alloc(cap * sizeof(int))))
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < cap; i++)
+        first[i] = -1;
+    c->nnodes = 0;
+    for (int r = 0; r < c->nranks; r++) {
+        uint64_t h = acc_fnv1a64(all[r].host, strlen(all[r].host)) ^
+                     (uint64_t)(r / per_node) * 0x9e3779b97f4a7c15ull;
+        size_t i = (size_t)h & (cap - 1);
+        for (; first[i] >= 0; i = (i + 1) & (cap - 1)) {
+            int q = first[i];
+            if (strcmp(all[q].host, all[r].host) == 0 && q / per_node == r / per_node)
+                break;
+        }
+        if (first[i] < 0) {
+            first[i] = r;
+            c->node_of[r] = c->nnodes++;
+        } else {
+            c->node_of[r] = c->node_of[first[i]];
         }
     }
+    acc_mem_free(first);
+    return ACC_OK;
+}
+
+/* Rank 0 gathers the host names, numbers the nodes and says how: as a node size k when node n
+ * is ranks [n k, (n + 1) k) - every launcher's block placement, O(1) bytes per rank - else as
+ * the whole table (O(N) bytes per rank; docs/scale.md). */
+static acc_status_t place_ranks(acc_comm_t *c)
+{
+    host_info_t mine, *all = NULL;
+    int per_node = c->topo && acc_topo_ranks(c->topo) == c->nranks ? acc_topo_gpus_per_node(c->topo)
+                                                                   : c->nranks;
+    int32_t shape[2] = {0, 0}; /* nodes, ranks per node (0: irregular, the table follows) */
+    acc_status_t st;
+
+    if (!(c->node_of = acc_mem_calloc((size_t)c->nranks, sizeof(int))) ||
+        (c->rank == 0 && !(all = acc_mem_calloc((size_t)c->nranks, sizeof(host_info_t)))))
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    memset(&mine, 0, sizeof(mine));
+    gethostname(mine.host, sizeof(mine.host) - 1);
+    if ((st = boot_gather(c->boot, &mine, sizeof(mine), all)) == ACC_OK && c->rank == 0 &&
+        (st = number_nodes(c, all, per_node)) == ACC_OK) {
+        int k = 0;
+        while (k < c->nranks && c->node_of[k] == 0)
+            k++;
+        shape[0] = c->nnodes;
+        shape[1] = k;
+        for (int r = 0; r < c->nranks && shape[1]; r++)
+            if (c->node_of[r] != r / k)
+                shape[1] = 0;
+    }
     acc_mem_free(all);
-    return st;
+    if (st == ACC_OK)
+        st = boot_bcast(c->boot, shape, sizeof(shape), 0);
+    if (st == ACC_OK && shape[1] == 0)
+        st = boot_bcast(c->boot, c->node_of, (size_t)c->nranks * sizeof(int), 0);
+    if (st != ACC_OK)
+        return acc_error_prefix(st, "placing the ranks: ");
+    c->nnodes = shape[0];
+    for (int r = 0; shape[1] && r < c->nranks; r++)
+        c->node_of[r] = r / shape[1];
+    return ACC_OK;
 }
 
 /* Rank 0 draws the tag that names this communicator's shared memory. */
@@ -257,70 +296,71 @@ static acc_status_t draw_tag(acc_comm_t *c)
     return ACC_OK;
 }
 
-/* Compare what the ranks loaded: tables only when every rank loaded the same ones.  Only the
- * exchange itself can fail (a peer gone): then the set-up fails. */
-static acc_status_t agree(acc_comm_t *c, const load_report_t *mine)
+/* Compare what the ranks loaded: tables only when every rank loaded the same ones.  Rank 0's
+ * digest goes to every rank, which votes: its own problem first (order 0), then a digest other
+ * than rank 0's (order 1), so that the first rank with a problem is named as before, and no
+ * rank is sent the others' digests.  Only the exchange itself can fail (a peer gone): then the
+ * set-up fails. */
+static acc_status_t agree(acc_comm_t *c, int say, const uint8_t digest[ACC_SHA256_LEN])
 {
-    load_report_t *all = acc_mem_calloc((size_t)c->nranks, sizeof(load_report_t));
-    const load_report_t *first_bad = NULL;
-    int r, differs = -1;
+    uint8_t root[ACC_SHA256_LEN];
+    boot_vote_t *v = acc_mem_alloc(2 * sizeof(boot_vote_t));
     acc_status_t st;
 
-    if (!all)
+    if (!v)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory comparing the tables");
-    if ((st = boot_allgather(c->boot, mine, sizeof(*mine), all)) != ACC_OK) {
-        acc_mem_free(all);
-        return acc_error_prefix(st, "comparing the ranks' tables: ");
+    memcpy(root, digest, sizeof(root));
+    boot_vote_init(&v[0], ACC_OK);
+    if ((st = boot_bcast(c->boot, root, sizeof(root), 0)) != ACC_OK)
+        goto out;
+    if (c->fallback_reason[0]) {
+        v[0].status = ACC_NO_DATA;
+        v[0].tag = say;
+        snprintf(v[0].text, sizeof(v[0].text), "%s", c->fallback_reason);
+    } else if (memcmp(root, digest, sizeof(root)) != 0) {
+        v[0].status = ACC_NO_DATA;
+        v[0].order = 1;
+        snprintf(v[0].text, sizeof(v[0].text),
+                 "rank %d loaded other tables than rank 0 (another database or topology?)",
+                 c->rank);
     }
-    for (r = 0; r < c->nranks && !first_bad; r++)
-        if (all[r].status != ACC_OK)
-            first_bad = &all[r];
-    for (r = 1; r < c->nranks && !first_bad && differs < 0; r++)
-        if (memcmp(all[r].digest, all[0].digest, ACC_SHA256_LEN) != 0)
-            differs = r;
-    c->use_tables = !first_bad && differs < 0;
-    if (first_bad && first_bad != &all[c->rank])
-        set_reason(c, "rank %d: %.*s", (int)(first_bad - all), (int)sizeof(first_bad->reason) - 1,
-                   first_bad->reason);
-    else if (differs >= 0)
-        set_reason(c, "rank %d loaded other tables than rank 0 (another database or topology?)",
-                   differs);
+    if ((st = boot_vote(c->boot, &v[0], &v[1])) != ACC_OK)
+        goto out;
+    c->use_tables = v[1].status == ACC_OK;
+    if (!c->use_tables && v[1].order == 0 && v[1].rank != c->rank)
+        set_reason(c, "rank %d: %s", v[1].rank, v[1].text);
+    else if (!c->use_tables && v[1].order == 1)
+        set_reason(c, "%s", v[1].text);
     /* One line per communicator: rank 0's, with the reason of the first rank that had one; a
      * duplicate's parent has said it already. */
     if (!c->use_tables && c->rank == 0) {
-        int say = first_bad ? first_bad->say : SAY_WARN;
-        if (c->duplicate || say == SAY_INFO)
+        int said = v[1].order == 0 ? v[1].tag : SAY_WARN;
+        if (c->duplicate || said == SAY_INFO)
             ACC_INFO(RUNTIME, "communicator of %d ranks: acc's schedules are off (%s)", c->nranks,
                      c->fallback_reason);
         else
-            acc_log(say == SAY_ERROR ? ACC_LOG_ERROR : ACC_LOG_WARN, ACC_SUBSYS_RUNTIME,
+            acc_log(said == SAY_ERROR ? ACC_LOG_ERROR : ACC_LOG_WARN, ACC_SUBSYS_RUNTIME,
                     "communicator of %d ranks runs every call through %s: %s", c->nranks,
                     c->be == &rt_host_backend ? "the ring fallback" : "NCCL", c->fallback_reason);
     }
-    acc_mem_free(all);
-    return ACC_OK;
+out:
+    acc_mem_free(v);
+    return st != ACC_OK ? acc_error_prefix(st, "comparing the ranks' tables: ") : ACC_OK;
 }
 
 acc_status_t comm_load(acc_comm_t *c, const acc_comm_opts_t *opts)
 {
-    load_report_t *mine = acc_mem_calloc(1, sizeof(*mine));
+    uint8_t digest[ACC_SHA256_LEN] = {0}; /* of the tables and plans loaded */
     int say = SAY_WARN;
     acc_status_t st;
 
-    if (!mine)
-        return acc_error_set(ACC_ERR_NOMEM, "out of memory loading the tables");
     if (settings_check(c, opts, &say) == 0) {
         if (load_topology(c, opts) == 0)
-            load_tables(c, opts, mine->digest);
+            load_tables(c, opts, digest);
         else
             add_db_reason(c, opts);
     }
-    mine->status = c->fallback_reason[0] ? ACC_NO_DATA : ACC_OK;
-    mine->say = say;
-    snprintf(mine->reason, sizeof(mine->reason), "%s", c->fallback_reason);
-    st = agree(c, mine);
-    acc_mem_free(mine);
-    if (st != ACC_OK)
+    if ((st = agree(c, say, digest)) != ACC_OK)
         return st;
     if (!c->use_tables)
         comm_unload(c);

@@ -34,7 +34,7 @@ static pthread_mutex_t owned_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t owned_once = PTHREAD_ONCE_INIT;
 static unsigned char *owned; /* per descriptor: 1 when it is one of acc's sockets */
 static size_t owned_cap;
-static unsigned forks;
+unsigned net_fork_count;
 
 static void before_fork(void)
 {
@@ -54,7 +54,7 @@ static void after_fork_child(void)
             close((int)fd);
             owned[fd] = 0;
         }
-    __atomic_add_fetch(&forks, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&net_fork_count, 1, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&owned_lock);
 }
 
@@ -66,11 +66,6 @@ static void owned_init(void)
 void net_init(void)
 {
     pthread_once(&owned_once, owned_init);
-}
-
-unsigned net_forks(void)
-{
-    return __atomic_load_n(&forks, __ATOMIC_SEQ_CST);
 }
 
 /* Record fd (with owned_lock held); on failure close it and return -1. */

@@ -7,6 +7,7 @@
 #include "cuda_internal.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -15,38 +16,102 @@ typedef struct {
     int32_t device;
 } gpu_of_t;
 
+/* A rank's place, as rank 0 works it out: its index among its host's ranks, the first rank on
+ * its GPU (same host and device) and how many ranks share that GPU. */
+typedef struct {
+    int32_t local, first, sharers;
+} gpu_place_t;
+
+typedef struct {
+    const gpu_of_t *g;
+    int rank;
+} ranked_t;
+
+static int by_gpu(const void *x, const void *y)
+{
+    const ranked_t *a = x, *b = y;
+    int c = strcmp(a->g->host, b->g->host);
+    if (c == 0)
+        c = (a->g->device > b->g->device) - (a->g->device < b->g->device);
+    return c ? c : (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+/* Rank 0: every rank's place from every rank's host and device (-1 before the devices are
+ * chosen, when only the index among the host's ranks counts), sorted in O(N log N). */
+static acc_status_t places(const gpu_of_t *all, int n, gpu_place_t *place)
+{
+    ranked_t *v = acc_mem_alloc((size_t)n * sizeof(*v));
+    if (!v)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    for (int r = 0; r < n; r++)
+        v[r] = (ranked_t){&all[r], r};
+    qsort(v, (size_t)n, sizeof(*v), by_gpu);
+    for (int i = 0, host0 = 0, gpu0 = 0; i < n; i++) {
+        if (i && strcmp(v[i].g->host, v[i - 1].g->host) != 0)
+            host0 = gpu0 = i;
+        else if (i && v[i].g->device != v[i - 1].g->device)
+            gpu0 = i;
+        place[v[i].rank].local = i - host0;
+        place[v[i].rank].first = v[gpu0].rank;
+        place[v[gpu0].rank].sharers = i - gpu0 + 1;
+    }
+    for (int i = 0; i < n; i++)
+        place[v[i].rank].sharers = place[place[v[i].rank].first].sharers;
+    acc_mem_free(v);
+    return ACC_OK;
+}
+
+/* Rank 0 gathers every rank's host and device, and each rank fetches its place and its node's
+ * ranks': O(1) bytes per rank (docs/scale.md). */
+static acc_status_t exchange(acc_comm_t *c, const gpu_of_t *mine, gpu_of_t *all, gpu_place_t *place,
+                             const int *want, int n)
+{
+    acc_status_t st = boot_gather(c->boot, mine, sizeof(*mine), all);
+    if (st == ACC_OK && c->rank == 0)
+        st = places(all, c->nranks, place);
+    return st == ACC_OK ? boot_fetch(c->boot, place, sizeof(*place), want, n) : st;
+}
+
 /* Which GPU this rank uses - the option, else its index among the ranks of its host modulo the
- * GPUs there - and how many ranks share it. */
+ * GPUs there - and how many ranks share it; which rank's GPU each rank of its node uses. */
 static acc_status_t choose_gpu(acc_comm_t *c, cb_state_t *s)
 {
-    gpu_of_t mine, *all = acc_mem_calloc((size_t)c->nranks, sizeof(gpu_of_t));
-    int ndev = 0, local = 0;
+    gpu_of_t mine, *all = c->rank == 0 ? acc_mem_calloc((size_t)c->nranks, sizeof(gpu_of_t)) : NULL;
+    gpu_place_t *place = acc_mem_calloc((size_t)c->nranks, sizeof(gpu_place_t));
+    int *want = acc_mem_alloc((size_t)c->nranks * sizeof(int)), n = 0, ndev = 0;
     acc_status_t st = rt_cuda_device_count(&ndev);
 
-    if (!all)
-        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    if ((c->rank == 0 && !all) || !place || !want ||
+        !(s->gpu_of = acc_mem_calloc((size_t)c->nranks, sizeof(int)))) {
+        st = acc_error_set(ACC_ERR_NOMEM, "out of memory");
+        goto out;
+    }
     memset(&mine, 0, sizeof(mine));
     gethostname(mine.host, sizeof(mine.host) - 1);
+    mine.device = -1;
+    want[n++] = c->rank;
     if (st == ACC_OK && ndev < 1)
         st = acc_error_set(ACC_ERR_NO_DEVICE, "the driver sees no GPU");
-    if (st == ACC_OK && (st = boot_allgather(c->boot, &mine, sizeof(mine), all)) == ACC_OK) {
-        for (int r = 0; r < c->rank; r++)
-            local += strcmp(all[r].host, mine.host) == 0;
-        s->device = c->device_opt >= 0 ? c->device_opt : local % ndev;
+    if (st == ACC_OK && (st = exchange(c, &mine, all, place, want, n)) == ACC_OK) {
+        s->device = c->device_opt >= 0 ? c->device_opt : place[c->rank].local % ndev;
         mine.device = s->device;
-        st = boot_allgather(c->boot, &mine, sizeof(mine), all);
+        /* A plan the cuda backend runs is one node's: the node's GPUs are all it asks about. */
+        for (int r = 0; r < c->nranks; r++)
+            if (r != c->rank && c->node_of[r] == c->node_of[c->rank])
+                want[n++] = r;
+        st = exchange(c, &mine, all, place, want, n);
     }
-    for (int r = 0; st == ACC_OK && r < c->nranks; r++)
-        s->sharers += strcmp(all[r].host, mine.host) == 0 && all[r].device == s->device;
-    if (st == ACC_OK && !(s->gpu_of = acc_mem_calloc((size_t)c->nranks, sizeof(int))))
-        st = acc_error_set(ACC_ERR_NOMEM, "out of memory");
-    for (int r = 0; st == ACC_OK && r < c->nranks; r++) {
-        int q = 0;
-        while (strcmp(all[q].host, all[r].host) != 0 || all[q].device != all[r].device)
-            q++;
-        s->gpu_of[r] = q;
+    if (st == ACC_OK) {
+        s->sharers = place[c->rank].sharers;
+        for (int r = 0; r < c->nranks; r++)
+            s->gpu_of[r] = -1 - r; /* a GPU of its own, as far as this rank can tell */
+        for (int i = 0; i < n; i++)
+            s->gpu_of[want[i]] = place[want[i]].first;
     }
+out:
     acc_mem_free(all);
+    acc_mem_free(place);
+    acc_mem_free(want);
     return st;
 }
 

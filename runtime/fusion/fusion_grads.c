@@ -55,19 +55,22 @@ static acc_status_t first_difference(const acc_fusion_t *f, const grad_desc_t *t
 /* The comparison, on f->ctl entered; *agreed when the ranks got as far as agreeing. */
 static acc_status_t compare(acc_fusion_t *f, rt_boot_t *b, int *agreed)
 {
-    uint64_t mine = list_digest(f), n = f->ngrads, *all;
+    uint64_t mine = list_digest(f), root = mine, n = f->ngrads;
     grad_desc_t *list = NULL;
+    boot_vote_t *v = acc_mem_alloc(2 * sizeof(boot_vote_t));
     acc_status_t st;
-    int same = 1;
 
-    if (!(all = acc_mem_calloc((size_t)f->nranks, sizeof(uint64_t))))
+    if (!v)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory comparing the gradients");
-    if ((st = boot_allgather(b, &mine, sizeof(mine), all)) != ACC_OK)
+    /* Rank 0's digest to every rank and one vote back (no rank is sent every rank's). */
+    boot_vote_init(&v[0], ACC_OK);
+    if ((st = boot_bcast(b, &root, sizeof(root), 0)) != ACC_OK)
         goto out;
-    for (int r = 1; r < f->nranks; r++)
-        same &= all[r] == all[0];
-    *agreed = same;
-    if (same)
+    v[0].status = mine == root ? ACC_OK : ACC_ERR_INVALID;
+    if ((st = boot_vote(b, &v[0], &v[1])) != ACC_OK)
+        goto out;
+    *agreed = v[1].status == ACC_OK;
+    if (*agreed)
         goto out;
     /* They differ somewhere: rank 0's list to everyone, and each finds its first difference. */
     if ((st = boot_bcast(b, &n, sizeof(n), 0)) != ACC_OK)
@@ -84,7 +87,7 @@ static acc_status_t compare(acc_fusion_t *f, rt_boot_t *b, int *agreed)
     *agreed = comm_error(f->ctl) == ACC_OK;
 out:
     acc_mem_free(list);
-    acc_mem_free(all);
+    acc_mem_free(v);
     return st;
 }
 

@@ -34,11 +34,63 @@ static void cleanup_once(void)
         ACC_DEBUG(RUNTIME, "host backend: %s", acc_error_message());
 }
 
+/* What a rank tells rank 0 about itself when the backend is made. */
+typedef struct {
+    int32_t pid, pidns, machine, rails;
+} hb_who_t;
+
+/* Rank 0 gathers every rank's record; every rank gets back the rails' summary (the fewest
+ * interfaces, the most, and a rank with the fewest) and its node's records - those it names
+ * segments after and watches by process id - and no other rank's. */
+static acc_status_t meet(acc_comm_t *c, hb_state_t *s, const hb_who_t *mine, int32_t rails[3])
+{
+    hb_who_t *who = acc_mem_calloc((size_t)c->nranks, sizeof(hb_who_t));
+    int *peers = acc_mem_alloc((size_t)c->nranks * sizeof(int)), n = 0;
+    acc_status_t st;
+
+    if (!who || !peers) {
+        st = acc_error_set(ACC_ERR_NOMEM, "out of memory for the host backend");
+        goto out;
+    }
+    if ((st = boot_gather(c->boot, mine, sizeof(*mine), who)) != ACC_OK)
+        goto out;
+    if (c->rank == 0) {
+        rails[0] = INT32_MAX;
+        rails[1] = 0;
+        for (int r = 0; r < c->nranks; r++) {
+            if (who[r].rails < rails[0]) {
+                rails[0] = who[r].rails;
+                rails[2] = r;
+            }
+            if (who[r].rails > rails[1])
+                rails[1] = who[r].rails;
+        }
+    }
+    if ((st = boot_bcast(c->boot, rails, 3 * sizeof(int32_t), 0)) != ACC_OK)
+        goto out;
+    for (int r = 0; r < c->nranks; r++)
+        if (r != c->rank && c->node_of[r] == c->node_of[c->rank])
+            peers[n++] = r;
+    who[c->rank] = *mine;
+    if ((st = boot_fetch(c->boot, who, sizeof(hb_who_t), peers, n)) != ACC_OK)
+        goto out;
+    for (int r = 0; r < c->nranks; r++) {
+        s->pids[r] = who[r].pid;
+        s->pidns[r] = (unsigned)who[r].pidns;
+        s->machine[r] = (unsigned)who[r].machine;
+    }
+out:
+    acc_mem_free(who);
+    acc_mem_free(peers);
+    return st;
+}
+
 static acc_status_t create(acc_comm_t *c, void **state)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     hb_state_t *s = acc_mem_calloc(1, sizeof(*s));
-    int32_t mine[4], *all = NULL, *rails = NULL;
+    hb_who_t mine;
+    int32_t rails[3] = {0, 0, 0};
     acc_status_t st, rails_st = ACC_OK;
     char rails_msg[512] = "";
 
@@ -48,34 +100,24 @@ static acc_status_t create(acc_comm_t *c, void **state)
             s->rail_listen[r] = -1;
     if (!s || !(s->pids = acc_mem_calloc((size_t)c->nranks, sizeof(int))) ||
         !(s->pidns = acc_mem_calloc((size_t)c->nranks, sizeof(unsigned))) ||
-        !(s->machine = acc_mem_calloc((size_t)c->nranks, sizeof(unsigned))) ||
-        !(all = acc_mem_calloc((size_t)c->nranks * 4, sizeof(int32_t))) ||
-        !(rails = acc_mem_calloc((size_t)c->nranks, sizeof(int32_t)))) {
+        !(s->machine = acc_mem_calloc((size_t)c->nranks, sizeof(unsigned)))) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory for the host backend");
         goto out;
     }
     s->comm = c;
     /* Every rank names its peers' segments after their creators, and says how many interfaces
      * it has for the connections between nodes. */
-    mine[0] = (int32_t)getpid();
-    mine[1] = (int32_t)hb_pid_namespace();
-    mine[2] = (int32_t)hb_machine();
-    if ((mine[3] = hb_rails_mine(c, s, &rails_st)) < 0)
+    mine.pid = (int32_t)getpid();
+    mine.pidns = (int32_t)hb_pid_namespace();
+    mine.machine = (int32_t)hb_machine();
+    if ((mine.rails = hb_rails_mine(c, s, &rails_st)) < 0)
         snprintf(rails_msg, sizeof(rails_msg), "%s", acc_error_message());
-    if ((st = boot_allgather(c->boot, mine, sizeof(mine), all)) != ACC_OK)
+    if ((st = meet(c, s, &mine, rails)) != ACC_OK)
         goto out;
-    for (int r = 0; r < c->nranks; r++) {
-        s->pids[r] = all[4 * r];
-        s->pidns[r] = (unsigned)all[4 * r + 1];
-        s->machine[r] = (unsigned)all[4 * r + 2];
-        rails[r] = all[4 * r + 3];
-    }
-    st = hb_rails_setup(c, s, rails);
+    st = hb_rails_setup(c, s, rails[0], rails[1], rails[2]);
     if (rails_st != ACC_OK)
         st = acc_error_set(rails_st, "%s", rails_msg);
 out:
-    acc_mem_free(rails);
-    acc_mem_free(all);
     if (st != ACC_OK) {
         destroy(c, s, 1);
         return st;

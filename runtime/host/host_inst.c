@@ -250,23 +250,30 @@ static uint64_t plan_key(const acc_plan_t *p)
  * with the same message, and the communicator is broken. */
 static acc_status_t same_instance(acc_comm_t *c, const hb_inst_t *in)
 {
-    inst_ident_t mine = {plan_key(in->plan), in->es, in->cap}, *all;
+    inst_ident_t mine = {plan_key(in->plan), in->es, in->cap}, root = mine;
+    boot_vote_t *v = acc_mem_alloc(2 * sizeof(boot_vote_t));
     acc_status_t st;
 
-    if (!(all = acc_mem_calloc((size_t)c->nranks, sizeof(*all))))
+    if (!v)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
-    if ((st = boot_allgather(c->boot, &mine, sizeof(mine), all)) != ACC_OK) {
-        acc_mem_free(all);
+    /* Rank 0's call to every rank, and one vote back: no rank is sent every rank's. */
+    boot_vote_init(&v[0], ACC_OK);
+    if ((st = boot_bcast(c->boot, &root, sizeof(root), 0)) == ACC_OK) {
+        if (mine.plan != root.plan || mine.es != root.es || mine.cap != root.cap)
+            v[0].status = ACC_ERR_INVALID;
+        st = boot_vote(c->boot, &v[0], &v[1]);
+    }
+    if (st != ACC_OK) {
+        acc_mem_free(v);
         return comm_break(c, acc_error_prefix(st, "comparing the ranks' calls: "));
     }
-    for (int r = 1; r < c->nranks && st == ACC_OK; r++)
-        if (all[r].plan != all[0].plan || all[r].es != all[0].es || all[r].cap != all[0].cap)
-            st = acc_error_set(ACC_ERR_INVALID,
-                               "rank %d's call needs another plan or size than rank 0's (%s "
-                               "of %zu-byte elements): every rank must make the same calls, in "
-                               "the same order, with the same count, type, reduction and root",
-                               r, acc_coll_name(in->plan->coll), (size_t)all[0].es);
-    acc_mem_free(all);
+    if (v[1].status != ACC_OK)
+        st = acc_error_set(ACC_ERR_INVALID,
+                           "rank %d's call needs another plan or size than rank 0's (%s "
+                           "of %zu-byte elements): every rank must make the same calls, in "
+                           "the same order, with the same count, type, reduction and root",
+                           v[1].rank, acc_coll_name(in->plan->coll), (size_t)root.es);
+    acc_mem_free(v);
     /* Ranks whose calls went apart cannot be trusted with any later call either. */
     return st == ACC_OK ? st : comm_break(c, st);
 }
@@ -298,6 +305,8 @@ acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_
                 st = hb_seg_map(c, c->be_state, in, r, 0);
         st = comm_agree(c, st, "mapping the peers' shared memory");
     }
+    if (st == ACC_OK)
+        st = comm_agree(c, hb_rails_fetch(c, in), "asking for the peers' addresses");
     if (st == ACC_OK)
         st = comm_agree(c, hb_net_connect(c, in), "connecting to the ranks of other nodes");
     /* Once every rank has mapped it, the name has done its work: unlinked, the memory goes

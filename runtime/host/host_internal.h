@@ -200,15 +200,16 @@ typedef struct {
     size_t ninsts, insts_cap;
     int next_id;
     uint32_t runs; /* calls run so far (their numbers, hb_call_t.seq) */
-    /* per rank: its process id and PID namespace, which name its segments (host_shm.c), and
-     * its machine (the kernel's boot id): where both are this rank's, its process id tells
-     * whether it lives */
+    /* per rank of this rank's node (of every rank on rank 0; 0 elsewhere): its process id and
+     * PID namespace, which name its segments (host_shm.c), and its machine (the kernel's boot
+     * id): where both are this rank's, its process id tells whether it lives */
     int *pids;
     unsigned *pidns, *machine;
     /* Rails (host_rails.c): sockets per remote connection, 1 (the bootstrap's addresses) or
      * the interfaces ACC_SOCKET_IFNAME names that every rank has; for more than 1, this rank's
-     * listening socket and interface per rail, and every rank's address per rail
-     * (rail_addr[rank * nrails + rail]). */
+     * listening socket and interface per rail, and the addresses per rail
+     * (rail_addr[rank * nrails + rail]) of every rank on rank 0, of this rank's peers elsewhere
+     * (hb_rails_fetch). */
     int nrails;
     int rail_listen[HB_MAX_RAILS];
     net_if_t rail_if[HB_MAX_RAILS];
@@ -268,9 +269,13 @@ int hb_op_wait_text(hb_lane_t *lc, char *buf, size_t n);
 void hb_call_publish(const hb_call_t *call, const rt_call_t *rc);
 
 /* ---- rails (host_rails.c) ---- */
-/* Collective, in the backend's creation: every rank's interfaces (mine: this rank's count from
- * hb_rails_mine, or -1 when that failed) and the rails they agree on; rails ready to connect. */
-acc_status_t hb_rails_setup(acc_comm_t *c, hb_state_t *s, const int32_t *counts);
+/* Collective, in the backend's creation: the rails the ranks agree on from the fewest (least,
+ * on rank `fewest`; -1 when a rank's hb_rails_mine failed) and the most interfaces any rank
+ * has; rails ready to connect, every rank's addresses on rank 0. */
+acc_status_t hb_rails_setup(acc_comm_t *c, hb_state_t *s, int32_t least, int32_t most, int fewest);
+/* Collective, in an instance's creation: the addresses (bootstrap and rails) of the remote
+ * peers this rank connects to or waits for, from rank 0, those not known yet. */
+acc_status_t hb_rails_fetch(acc_comm_t *c, const hb_inst_t *in);
 /* The interfaces ACC_SOCKET_IFNAME names here, when the communicator spans nodes: their count
  * (0 when unset or one node), or -1 with the error set. */
 int32_t hb_rails_mine(const acc_comm_t *c, hb_state_t *s, acc_status_t *st);

@@ -170,6 +170,10 @@ static int gone(const acc_comm_t *c, const hb_state_t *s, int r, int *probed)
 {
     if (same_machine(c, s, r))
         return process_ended(s->pids[r]);
+    /* A rank on another node that this one never connected to: its address is rank 0's to
+     * know (boot_fetch_addrs), and the peers this rank waits for are among those it knows. */
+    if (!boot_peer_known(c->boot, r))
+        return 0;
     *probed = 1;
     return net_probe(boot_peer_addr(c->boot, r), 100) == 0;
 }
@@ -177,8 +181,10 @@ static int gone(const acc_comm_t *c, const hb_state_t *s, int r, int *probed)
 /* The ranks that are gone, as "rank 1 has exited" or "ranks 1 and 2 have exited" (then "(or
  * closed the communicator)" where a rank on another machine was asked), or nothing.
  * The rank a lane waits for is only its upstream neighbour, which may wait in turn for the one
- * that died (in a ring of 4 where rank 1 died, rank 0 waits for rank 3), so every rank is
- * asked, for at most a second in all. */
+ * that died (in a ring of 4 where rank 1 died, rank 0 waits for rank 3), so every rank this
+ * one can judge is asked, for at most a second in all: its node's ranks by process id, and
+ * the ranks of other nodes whose addresses it has (rank 0 has every rank's; the others those
+ * of the peers they connect to, which is what keeps a set-up O(1) per rank: docs/scale.md). */
 static void dead_peers(const hb_call_t *call, char *buf, size_t n)
 {
     const acc_comm_t *c = call->comm;
