@@ -8,74 +8,79 @@
 
 #include <string.h>
 
-/* Block (q + add) of a plain layout at position q: chunk base + stride * id, id the position
- * (COORD) or the rank there (RANK). */
-static acc_status_t block(const algo_layout_t *l, int id_rank, int32_t add, acc_cref_t *out)
+/* Block (q + add) of a plain layout at position q of the ring: chunk base + stride * id, id the
+ * position (COORD) or the rank there (RANK), moved by the fixed term. */
+static acc_status_t block(const algo_layout_t *l, const algo_cring_t *ring, int32_t add,
+                          acc_cref_t *out)
 {
+    acc_status_t st = ACC_OK;
     *out = acc_cref_const((acc_bufid_t)l->buf, l->base, l->cnt);
     if ((l->nsub > 1) || l->fold)
         return acc_error_set(ACC_ERR_INTERNAL,
                              "ring in class form: a layout of %u pieces per block "
-                             "(hierarchical layouts have no class form yet)",
+                             "(strided hierarchical layouts have no class form yet)",
                              l->nsub);
-    if (!l->stride)
-        return ACC_OK;
-    return acc_cref_add_term(out, id_rank ? ACC_CTERM_RANK : ACC_CTERM_COORD, 0, add, l->stride);
+    if (l->stride)
+        st = acc_cref_add_term(out, ring->id_rank ? ACC_CTERM_RANK : ACC_CTERM_COORD, ring->dim,
+                               add, l->stride);
+    if (st == ACC_OK && ring->fixed_dim >= 0)
+        st = acc_cref_add_term(out, ACC_CTERM_COORD, ring->fixed_dim, 0, ring->fixed_coef);
+    return st;
 }
 
 /* Append `code` with peers (0: none, else the offset along the ring) and blocks. */
 static acc_status_t emit(acc_cplan_t *cp, int lane, uint32_t cls, acc_opcode_t code, int peer,
-                         int peer2, int id_rank, const algo_layout_t *src, int32_t sadd,
-                         const algo_layout_t *dst, int32_t dadd)
+                         int peer2, const algo_cring_t *ring, const algo_layout_t *src,
+                         int32_t sadd, const algo_layout_t *dst, int32_t dadd)
 {
     acc_cop_t op = acc_cop_init(code);
     acc_status_t st = ACC_OK;
     if (peer)
-        op.peer = acc_cpeer_rel(0, peer);
+        op.peer = acc_cpeer_rel(ring->dim, peer);
     if (peer2)
-        op.peer2 = acc_cpeer_rel(0, peer2);
-    if (src && (st = block(src, id_rank, sadd, &op.src)) != ACC_OK)
+        op.peer2 = acc_cpeer_rel(ring->dim, peer2);
+    if (src && (st = block(src, ring, sadd, &op.src)) != ACC_OK)
         return st;
-    if (dst && (st = block(dst, id_rank, dadd, &op.dst)) != ACC_OK)
+    if (dst && (st = block(dst, ring, dadd, &op.dst)) != ACC_OK)
         return st;
     return acc_cplan_add(cp, lane, cls, &op);
 }
 
-acc_status_t algo_ring_rs_class(acc_cplan_t *cp, int lane, uint32_t cls, int id_rank,
+acc_status_t algo_ring_rs_class(acc_cplan_t *cp, int lane, uint32_t cls, const algo_cring_t *ring,
                                 const algo_layout_t *src, const algo_layout_t *dst, int forward)
 {
-    int m = cp->dims[0], k;
+    int m = cp->dims[ring->dim], k;
     acc_status_t st;
 
     if (m == 1)
         return algo_layout_eq(src, dst)
                    ? ACC_OK
-                   : emit(cp, lane, cls, ACC_OP_COPY, 0, 0, id_rank, src, 0, dst, 0);
-    st = emit(cp, lane, cls, ACC_OP_SEND, 1, 0, id_rank, src, -1, NULL, 0);
+                   : emit(cp, lane, cls, ACC_OP_COPY, 0, 0, ring, src, 0, dst, 0);
+    st = emit(cp, lane, cls, ACC_OP_SEND, 1, 0, ring, src, -1, NULL, 0);
     for (k = 1; k < m - 1 && st == ACC_OK; k++)
-        st = emit(cp, lane, cls, ACC_OP_RECV_REDUCE_SEND, -1, 1, id_rank, src, -k - 1, NULL, 0);
+        st = emit(cp, lane, cls, ACC_OP_RECV_REDUCE_SEND, -1, 1, ring, src, -k - 1, NULL, 0);
     if (st == ACC_OK)
         st = emit(cp, lane, cls, forward ? ACC_OP_RECV_REDUCE_COPY_SEND : ACC_OP_RECV_REDUCE_COPY,
-                  -1, forward ? 1 : 0, id_rank, src, 0, dst, 0);
+                  -1, forward ? 1 : 0, ring, src, 0, dst, 0);
     return st;
 }
 
-acc_status_t algo_ring_ag_class(acc_cplan_t *cp, int lane, uint32_t cls, int id_rank,
+acc_status_t algo_ring_ag_class(acc_cplan_t *cp, int lane, uint32_t cls, const algo_cring_t *ring,
                                 const algo_layout_t *buf, const algo_layout_t *own, int after_rs)
 {
-    int m = cp->dims[0], k;
+    int m = cp->dims[ring->dim], k;
     acc_status_t st = ACC_OK;
 
     if (m > 1) {
         if (!after_rs)
-            st = emit(cp, lane, cls, ACC_OP_SEND, 1, 0, id_rank, own ? own : buf, 0, NULL, 0);
+            st = emit(cp, lane, cls, ACC_OP_SEND, 1, 0, ring, own ? own : buf, 0, NULL, 0);
         for (k = 0; k < m - 2 && st == ACC_OK; k++)
-            st = emit(cp, lane, cls, ACC_OP_RECV_COPY_SEND, -1, 1, id_rank, NULL, 0, buf, -k - 1);
+            st = emit(cp, lane, cls, ACC_OP_RECV_COPY_SEND, -1, 1, ring, NULL, 0, buf, -k - 1);
         if (st == ACC_OK)
-            st = emit(cp, lane, cls, ACC_OP_RECV, -1, 0, id_rank, NULL, 0, buf, 1);
+            st = emit(cp, lane, cls, ACC_OP_RECV, -1, 0, ring, NULL, 0, buf, 1);
     }
     if (own && st == ACC_OK)
-        st = emit(cp, lane, cls, ACC_OP_COPY, 0, 0, id_rank, own, 0, buf, 0);
+        st = emit(cp, lane, cls, ACC_OP_COPY, 0, 0, ring, own, 0, buf, 0);
     return st;
 }
 
@@ -140,15 +145,30 @@ out:
     return ACC_OK;
 }
 
-acc_status_t algo_rounds_expanded(const algo_rounds_t *r, algo_class_round_fn round,
-                                  const acc_topo_t *topo, const acc_algo_args_t *args,
-                                  acc_plan_t **out)
+acc_status_t algo_class_expanded(const algo_class_form_t *f, const acc_topo_t *topo,
+                                 const acc_algo_args_t *args, acc_plan_t **out)
 {
     acc_cplan_t *cp = NULL;
-    acc_status_t st = algo_rounds_cplan(r, round, topo, args, &cp);
+    acc_status_t st;
     *out = NULL;
-    if (st == ACC_OK)
+    if (f->covers && !f->covers(topo, args))
+        return algo_class_build_explicit(f, topo, args, out);
+    if ((st = algo_class_build(f, topo, args, &cp)) == ACC_OK)
         st = acc_cplan_expand(cp, out);
     acc_cplan_destroy(cp);
     return st;
+}
+
+acc_status_t algo_class_build(const algo_class_form_t *f, const acc_topo_t *topo,
+                              const acc_algo_args_t *args, acc_cplan_t **out)
+{
+    return f->build_class ? f->build_class(topo, args, out)
+                          : algo_rounds_cplan(f->rounds, f->round, topo, args, out);
+}
+
+acc_status_t algo_class_build_explicit(const algo_class_form_t *f, const acc_topo_t *topo,
+                                       const acc_algo_args_t *args, acc_plan_t **out)
+{
+    return f->build_explicit ? f->build_explicit(topo, args, out)
+                             : algo_rounds_plan(f->rounds, topo, args, out);
 }

@@ -180,26 +180,50 @@ typedef acc_status_t (*algo_class_round_fn)(acc_cplan_t *cp, int lane, uint32_t 
 acc_status_t algo_rounds_cplan(const algo_rounds_t *r, algo_class_round_fn round,
                                const acc_topo_t *topo, const acc_algo_args_t *args,
                                acc_cplan_t **out);
-/* Its expansion: the explicit plan of the generator (build()). */
-acc_status_t algo_rounds_expanded(const algo_rounds_t *r, algo_class_round_fn round,
-                                  const acc_topo_t *topo, const acc_algo_args_t *args,
-                                  acc_plan_t **out);
-/* A generator with a class form: its descriptor, its rounds (whose round() builds the plan
- * the old way, operation by operation, for the test that compares the two forms) and the
- * class round its build() and acc_algo_build_class use. */
+
+/* A generator with a class form: its descriptor, whether the class form covers the arguments
+ * (NULL: always), the class build, and the plan built rank by rank the old way (for the test
+ * that compares the two forms, and build() where the class form does not cover the args).
+ * Round-based ring generators give their rounds and class round instead of the two builds. */
 typedef struct {
     const acc_algo_t *algo;
+    int (*covers)(const acc_topo_t *topo, const acc_algo_args_t *args);
+    acc_status_t (*build_class)(const acc_topo_t *topo, const acc_algo_args_t *args,
+                                acc_cplan_t **out);
+    acc_status_t (*build_explicit)(const acc_topo_t *topo, const acc_algo_args_t *args,
+                                   acc_plan_t **out);
     const algo_rounds_t *rounds;
     algo_class_round_fn round;
 } algo_class_form_t;
+/* The two builds of a class form, whichever way it gives them. */
+acc_status_t algo_class_build(const algo_class_form_t *f, const acc_topo_t *topo,
+                              const acc_algo_args_t *args, acc_cplan_t **out);
+acc_status_t algo_class_build_explicit(const algo_class_form_t *f, const acc_topo_t *topo,
+                                       const acc_algo_args_t *args, acc_plan_t **out);
 extern const algo_class_form_t algo_allreduce_ring_class, algo_allgather_ring_class,
-    algo_reduce_scatter_ring_class;
-/* algo_ring_reduce_scatter and algo_ring_allgather over the whole grid, for plain layouts
- * (one piece per block); id_rank: block ids are the ranks at the positions (id = order). */
-acc_status_t algo_ring_rs_class(acc_cplan_t *cp, int lane, uint32_t cls, int id_rank,
+    algo_reduce_scatter_ring_class, algo_allreduce_hier_class;
+
+/* A ring in class form: along grid dimension `dim`, blocks identified by the position there
+ * (COORD terms) or by the rank at it (id_rank: RANK terms, algo_ring_allgather's id = order);
+ * every chunk moves by fixed_coef x the coordinate of dimension fixed_dim (-1: none), which
+ * puts each rail of a hierarchical plan on its own node block. */
+typedef struct {
+    int dim;
+    int id_rank;
+    int fixed_dim;
+    uint32_t fixed_coef;
+} algo_cring_t;
+
+/* algo_ring_reduce_scatter and algo_ring_allgather for every ring along the dimension at once,
+ * for plain layouts (one piece per block). */
+acc_status_t algo_ring_rs_class(acc_cplan_t *cp, int lane, uint32_t cls, const algo_cring_t *ring,
                                 const algo_layout_t *src, const algo_layout_t *dst, int forward);
-acc_status_t algo_ring_ag_class(acc_cplan_t *cp, int lane, uint32_t cls, int id_rank,
+acc_status_t algo_ring_ag_class(acc_cplan_t *cp, int lane, uint32_t cls, const algo_cring_t *ring,
                                 const algo_layout_t *buf, const algo_layout_t *own, int after_rs);
+/* The expansion of a class form's build, or its explicit build where it does not cover args:
+ * the descriptor's build(). */
+acc_status_t algo_class_expanded(const algo_class_form_t *f, const acc_topo_t *topo,
+                                 const acc_algo_args_t *args, acc_plan_t **out);
 
 /* ---- recursive halving / doubling (one copy for rhd, rh, rd and hier) -------------------- */
 /* Groups of any size: with P the largest power of two <= m and r = m - P, positions 2i and

@@ -108,6 +108,7 @@ static const algo_class_form_t *const class_forms[] = {
     &algo_allreduce_ring_class,
     &algo_allgather_ring_class,
     &algo_reduce_scatter_ring_class,
+    &algo_allreduce_hier_class,
 };
 
 static const algo_class_form_t *class_form(const acc_algo_t *algo)
@@ -119,25 +120,24 @@ static const algo_class_form_t *class_form(const acc_algo_t *algo)
     return NULL;
 }
 
-int acc_algo_has_class(const acc_algo_t *algo)
+int acc_algo_has_class(const acc_algo_t *algo, const acc_topo_t *topo, const acc_algo_args_t *args)
 {
-    return class_form(algo) != NULL;
+    const algo_class_form_t *f = class_form(algo);
+    return f && (!f->covers || f->covers(topo, args));
 }
 
 acc_status_t acc_algo_build_class(const acc_algo_t *algo, const acc_topo_t *topo,
                                   const acc_algo_args_t *args, acc_cplan_t **out)
 {
-    const algo_class_form_t *f = class_form(algo);
     acc_plan_t *plan = NULL;
     acc_status_t st;
 
     *out = NULL;
-    if (f)
-        return algo_rounds_cplan(f->rounds, f->round, topo, args, out);
-    /* Without a class form the plan is listed rank by rank, within the explicit form's limits. */
-    if ((st = algo_check_memory(topo, algo->coll, algo->name, args && args->lanes ? args->lanes : 1,
-                                "the plan of")) != ACC_OK ||
-        (st = algo->build(topo, args, &plan)) != ACC_OK)
+    if (acc_algo_has_class(algo, topo, args))
+        return algo_class_build(class_form(algo), topo, args, out);
+    /* Without a class form the plan is listed and proven rank by rank, within the explicit
+     * form's limits, as acc_algo_generate does. */
+    if ((st = acc_algo_generate(algo, topo, args, &plan)) != ACC_OK)
         return st;
     st = acc_cplan_from_plan(plan, out);
     acc_plan_destroy(plan);
@@ -152,8 +152,19 @@ acc_status_t acc_algo_generate_class(const acc_algo_t *algo, const acc_topo_t *t
     acc_status_t st;
 
     *out = NULL;
+    if (proof)
+        memset(proof, 0, sizeof(*proof));
     if ((st = algo->supports(topo, args)) != ACC_OK)
         return st;
+    if (!acc_algo_has_class(algo, topo, args)) {
+        /* acc_algo_generate has proven it already. */
+        if ((st = acc_algo_build_class(algo, topo, args, out)) == ACC_OK && proof) {
+            proof->orbits = (uint32_t)(*out)->nranks * (uint32_t)(*out)->nlanes;
+            snprintf(proof->why, sizeof(proof->why), "%s %s has no class form for these arguments",
+                     acc_coll_name(algo->coll), algo->name);
+        }
+        return st;
+    }
     if ((st = acc_algo_build_class(algo, topo, args, &cp)) != ACC_OK)
         return acc_error_prefix(st, "%s %s: ", acc_coll_name(algo->coll), algo->name);
     if ((st = acc_cplan_verify(cp, topo, proof)) != ACC_OK) {

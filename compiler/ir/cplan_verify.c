@@ -150,6 +150,23 @@ static int learn_digits(cv_lane_t *L, const acc_cref_t *r, char *why, size_t cap
     return 1;
 }
 
+static int share_digits(cv_lane_t *L, char *why, size_t cap)
+{
+    int b;
+    uint32_t k;
+    for (b = 0; b < 2; b++) {
+        const cv_digits_t *from = &L->dig[b ? ACC_BUF_IN : ACC_BUF_OUT];
+        for (k = 0; k < from->n; k++) {
+            acc_cref_t r = acc_cref_const(b ? ACC_BUF_OUT : ACC_BUF_IN, 0, 1);
+            if (acc_cref_add_term(&r, (acc_cterm_kind_t)from->d[k].kind, from->d[k].dim, 0,
+                                  from->d[k].stride) != ACC_OK ||
+                !learn_digits(L, &r, why, cap))
+                return 0;
+        }
+    }
+    return 1;
+}
+
 /* Digits must occupy separate places of the mixed radix, or a permutation would not be one. */
 static int digits_disjoint(const cv_digits_t *g)
 {
@@ -162,30 +179,33 @@ static int digits_disjoint(const cv_digits_t *g)
     return 1;
 }
 
-static uint32_t smallest_stride(const cv_digits_t *g)
-{
-    uint32_t k, s = UINT32_MAX;
-    for (k = 0; k < g->n; k++)
-        if (g->d[k].stride < s)
-            s = g->d[k].stride;
-    return s;
-}
-
-/* Is range r equivariant under lane L's digits (cplan_verify_internal.h)? */
+/* Is range r equivariant under lane L's digits: does translating the point by t map the range
+ * onto its image under the buffer's permutation, as a set?  Every digit is either driven by
+ * exactly one term (its stride the coefficient) or spanned whole: the range is then exactly the
+ * block of the largest spanned stride x size, starting on a multiple of it, and every driven
+ * digit lies above the block (a node's block of a hierarchical plan, which the rail steps cut
+ * into one chunk per node).  Bases hold zero in every digit. */
 static int equivariant(const cv_lane_t *L, const acc_cref_t *r)
 {
     const cv_digits_t *g = &L->dig[r->buf];
-    uint32_t k, s;
+    uint64_t block = 0, span;
+    uint32_t k, driven = UINT32_MAX;
     unsigned i, hits;
 
     for (k = 0; k < g->n; k++) {
         for (i = 0, hits = 0; i < r->nterms; i++)
             hits += !trivial(L->cp, &r->term[i]) && same_digit(&g->d[k], &r->term[i]);
-        if (hits != 1 || (r->base / g->d[k].stride) % g->d[k].size != 0)
+        if (hits > 1 || (r->base / g->d[k].stride) % g->d[k].size != 0)
             return 0;
+        span = (uint64_t)g->d[k].stride * g->d[k].size;
+        if (hits && g->d[k].stride < driven)
+            driven = g->d[k].stride;
+        if (!hits && span > block)
+            block = span;
     }
-    s = smallest_stride(g);
-    return !g->n || (r->base % s) + (uint64_t)r->cnt <= s;
+    if (block)
+        return r->cnt == block && r->base % block == 0 && driven >= block;
+    return driven == UINT32_MAX || (r->base % driven) + (uint64_t)r->cnt <= driven;
 }
 
 static int same_digits(const cv_digits_t *a, const cv_digits_t *b)
@@ -313,6 +333,11 @@ static int lane_applies(const acc_cplan_t *cp, int lane, int inplace, cv_lane_t 
     for (i = 0; i < L->cls->nops; i++)
         if (!check_op(L, &L->cls->ops[i], i, why, cap))
             return 0;
+    /* An allreduce's out[k] sums in[k]: the two buffers share their digits, also where one
+     * buffer's ranges span a digit the other's drive (a hierarchical plan reads whole node
+     * blocks of its input and cuts its output per node). */
+    if (cp->coll == ACC_COLL_ALLREDUCE && !share_digits(L, why, cap))
+        return 0;
     for (d = 0; d < ACC_BUF_COUNT; d++) {
         uint32_t k, ranks = 0;
         for (k = 0; k < L->dig[d].n; k++)
@@ -518,6 +543,13 @@ static acc_status_t prove_mode(const acc_cplan_t *cp, int inplace, cv_lane_t *Ls
     for (l = 0; l < cp->nlanes && st == ACC_OK; l++)
         st = cv_sim_lane(&Ls[l]);
     acc_mem_free(owner);
+    /* A range the checks let through but a translation does not carry onto itself: the
+     * quotient does not apply after all. */
+    if (st == ACC_ERR_INTERNAL) {
+        snprintf(why, cap, "%s", acc_error_message());
+        *applies = 0;
+        return ACC_OK;
+    }
     return st;
 }
 

@@ -27,7 +27,7 @@ typedef struct {
     uint32_t off;
     uint32_t nsent, nrecv;
     uint32_t *vals, nvals, capv;
-    uint32_t *msg_at, *msg_cnt, capm;
+    uint32_t *msg_at, *msg_cnt, *msg_op, capm;
 } cv_conn_t;
 
 typedef struct {
@@ -284,13 +284,20 @@ static cv_conn_t *conn(cv_sim_t *S, uint32_t off)
 
 static acc_status_t push(cv_sim_t *S, cv_conn_t *c, const uint32_t *vals, uint32_t cnt)
 {
+    uint32_t *a, *b;
     if (!grow((void **)&c->vals, &c->capv, c->nvals + cnt, sizeof(uint32_t)) ||
-        !grow((void **)&c->msg_at, &c->capm, c->nsent + 1, sizeof(uint32_t)) ||
-        !(c->msg_cnt = acc_mem_realloc_array(c->msg_cnt, c->capm, sizeof(uint32_t))))
+        !grow((void **)&c->msg_at, &c->capm, c->nsent + 1, sizeof(uint32_t)))
         return nomem();
+    if (!(a = acc_mem_realloc_array(c->msg_cnt, c->capm, sizeof(uint32_t))))
+        return nomem();
+    c->msg_cnt = a;
+    if (!(b = acc_mem_realloc_array(c->msg_op, c->capm, sizeof(uint32_t))))
+        return nomem();
+    c->msg_op = b;
     memcpy(c->vals + c->nvals, vals, cnt * sizeof(uint32_t));
     c->msg_at[c->nsent] = c->nvals;
     c->msg_cnt[c->nsent] = cnt;
+    c->msg_op[c->nsent] = S->pc;
     c->nvals += cnt;
     c->nsent++;
     return ACC_OK;
@@ -336,6 +343,35 @@ static int partial_overlap(cv_sim_t *S, acc_ref_t s, acc_ref_t d)
     if (!same || (s0 == d0 && s.cnt == d.cnt))
         return 0;
     return s0 < d0 + d.cnt && d0 < s0 + s.cnt;
+}
+
+/* The range whose values an operation sends: the source of send and recv_reduce_send, the
+ * destination of the forwarding forms that write one. */
+static const acc_cref_t *sent_range(const acc_cop_t *o)
+{
+    return o->code == ACC_OP_SEND || o->code == ACC_OP_RECV_REDUCE_SEND ? &o->src : &o->dst;
+}
+
+/* Value k of message m from offset d: the sender at d read its range's chunk k, which is
+ * point 0's chunk pi_{-d} of it, the j-th of point 0's own send. */
+static acc_status_t message_value(cv_sim_t *S, const cv_conn_t *in, uint32_t m, uint32_t d,
+                                  uint32_t k, uint32_t *out)
+{
+    const acc_cplan_t *cp = S->cp;
+    const acc_cref_t *r = sent_range(&S->L->cls->ops[in->msg_op[m]]);
+    uint32_t j = k, v;
+    if (in->msg_cnt[m] > 1 && d) {
+        uint32_t mine = acc_cplan_ref_at(cp, S->L->lane, 0, r).off;
+        uint32_t theirs = acc_cplan_ref_at(cp, S->L->lane, d, r).off + k;
+        j = cv_permute(S->L, r->buf, theirs, cv_negate(cp, d)) - mine;
+        if (j >= in->msg_cnt[m])
+            return acc_error_set(ACC_ERR_INTERNAL,
+                                 "class proof: lane %d op %u's range is not carried onto itself",
+                                 S->L->lane, in->msg_op[m]);
+    }
+    v = in->vals[in->msg_at[m] + j];
+    *out = val_translate(S, v, d);
+    return v && !*out ? nomem() : ACC_OK;
 }
 
 static acc_status_t step(cv_sim_t *S, uint32_t *tmp)
@@ -404,9 +440,9 @@ static acc_status_t step(cv_sim_t *S, uint32_t *tmp)
     }
     /* The received values are the sender's: point 0's own send, translated by d. */
     for (k = 0; k < cnt && st == ACC_OK; k++) {
-        uint32_t v = in->vals[in->msg_at[m] + k], t = val_translate(S, v, d);
-        if (v && !t)
-            return nomem();
+        uint32_t t;
+        if ((st = message_value(S, in, m, d, k, &t)) != ACC_OK)
+            return st;
         if (o->code == ACC_OP_RECV || o->code == ACC_OP_RECV_COPY_SEND)
             tmp[k] = t;
         else
@@ -510,6 +546,7 @@ out:
         acc_mem_free(S.conns[i].vals);
         acc_mem_free(S.conns[i].msg_at);
         acc_mem_free(S.conns[i].msg_cnt);
+        acc_mem_free(S.conns[i].msg_op);
     }
     acc_mem_free(S.conns);
     for (b = 0; b < ACC_BUF_COUNT; b++)

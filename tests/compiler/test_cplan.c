@@ -29,22 +29,35 @@ static const algo_class_form_t *const forms[] = {
     &algo_allreduce_ring_class,
     &algo_allgather_ring_class,
     &algo_reduce_scatter_ring_class,
+    &algo_allreduce_hier_class,
 };
 #define NFORMS (sizeof(forms) / sizeof(forms[0]))
+
+/* The arguments the class form of forms[f] covers: hier's with rings inside and between nodes. */
+static acc_algo_args_t form_args(size_t f, int lanes, int chunks)
+{
+    acc_algo_args_t args;
+    memset(&args, 0, sizeof(args));
+    args.lanes = lanes;
+    args.chunks = chunks;
+    if (forms[f] == &algo_allreduce_hier_class)
+        args.inner = args.outer = "ring";
+    return args;
+}
 
 /* The old way and the new way, compared as text (yaml) or operation by operation. */
 static void compare(const acc_topo_t *t, const char *what, int lanes, int chunks, int yaml)
 {
-    acc_algo_args_t args;
     size_t f;
 
-    memset(&args, 0, sizeof(args));
-    args.lanes = lanes;
-    args.chunks = chunks;
     for (f = 0; f < NFORMS; f++) {
+        acc_algo_args_t args = form_args(f, lanes, chunks);
         acc_plan_t *old = NULL, *neu = NULL;
         acc_buf_t a, b;
-        CHECK_MSG(algo_rounds_plan(forms[f]->rounds, t, &args, &old) == ACC_OK, "%s: %s", what,
+        if (forms[f]->algo->supports(t, &args) != ACC_OK)
+            continue;
+        CHECK(acc_algo_has_class(forms[f]->algo, t, &args));
+        CHECK_MSG(algo_class_build_explicit(forms[f], t, &args, &old) == ACC_OK, "%s: %s", what,
                   acc_error_message());
         CHECK_MSG(forms[f]->algo->build(t, &args, &neu) == ACC_OK, "%s: %s", what,
                   acc_error_message());
@@ -158,10 +171,13 @@ ACC_TEST(ring_proven_by_class)
     for (i = 0; i < sizeof(descs) / sizeof(descs[0]); i++) {
         acc_topo_t *t = load(descs[i]);
         for (f = 0; f < NFORMS; f++) {
+            acc_algo_args_t args = form_args(f, 0, 0);
             acc_cplan_t *cp = NULL;
             acc_plan_t *p = NULL;
             acc_cplan_proof_t proof;
-            CHECK_MSG(acc_algo_generate_class(forms[f]->algo, t, NULL, &cp, &proof) == ACC_OK,
+            if (forms[f]->algo->supports(t, &args) != ACC_OK)
+                continue;
+            CHECK_MSG(acc_algo_generate_class(forms[f]->algo, t, &args, &cp, &proof) == ACC_OK,
                       "%s: %s", descs[i], acc_error_message());
             CHECK_MSG(proof.by_class, "%s %s: by_class %d (%s)", descs[i],
                       acc_coll_name(forms[f]->algo->coll), proof.by_class, proof.why);
@@ -264,7 +280,8 @@ ACC_TEST(mutations_agree)
     for (tries = 0; total < 600 && tries < 5000; tries++) {
         /* The 512-rank plans are few: each explicit proof of one takes a while. */
         size_t di = fx_rnd(&g, 40) == 0 ? 7 : fx_rnd(&g, 7);
-        const algo_class_form_t *f = forms[fx_rnd(&g, NFORMS)];
+        size_t fi = fx_rnd(&g, NFORMS);
+        const algo_class_form_t *f = forms[fi];
         acc_algo_args_t args;
         acc_topo_t *t = load(descs[di]);
         acc_cplan_t *cp = NULL;
@@ -274,10 +291,13 @@ ACC_TEST(mutations_agree)
         const char *kind = "";
         uint32_t l;
 
-        memset(&args, 0, sizeof(args));
-        args.lanes = di == 7 ? 1 : 1 + (int)fx_rnd(&g, 2);
-        args.chunks = di == 7 ? 1 : 1 + (int)fx_rnd(&g, 2);
-        CHECK_OK(algo_rounds_cplan(f->rounds, f->round, t, &args, &cp));
+        args = form_args(fi, di == 7 ? 1 : 1 + (int)fx_rnd(&g, 2),
+                         di == 7 ? 1 : 1 + (int)fx_rnd(&g, 2));
+        if (f->algo->supports(t, &args) != ACC_OK) {
+            acc_topo_destroy(t);
+            continue;
+        }
+        CHECK_OK(algo_class_build(f, t, &args, &cp));
         /* Room for a duplicate. */
         for (l = 0; l < (uint32_t)cp->nlanes; l++) {
             acc_cclass_t *c = &cp->lanes[l].classes[0];
@@ -318,6 +338,21 @@ ACC_TEST(mutations_agree)
 
 /* 8,192 ranks: synthesis and proof in class form, no expansion (which acc_algo_generate
  * refuses there), and the operation count from the class form. */
+ACC_TEST(hier_at_131072_ranks)
+{
+    acc_topo_t *t = load("nodes=16384 gpus=8 nvlink=18 nic=8x400");
+    acc_algo_args_t args = form_args(3, 0, 0);
+    acc_cplan_t *cp = NULL;
+    acc_cplan_proof_t proof;
+    CHECK_OK(acc_algo_generate_class(algo_allreduce_hier_class.algo, t, &args, &cp, &proof));
+    CHECK_MSG(proof.by_class, "not proven by class: %s", proof.why);
+    /* Per lane and point: 8 + 8 inner operations (reduce-scatter, allgather), 16384 + 16383 on
+     * the rail. */
+    CHECK_INT((long long)acc_cplan_op_count(cp), 2LL * 131072 * (8 + 8 + 16384 + 16383));
+    acc_cplan_destroy(cp);
+    acc_topo_destroy(t);
+}
+
 ACC_TEST(ring_at_8192_ranks)
 {
     acc_topo_t *t = load("nodes=1024 gpus=8 nvlink=18 nic=8x400");
