@@ -81,11 +81,12 @@ acc_status_t acc_cplan_expand(const acc_cplan_t *cp, acc_plan_t **out)
     *out = NULL;
     snprintf(what, sizeof(what), "the explicit form of %s %s on %d ranks (%llu operations)",
              acc_coll_name(cp->coll), cp->algo, cp->nranks, (unsigned long long)ops);
-    /* The plan's operations and about as much again in whatever reads them (acc_plan_verify,
-     * the simulator): algo_check_memory's measure. */
-    if ((st = acc_mem_check(ops * 2 * sizeof(acc_op_t), what,
-                            "prove and count it in class form (acc_cplan_verify, "
-                            "acc_cplan_op_count) instead")) != ACC_OK)
+    /* The plan's own operations; what reads them afterwards (the verifier, the simulator)
+     * checks its own need (algo_check_memory's floor counts both before generating). */
+    if ((st = acc_mem_check(ops * sizeof(acc_op_t), what,
+                            "the class form is proven and counted without it (acc-compile "
+                            "without --emit-plan, --export-msccl or --draw); write plans of "
+                            "this size for fewer ranks")) != ACC_OK)
         return st;
     if ((st = acc_plan_create(cp->coll, cp->nranks, cp->nlanes, cp->in_chunks, cp->out_chunks,
                               cp->scratch_chunks, &p)) != ACC_OK)
