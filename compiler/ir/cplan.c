@@ -1,5 +1,5 @@
 /* The class plan object (acc_cplan.h): building, rank tables, and concrete forms at a point. */
-#include "acc_cplan.h"
+#include "cplan_internal.h"
 
 #include <string.h>
 
@@ -227,69 +227,83 @@ uint32_t acc_cplan_point(const acc_cplan_t *cp, int lane, int rank)
     return t ? (uint32_t)t[rank] : (uint32_t)rank;
 }
 
+/* a mod m in [0, m); offsets are mostly within one turn, which needs no division. */
 static int32_t wrap(int64_t a, int32_t m)
 {
-    int64_t r = a % m;
+    int64_t r;
+    if (a >= 0 && a < m)
+        return (int32_t)a;
+    if (a < 0 && a >= -(int64_t)m)
+        return (int32_t)(a + m);
+    if (a >= m && a < 2 * (int64_t)m)
+        return (int32_t)(a - m);
+    r = a % m;
     return (int32_t)(r < 0 ? r + m : r);
 }
 
-/* The row-major index of point + off (off: a per-dimension offset, NULL for none), with only
- * dimension `only` moved when only >= 0. */
-static uint32_t moved(const acc_cplan_t *cp, uint32_t point, const int32_t *off, int only,
-                      int32_t add)
+void cplan_at(const acc_cplan_t *cp, uint32_t point, cplan_at_t *at)
 {
-    int32_t x[ACC_CPLAN_MAX_DIMS];
-    uint32_t idx = 0;
+    uint32_t s = 1, p = point;
     int d;
+    at->point = point;
     for (d = cp->ndims - 1; d >= 0; d--) {
-        x[d] = (int32_t)(point % (uint32_t)cp->dims[d]);
-        point /= (uint32_t)cp->dims[d];
+        at->x[d] = (int32_t)(p % (uint32_t)cp->dims[d]);
+        p /= (uint32_t)cp->dims[d];
+        at->step[d] = s;
+        s *= (uint32_t)cp->dims[d];
     }
-    for (d = 0; d < cp->ndims; d++) {
-        int64_t v = x[d];
-        if (off)
-            v += off[d];
-        if (d == only)
-            v += add;
-        idx = idx * (uint32_t)cp->dims[d] + (uint32_t)wrap(v, cp->dims[d]);
-    }
-    return idx;
 }
 
-int acc_cplan_peer_at(const acc_cplan_t *cp, int lane, uint32_t point, const acc_cpeer_t *peer)
+int cplan_peer_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const acc_cpeer_t *peer)
 {
+    uint32_t idx = at->point;
+    int d;
     if (peer->kind == ACC_CPEER_ABS)
         return peer->v[0];
     if (peer->kind != ACC_CPEER_REL)
         return -1;
-    return acc_cplan_rank(cp, lane, moved(cp, point, peer->v, -1, 0));
+    for (d = 0; d < cp->ndims; d++)
+        if (peer->v[d])
+            idx = idx - (uint32_t)at->x[d] * at->step[d] +
+                  (uint32_t)wrap((int64_t)at->x[d] + peer->v[d], cp->dims[d]) * at->step[d];
+    return acc_cplan_rank(cp, lane, idx);
 }
 
-static uint32_t coord(const acc_cplan_t *cp, uint32_t point, int dim)
-{
-    int d;
-    for (d = cp->ndims - 1; d > dim; d--)
-        point /= (uint32_t)cp->dims[d];
-    return point % (uint32_t)cp->dims[dim];
-}
-
-acc_ref_t acc_cplan_ref_at(const acc_cplan_t *cp, int lane, uint32_t point, const acc_cref_t *r)
+acc_ref_t cplan_ref_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const acc_cref_t *r)
 {
     uint64_t off = r->base;
     unsigned i;
+
     for (i = 0; i < r->nterms; i++) {
         const acc_cterm_t *t = &r->term[i];
-        uint64_t v;
-        if (t->dim >= cp->ndims)
-            v = 0;
-        else if (t->kind == ACC_CTERM_RANK)
-            v = (uint64_t)acc_cplan_rank(cp, lane, moved(cp, point, NULL, t->dim, t->add));
-        else
-            v = (uint64_t)wrap((int64_t)coord(cp, point, t->dim) + t->add, cp->dims[t->dim]);
+        uint64_t v = 0;
+        if (t->dim < cp->ndims) {
+            int32_t y = wrap((int64_t)at->x[t->dim] + t->add, cp->dims[t->dim]);
+            v = t->kind == ACC_CTERM_RANK
+                    ? (uint64_t)acc_cplan_rank(cp, lane,
+                                               at->point -
+                                                   (uint32_t)at->x[t->dim] * at->step[t->dim] +
+                                                   (uint32_t)y * at->step[t->dim])
+                    : (uint64_t)y;
+        }
         off += v * t->coef;
     }
     /* Out of range offsets stay out of range (the verifier names them) instead of wrapping. */
     return acc_ref((acc_bufid_t)r->buf, off > UINT32_MAX ? UINT32_MAX : (uint32_t)off, r->cnt);
+}
+
+int acc_cplan_peer_at(const acc_cplan_t *cp, int lane, uint32_t point, const acc_cpeer_t *peer)
+{
+    cplan_at_t at;
+    cplan_at(cp, point, &at);
+    return cplan_peer_at(cp, lane, &at, peer);
+}
+
+acc_ref_t acc_cplan_ref_at(const acc_cplan_t *cp, int lane, uint32_t point, const acc_cref_t *r)
+{
+    cplan_at_t at;
+    cplan_at(cp, point, &at);
+    return cplan_ref_at(cp, lane, &at, r);
 }
 
 uint64_t acc_cplan_op_count(const acc_cplan_t *cp)

@@ -1,17 +1,17 @@
 /* Between the two forms: a class plan's expansion into the explicit plan it means, and an
  * explicit plan's degenerate class form (one class per rank). */
-#include "acc_cplan.h"
+#include "cplan_internal.h"
 
 #include <string.h>
 
-static acc_op_t op_at(const acc_cplan_t *cp, int lane, uint32_t point, const acc_cop_t *c)
+static acc_op_t op_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const acc_cop_t *c)
 {
     acc_op_t op = acc_op_init((acc_opcode_t)c->code);
     op.slot = c->slot;
-    op.peer = acc_cplan_peer_at(cp, lane, point, &c->peer);
-    op.peer2 = acc_cplan_peer_at(cp, lane, point, &c->peer2);
-    op.src = acc_cplan_ref_at(cp, lane, point, &c->src);
-    op.dst = acc_cplan_ref_at(cp, lane, point, &c->dst);
+    op.peer = cplan_peer_at(cp, lane, at, &c->peer);
+    op.peer2 = cplan_peer_at(cp, lane, at, &c->peer2);
+    op.src = cplan_ref_at(cp, lane, at, &c->src);
+    op.dst = cplan_ref_at(cp, lane, at, &c->dst);
     op.value = c->value;
     op.peers_off = c->peers_off;
     op.npeers = c->npeers;
@@ -112,8 +112,10 @@ acc_status_t acc_cplan_expand(const acc_cplan_t *cp, acc_plan_t **out)
             for (i = 0; i < box_volume(cp, cls) && st == ACC_OK; i++) {
                 uint32_t pt = box_point(cp, cls, i);
                 int rank = acc_cplan_rank(cp, lane, pt);
+                cplan_at_t at;
+                cplan_at(cp, pt, &at);
                 for (k = 0; k < cls->nops && st == ACC_OK; k++) {
-                    acc_op_t op = op_at(cp, lane, pt, &cls->ops[k]);
+                    acc_op_t op = op_at(cp, lane, &at, &cls->ops[k]);
                     st = acc_plan_add(p, rank, lane, &op, NULL);
                 }
             }
