@@ -86,7 +86,6 @@ static fig_t measure(const gen_t *g, int nodes, int explicit_form, uint64_t *ops
     fig_t f = {0, 0, 0};
     int fd[2], status = 0;
     struct rusage ru;
-    double t0;
     pid_t pid;
     struct {
         double s;
@@ -95,7 +94,6 @@ static fig_t measure(const gen_t *g, int nodes, int explicit_form, uint64_t *ops
 
     if (pipe(fd) != 0)
         return f;
-    t0 = acc_now_s();
     pid = fork();
     if (pid == 0) {
         close(fd[0]);
@@ -118,7 +116,6 @@ static fig_t measure(const gen_t *g, int nodes, int explicit_form, uint64_t *ops
         waitpid(pid, &status, 0);
     }
     close(fd[0]);
-    (void)t0;
     return f;
 }
 
