@@ -27,6 +27,7 @@
 #include "acc_common.h"
 #include "acc_topo.h"
 #include "acc_plan.h"
+#include "acc_cplan.h"
 #include "acc_compiler.h"
 #include "acc_cost.h"
 #include "acc_select.h"

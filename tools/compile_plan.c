@@ -55,6 +55,19 @@ int compile_obtain_plan(const compile_opts_t *o, const acc_topo_t *topo, acc_pla
     return EXIT_OK;
 }
 
+/* The line that says which plan was generated and that it verified. */
+static void describe_generated(const compile_opts_t *o, const acc_topo_t *topo, acc_coll_t coll,
+                               int nranks, int nlanes, uint64_t ops, int inplace,
+                               const char *params)
+{
+    printf("%s %s on %s: %d ranks, %d lanes%s, %llu operations, verified%s (%s)\n",
+           acc_coll_name(coll), o->algo, acc_topo_source(topo), nranks, nlanes,
+           o->args.lanes ? ""
+                         : " (the generator's default; --lanes N for others: --report "
+                           "shows the lanes acc picks per size)",
+           (unsigned long long)ops, inplace ? ", in place too" : "", params);
+}
+
 /* The line that says where the plan came from and that it verified. */
 static void describe(const compile_opts_t *o, const acc_topo_t *topo, const acc_plan_t *p)
 {
@@ -66,25 +79,48 @@ static void describe(const compile_opts_t *o, const acc_topo_t *topo, const acc_
         printf("%s: imported and verified: %s, %d ranks, %d lanes, %zu operations\n",
                o->import_msccl, acc_coll_name(p->coll), p->nranks, p->nlanes, acc_plan_op_count(p));
     else if (!o->emit_plan || strcmp(o->emit_plan, "-") != 0)
-        printf("%s %s on %s: %d ranks, %d lanes%s, %zu operations, verified%s (%s)\n",
-               acc_coll_name(p->coll), o->algo, acc_topo_source(topo), p->nranks, p->nlanes,
-               o->args.lanes ? ""
-                             : " (the generator's default; --lanes N for others: --report "
-                               "shows the lanes acc picks per size)",
-               acc_plan_op_count(p), p->inplace ? ", in place too" : "", p->params);
+        describe_generated(o, topo, p->coll, p->nranks, p->nlanes, acc_plan_op_count(p), p->inplace,
+                           p->params);
     if (o->emit_plan && strcmp(o->emit_plan, "-") != 0)
         printf("plan written to %s\n", o->emit_plan);
     if (o->export_msccl && strcmp(o->export_msccl, "-") != 0)
         printf("MSCCL XML written to %s\n", o->export_msccl);
 }
 
+/* A generated plan that nothing needs in explicit form (no file, no picture) is made and proven
+ * by class where its generator has a class form: that is what lets 8,192 and 131,072 ranks
+ * through, whose explicit plans would not fit in memory.  *done is 0 when the plan takes the
+ * explicit path instead. */
+static int class_actions(const compile_opts_t *o, const acc_topo_t *topo, int *done)
+{
+    acc_coll_t coll;
+    const acc_algo_t *algo;
+    acc_cplan_t *cp = NULL;
+    acc_cplan_proof_t proof;
+
+    *done = 0;
+    if (o->verify_file || o->import_msccl || o->emit_plan || o->export_msccl || o->draw ||
+        acc_coll_parse(o->coll, &coll) != ACC_OK || !(algo = acc_algo_find(coll, o->algo)) ||
+        algo->supports(topo, &o->args) != ACC_OK || !acc_algo_has_class(algo, topo, &o->args))
+        return EXIT_OK;
+    *done = 1;
+    if (acc_algo_generate_class(algo, topo, &o->args, &cp, &proof) != ACC_OK)
+        return compile_fail(EXIT_INPUT);
+    describe_generated(o, topo, cp->coll, cp->nranks, cp->nlanes, acc_cplan_op_count(cp),
+                       cp->inplace, cp->params);
+    acc_cplan_destroy(cp);
+    return EXIT_OK;
+}
+
 int compile_plan_actions(const compile_opts_t *o, const acc_topo_t *topo)
 {
     acc_plan_t *plan = NULL;
     acc_buf_t b;
-    int rc = compile_obtain_plan(o, topo, &plan);
+    int done, rc = class_actions(o, topo, &done);
 
-    if (rc != EXIT_OK)
+    if (done)
+        return rc;
+    if ((rc = compile_obtain_plan(o, topo, &plan)) != EXIT_OK)
         return rc;
     /* The outputs first: a line that says the plan verified must not come before the error that
      * it was not written. */

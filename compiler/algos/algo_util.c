@@ -70,20 +70,24 @@ acc_status_t algo_plan_new(const acc_topo_t *topo, acc_coll_t coll, const char *
     return ACC_OK;
 }
 
-acc_status_t algo_set_params(acc_plan_t *p, const algo_params_t *pr, const int *order)
+void algo_params_format(char *text, size_t cap, const algo_params_t *pr, const int *order, int n)
 {
-    char text[ACC_PLAN_PARAMS_MAX];
     size_t len, base;
     int i;
 
-    base = len = (size_t)snprintf(text, sizeof(text), "lanes=%d chunks=%d", pr->lanes, pr->chunks);
+    base = len = (size_t)snprintf(text, cap, "lanes=%d chunks=%d", pr->lanes, pr->chunks);
     /* The order tells a reader which links the ring uses; when it does not fit it is left out
      * rather than cut. */
-    for (i = 0; order && i < p->nranks && len < sizeof(text); i++)
-        len +=
-            (size_t)snprintf(text + len, sizeof(text) - len, "%s%d", i ? "," : " ring=", order[i]);
-    if (len >= sizeof(text))
+    for (i = 0; order && i < n && len < cap; i++)
+        len += (size_t)snprintf(text + len, cap - len, "%s%d", i ? "," : " ring=", order[i]);
+    if (len >= cap)
         text[base] = '\0';
+}
+
+acc_status_t algo_set_params(acc_plan_t *p, const algo_params_t *pr, const int *order)
+{
+    char text[ACC_PLAN_PARAMS_MAX];
+    algo_params_format(text, sizeof(text), pr, order, p->nranks);
     return acc_plan_set_params(p, "%s", text);
 }
 

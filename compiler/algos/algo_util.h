@@ -18,6 +18,7 @@
 #define ALGO_UTIL_H
 
 #include "acc_compiler.h"
+#include "acc_cplan.h"
 
 /* Refuse, before it is built, a plan of algorithm `name` for coll on every rank of topo that
  * cannot fit the memory the process may use (acc_mem_check).  Plans list every rank's
@@ -64,6 +65,8 @@ acc_status_t algo_plan_new(const acc_topo_t *topo, acc_coll_t coll, const char *
 /* Record "lanes=L chunks=C" in plan->params, with the lane-0 ring order appended
  * (" ring=0,1,3,2") when order is given and it fits. */
 acc_status_t algo_set_params(acc_plan_t *p, const algo_params_t *pr, const int *order);
+/* The same text into text[cap], for n ranks (class plans). */
+void algo_params_format(char *text, size_t cap, const algo_params_t *pr, const int *order, int n);
 /* ACC_OK when the topology has one node whose GPUs all reach each other over NVLink (directly
  * or through NVSwitches), as peer-memory algorithms need; otherwise ACC_ERR_UNSUPPORTED with a
  * message naming the algorithm and the first pair that is not NVLink. */
@@ -164,6 +167,63 @@ static inline uint32_t algo_round_of(const acc_plan_t *p, uint32_t i, uint32_t p
 {
     return i % (per / (uint32_t)p->nlanes);
 }
+
+/* ---- the same rounds in class form (algo_ring_class.c, acc_cplan.h) ----------------------
+ * A round-based ring plan is one class per lane over the grid [n] of ring positions, the lane's
+ * ring order its table: every position runs the same program, its peers +1 and -1 and its
+ * blocks those of positions q + k (COORD terms when block ids are positions, RANK terms when
+ * they are ranks, as algo_ring_allgather's id = order makes them).  The expansion is
+ * algo_rounds_plan's plan, operation for operation. */
+typedef acc_status_t (*algo_class_round_fn)(acc_cplan_t *cp, int lane, uint32_t cls, uint32_t i,
+                                            uint32_t per);
+/* algo_rounds_plan in class form (ring generators only: r->ring set). */
+acc_status_t algo_rounds_cplan(const algo_rounds_t *r, algo_class_round_fn round,
+                               const acc_topo_t *topo, const acc_algo_args_t *args,
+                               acc_cplan_t **out);
+
+/* A generator with a class form: its descriptor, whether the class form covers the arguments
+ * (NULL: always), the class build, and the plan built rank by rank the old way (for the test
+ * that compares the two forms, and build() where the class form does not cover the args).
+ * Round-based ring generators give their rounds and class round instead of the two builds. */
+typedef struct {
+    const acc_algo_t *algo;
+    int (*covers)(const acc_topo_t *topo, const acc_algo_args_t *args);
+    acc_status_t (*build_class)(const acc_topo_t *topo, const acc_algo_args_t *args,
+                                acc_cplan_t **out);
+    acc_status_t (*build_explicit)(const acc_topo_t *topo, const acc_algo_args_t *args,
+                                   acc_plan_t **out);
+    const algo_rounds_t *rounds;
+    algo_class_round_fn round;
+} algo_class_form_t;
+/* The two builds of a class form, whichever way it gives them. */
+acc_status_t algo_class_build(const algo_class_form_t *f, const acc_topo_t *topo,
+                              const acc_algo_args_t *args, acc_cplan_t **out);
+acc_status_t algo_class_build_explicit(const algo_class_form_t *f, const acc_topo_t *topo,
+                                       const acc_algo_args_t *args, acc_plan_t **out);
+extern const algo_class_form_t algo_allreduce_ring_class, algo_allgather_ring_class,
+    algo_reduce_scatter_ring_class, algo_allreduce_hier_class;
+
+/* A ring in class form: along grid dimension `dim`, blocks identified by the position there
+ * (COORD terms) or by the rank at it (id_rank: RANK terms, algo_ring_allgather's id = order);
+ * every chunk moves by fixed_coef x the coordinate of dimension fixed_dim (-1: none), which
+ * puts each rail of a hierarchical plan on its own node block. */
+typedef struct {
+    int dim;
+    int id_rank;
+    int fixed_dim;
+    uint32_t fixed_coef;
+} algo_cring_t;
+
+/* algo_ring_reduce_scatter and algo_ring_allgather for every ring along the dimension at once,
+ * for plain layouts (one piece per block). */
+acc_status_t algo_ring_rs_class(acc_cplan_t *cp, int lane, uint32_t cls, const algo_cring_t *ring,
+                                const algo_layout_t *src, const algo_layout_t *dst, int forward);
+acc_status_t algo_ring_ag_class(acc_cplan_t *cp, int lane, uint32_t cls, const algo_cring_t *ring,
+                                const algo_layout_t *buf, const algo_layout_t *own, int after_rs);
+/* The expansion of a class form's build, or its explicit build where it does not cover args:
+ * the descriptor's build(). */
+acc_status_t algo_class_expanded(const algo_class_form_t *f, const acc_topo_t *topo,
+                                 const acc_algo_args_t *args, acc_plan_t **out);
 
 /* ---- recursive halving / doubling (one copy for rhd, rh, rd and hier) -------------------- */
 /* Groups of any size: with P the largest power of two <= m and r = m - P, positions 2i and

@@ -54,7 +54,8 @@ static acc_status_t round_fn(acc_plan_t *p, const algo_hier_t *h, const algo_tre
     return st;
 }
 
-static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, acc_plan_t **out)
+static acc_status_t build_explicit(const acc_topo_t *topo, const acc_algo_args_t *args,
+                                   acc_plan_t **out)
 {
     algo_hier_t h;
     algo_tree_t trees[2];
@@ -95,8 +96,94 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return ACC_OK;
 }
 
+/* ---- class form (inner=ring outer=ring) --------------------------------------------------
+ * The grid is [nodes, gpn]: point (k, q) is position q of node k's ring (the lane's direction),
+ * so that the inner rings run along dimension 1 and the rails along dimension 0, each rail's
+ * chunks at its node block base + q * blk.  Every point runs one program. */
+
+static int class_covers(const acc_topo_t *topo, const acc_algo_args_t *args)
+{
+    algo_hier_t h;
+    return algo_hier_setup(&h, &spec, "rhd", 1, topo, args, 0) == ACC_OK &&
+           h.inner == ALGO_INNER_RING && h.outer == ALGO_OUTER_RING;
+}
+
+static acc_status_t class_round(acc_cplan_t *cp, int lane, uint32_t cls, const algo_hier_t *h,
+                                uint32_t j, uint32_t blk)
+{
+    static const algo_cring_t inner = {1, 0, -1, 0};
+    const algo_cring_t outer = {0, 0, 1, blk};
+    uint32_t base = (uint32_t)(lane * h->pr.chunks + (int)j) * (uint32_t)h->gpn * blk;
+    algo_layout_t in = algo_layout(ACC_BUF_IN, base, blk, blk);
+    algo_layout_t res = algo_layout(ACC_BUF_OUT, base, blk, blk);
+    algo_layout_t sub = algo_layout(ACC_BUF_OUT, base, 1, 1);
+    acc_status_t st = algo_ring_rs_class(cp, lane, cls, &inner, &in, &res, 0);
+    if (st == ACC_OK)
+        st = algo_ring_rs_class(cp, lane, cls, &outer, &sub, &sub, 1);
+    if (st == ACC_OK)
+        st = algo_ring_ag_class(cp, lane, cls, &outer, &sub, NULL, 1);
+    return st != ACC_OK ? st : algo_ring_ag_class(cp, lane, cls, &inner, &res, NULL, 0);
+}
+
+static acc_status_t build_class(const acc_topo_t *topo, const acc_algo_args_t *args,
+                                acc_cplan_t **out)
+{
+    algo_hier_t h;
+    acc_cplan_t *cp = NULL;
+    int32_t dims[2], lo[2] = {0, 0};
+    uint32_t blk, total, cls;
+    char params[ACC_PLAN_PARAMS_MAX];
+    int lane, j;
+    acc_status_t st;
+
+    *out = NULL;
+    if ((st = algo_hier_setup(&h, &spec, "rhd", 1, topo, args, 1)) != ACC_OK)
+        return st;
+    dims[0] = h.nodes;
+    dims[1] = h.gpn;
+    blk = (uint32_t)h.nodes;
+    total = (uint32_t)(h.pr.lanes * h.pr.chunks * h.gpn) * blk;
+    if (h.inner != ALGO_INNER_RING || h.outer != ALGO_OUTER_RING)
+        st = acc_error_set(ACC_ERR_UNSUPPORTED, "hier allreduce has a class form for "
+                                                "inner=ring outer=ring only");
+    if (st == ACC_OK)
+        st = acc_cplan_create(ACC_COLL_ALLREDUCE, 2, dims, h.pr.lanes, total, total, 0, &cp);
+    if (st == ACC_OK) {
+        snprintf(cp->algo, sizeof(cp->algo), "hier");
+        cp->proto = args ? args->proto : ACC_PROTO_SIMPLE;
+        cp->inplace = 1;
+        /* Nodes are alike: translating by one node maps every link onto a like one. */
+        cp->sym_step[0] = 1;
+        snprintf(params, sizeof(params), "lanes=%d chunks=%d inner=%s outer=%s", h.pr.lanes,
+                 h.pr.chunks, h.inner_name, h.outer_name);
+        st = acc_cplan_set_params(cp, params);
+    }
+    for (lane = 0; lane < h.pr.lanes && st == ACC_OK; lane++) {
+        if ((st = acc_cplan_set_ranks(cp, lane, h.node[lane % 2])) != ACC_OK ||
+            (st = acc_cplan_add_class(cp, lane, lo, dims, &cls)) != ACC_OK)
+            break;
+        for (j = 0; j < h.pr.chunks && st == ACC_OK; j++)
+            st = class_round(cp, lane, cls, &h, (uint32_t)j, blk);
+    }
+    algo_hier_free(&h);
+    if (st != ACC_OK) {
+        acc_cplan_destroy(cp);
+        return st;
+    }
+    *out = cp;
+    return ACC_OK;
+}
+
+static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, acc_plan_t **out)
+{
+    return algo_class_expanded(&algo_allreduce_hier_class, topo, args, out);
+}
+
 const acc_algo_t algo_allreduce_hier = {
     "hier", ACC_COLL_ALLREDUCE,
     "intra-node reduce-scatter, per-rail inter-node allreduce, intra-node allgather "
     "(inner=ring|direct, outer=ring|rhd|tree)",
     supports, build};
+
+const algo_class_form_t algo_allreduce_hier_class = {
+    &algo_allreduce_hier, class_covers, build_class, build_explicit, NULL, NULL};

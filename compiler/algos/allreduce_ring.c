@@ -26,6 +26,17 @@ static acc_status_t round_fn(acc_plan_t *p, int lane, uint32_t i, uint32_t per, 
 static const algo_rounds_t rounds = {&spec,   ACC_COLL_ALLREDUCE, "ring", 1, ALGO_WIDTH_N, 0, 0,
                                      round_fn};
 
+static acc_status_t class_round(acc_cplan_t *cp, int lane, uint32_t cls, uint32_t i, uint32_t per)
+{
+    static const algo_cring_t ring = {0, 0, -1, 0};
+    uint32_t n = (uint32_t)cp->nranks;
+    algo_layout_t in = algo_layout(ACC_BUF_IN, i * n, 1, 1);
+    algo_layout_t res = algo_layout(ACC_BUF_OUT, i * n, 1, 1);
+    acc_status_t st = algo_ring_rs_class(cp, lane, cls, &ring, &in, &res, 1);
+    (void)per;
+    return st != ACC_OK ? st : algo_ring_ag_class(cp, lane, cls, &ring, &res, NULL, 1);
+}
+
 static acc_status_t supports(const acc_topo_t *topo, const acc_algo_args_t *args)
 {
     return algo_rounds_supports(&rounds, topo, args);
@@ -33,7 +44,7 @@ static acc_status_t supports(const acc_topo_t *topo, const acc_algo_args_t *args
 
 static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, acc_plan_t **out)
 {
-    return algo_rounds_plan(&rounds, topo, args, out);
+    return algo_class_expanded(&algo_allreduce_ring_class, topo, args, out);
 }
 
 const acc_algo_t algo_allreduce_ring = {
@@ -41,3 +52,6 @@ const acc_algo_t algo_allreduce_ring = {
     "ring reduce-scatter + allgather; rings searched for the widest hops, rail-aligned across "
     "nodes",
     supports, build};
+
+const algo_class_form_t algo_allreduce_ring_class = {
+    &algo_allreduce_ring, NULL, NULL, NULL, &rounds, class_round};

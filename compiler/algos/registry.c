@@ -73,6 +73,15 @@ acc_status_t algo_check_memory(const acc_topo_t *topo, acc_coll_t coll, const ch
                          "and let NCCL serve larger jobs");
 }
 
+/* The error of a generated plan that did not verify (or could not be verified). */
+static acc_status_t not_verified(const acc_algo_t *algo, acc_status_t st)
+{
+    return acc_error_prefix(st,
+                            st == ACC_ERR_VERIFY ? "%s %s generated a plan that does not verify: "
+                                                 : "%s %s: verifying its plan: ",
+                            acc_coll_name(algo->coll), algo->name);
+}
+
 acc_status_t acc_algo_generate(const acc_algo_t *algo, const acc_topo_t *topo,
                                const acc_algo_args_t *args, acc_plan_t **out)
 {
@@ -89,13 +98,80 @@ acc_status_t acc_algo_generate(const acc_algo_t *algo, const acc_topo_t *topo,
     /* Every plan that leaves the compiler is proven correct first. */
     if ((st = acc_plan_verify(plan)) != ACC_OK) {
         acc_plan_destroy(plan);
-        return acc_error_prefix(st,
-                                st == ACC_ERR_VERIFY
-                                    ? "%s %s generated a plan that does not verify: "
-                                    : "%s %s: verifying its plan: ",
-                                acc_coll_name(algo->coll), algo->name);
+        return not_verified(algo, st);
     }
     *out = plan;
+    return ACC_OK;
+}
+
+static const algo_class_form_t *const class_forms[] = {
+    &algo_allreduce_ring_class,
+    &algo_allgather_ring_class,
+    &algo_reduce_scatter_ring_class,
+    &algo_allreduce_hier_class,
+};
+
+static const algo_class_form_t *class_form(const acc_algo_t *algo)
+{
+    size_t i;
+    for (i = 0; i < sizeof(class_forms) / sizeof(class_forms[0]); i++)
+        if (class_forms[i]->algo == algo)
+            return class_forms[i];
+    return NULL;
+}
+
+int acc_algo_has_class(const acc_algo_t *algo, const acc_topo_t *topo, const acc_algo_args_t *args)
+{
+    const algo_class_form_t *f = class_form(algo);
+    return f && (!f->covers || f->covers(topo, args));
+}
+
+acc_status_t acc_algo_build_class(const acc_algo_t *algo, const acc_topo_t *topo,
+                                  const acc_algo_args_t *args, acc_cplan_t **out)
+{
+    acc_plan_t *plan = NULL;
+    acc_status_t st;
+
+    *out = NULL;
+    if (acc_algo_has_class(algo, topo, args))
+        return algo_class_build(class_form(algo), topo, args, out);
+    /* Without a class form the plan is listed and proven rank by rank, within the explicit
+     * form's limits, as acc_algo_generate does. */
+    if ((st = acc_algo_generate(algo, topo, args, &plan)) != ACC_OK)
+        return st;
+    st = acc_cplan_from_plan(plan, out);
+    acc_plan_destroy(plan);
+    return st;
+}
+
+acc_status_t acc_algo_generate_class(const acc_algo_t *algo, const acc_topo_t *topo,
+                                     const acc_algo_args_t *args, acc_cplan_t **out,
+                                     acc_cplan_proof_t *proof)
+{
+    acc_cplan_t *cp = NULL;
+    acc_status_t st;
+
+    *out = NULL;
+    if (proof)
+        memset(proof, 0, sizeof(*proof));
+    if ((st = algo->supports(topo, args)) != ACC_OK)
+        return st;
+    if (!acc_algo_has_class(algo, topo, args)) {
+        /* acc_algo_generate has proven it already. */
+        if ((st = acc_algo_build_class(algo, topo, args, out)) == ACC_OK && proof) {
+            proof->orbits = (uint32_t)(*out)->nranks * (uint32_t)(*out)->nlanes;
+            snprintf(proof->why, sizeof(proof->why), "%s %s has no class form for these arguments",
+                     acc_coll_name(algo->coll), algo->name);
+        }
+        return st;
+    }
+    if ((st = acc_algo_build_class(algo, topo, args, &cp)) != ACC_OK)
+        return acc_error_prefix(st, "%s %s: ", acc_coll_name(algo->coll), algo->name);
+    if ((st = acc_cplan_verify(cp, topo, proof)) != ACC_OK) {
+        acc_cplan_destroy(cp);
+        return not_verified(algo, st);
+    }
+    *out = cp;
     return ACC_OK;
 }
 

@@ -12,6 +12,7 @@
 #ifndef ACC_COMPILER_H
 #define ACC_COMPILER_H
 
+#include "acc_cplan.h"
 #include "acc_plan.h"
 #include "acc_topo.h"
 
@@ -49,6 +50,20 @@ const acc_algo_t *acc_algo_find(acc_coll_t coll, const char *name);
  * verified. */
 acc_status_t acc_algo_generate(const acc_algo_t *algo, const acc_topo_t *topo,
                                const acc_algo_args_t *args, acc_plan_t **out);
+/* Plans by rank class (acc_cplan.h).  Generators with a class form for the arguments
+ * (acc_algo_has_class: ring allreduce, allgather and reduce_scatter; hier allreduce with
+ * inner=ring outer=ring) build it directly, without an explicit plan, and their build() is its
+ * expansion; for the others acc_algo_build_class converts acc_algo_generate's plan (one class
+ * per rank). */
+int acc_algo_has_class(const acc_algo_t *algo, const acc_topo_t *topo, const acc_algo_args_t *args);
+acc_status_t acc_algo_build_class(const acc_algo_t *algo, const acc_topo_t *topo,
+                                  const acc_algo_args_t *args, acc_cplan_t **out);
+/* acc_algo_generate in class form: supports(), acc_algo_build_class(), then acc_cplan_verify()
+ * against the topology (for generators without a class form, acc_algo_generate's proof);
+ * proof (optional) says whether the proof ran on the quotient. */
+acc_status_t acc_algo_generate_class(const acc_algo_t *algo, const acc_topo_t *topo,
+                                     const acc_algo_args_t *args, acc_cplan_t **out,
+                                     acc_cplan_proof_t *proof);
 /* The plan of every algorithm of coll (ACC_COLL_COUNT: of every collective) that applies to
  * the topology, with its default arguments, in registry order, each through
  * acc_algo_generate.  ACC_ERR_NOT_FOUND when none applies.  *plans is taken: destroy each of

@@ -17,6 +17,20 @@
             acc_test_fail(__FILE__, __LINE__, "%s: %s", #expr, acc_error_message());               \
     } while (0)
 
+/* A small xorshift generator: mutation tests draw from it with fixed seeds, so that a failure
+ * repeats. */
+typedef struct {
+    uint64_t s;
+} fx_rng_t;
+
+static inline uint32_t fx_rnd(fx_rng_t *g, uint32_t n)
+{
+    g->s ^= g->s << 13;
+    g->s ^= g->s >> 7;
+    g->s ^= g->s << 17;
+    return n ? (uint32_t)(g->s % n) : 0;
+}
+
 static inline int fx_mod(int a, int n)
 {
     return ((a % n) + n) % n;

@@ -11,18 +11,6 @@
 
 #include <inttypes.h>
 
-typedef struct {
-    uint64_t s;
-} rng_t;
-
-static uint32_t rnd(rng_t *g, uint32_t n)
-{
-    g->s ^= g->s << 13;
-    g->s ^= g->s >> 7;
-    g->s ^= g->s << 17;
-    return n ? (uint32_t)(g->s % n) : 0;
-}
-
 static int32_t input_value(int rank, uint64_t e)
 {
     uint64_t z = ((uint64_t)rank << 40) ^ (e * 0x9e3779b97f4a7c15ull) ^ 0x5bd1e995u;
@@ -114,13 +102,13 @@ static int run_and_check(const acc_plan_t *p, uint64_t count, int inplace, char 
 
 /* ---- mutations ------------------------------------------------------------------------------ */
 
-static acc_lane_prog_t *pick_lane(acc_plan_t *p, rng_t *g, int *rank, int *lane)
+static acc_lane_prog_t *pick_lane(acc_plan_t *p, fx_rng_t *g, int *rank, int *lane)
 {
     int tries;
     for (tries = 0; tries < 64; tries++) {
         acc_lane_prog_t *prog;
-        *rank = (int)rnd(g, (uint32_t)p->nranks);
-        *lane = (int)rnd(g, (uint32_t)p->nlanes);
+        *rank = (int)fx_rnd(g, (uint32_t)p->nranks);
+        *lane = (int)fx_rnd(g, (uint32_t)p->nlanes);
         prog = acc_plan_prog(p, *rank, *lane);
         if (prog->nops)
             return prog;
@@ -128,16 +116,16 @@ static acc_lane_prog_t *pick_lane(acc_plan_t *p, rng_t *g, int *rank, int *lane)
     return NULL;
 }
 
-static acc_ref_t *pick_ref(acc_op_t *o, rng_t *g)
+static acc_ref_t *pick_ref(acc_op_t *o, fx_rng_t *g)
 {
     int has_src = o->src.cnt != 0, has_dst = o->dst.cnt != 0;
     if (has_src && has_dst)
-        return rnd(g, 2) ? &o->src : &o->dst;
+        return fx_rnd(g, 2) ? &o->src : &o->dst;
     return has_src ? &o->src : has_dst ? &o->dst : NULL;
 }
 
 /* Apply one random mutation; returns its kind (a name) or NULL if none applied. */
-static const char *mutate(acc_plan_t *p, rng_t *g)
+static const char *mutate(acc_plan_t *p, fx_rng_t *g)
 {
     int r, l;
     acc_lane_prog_t *prog = pick_lane(p, g, &r, &l);
@@ -147,9 +135,9 @@ static const char *mutate(acc_plan_t *p, rng_t *g)
 
     if (!prog)
         return NULL;
-    i = rnd(g, prog->nops);
+    i = fx_rnd(g, prog->nops);
     o = &prog->ops[i];
-    switch (rnd(g, 6)) {
+    switch (fx_rnd(g, 6)) {
     case 0:
         memmove(prog->ops + i, prog->ops + i + 1, (prog->nops - i - 1) * sizeof(acc_op_t));
         prog->nops--;
@@ -166,7 +154,7 @@ static const char *mutate(acc_plan_t *p, rng_t *g)
         acc_op_t t;
         if (prog->nops < 2)
             return NULL;
-        j = rnd(g, 3) ? (i + 1) % prog->nops : rnd(g, prog->nops);
+        j = fx_rnd(g, 3) ? (i + 1) % prog->nops : fx_rnd(g, prog->nops);
         if (j == i)
             return NULL;
         t = prog->ops[i];
@@ -177,25 +165,25 @@ static const char *mutate(acc_plan_t *p, rng_t *g)
     case 3:
         if (o->peer < 0)
             return NULL;
-        if (o->peer2 >= 0 && rnd(g, 2))
-            o->peer2 = (int32_t)rnd(g, (uint32_t)p->nranks);
+        if (o->peer2 >= 0 && fx_rnd(g, 2))
+            o->peer2 = (int32_t)fx_rnd(g, (uint32_t)p->nranks);
         else
-            o->peer = (int32_t)rnd(g, (uint32_t)p->nranks);
+            o->peer = (int32_t)fx_rnd(g, (uint32_t)p->nranks);
         return "peer";
     case 4:
         if (!(ref = pick_ref(o, g)))
             return NULL;
-        if (rnd(g, 2))
-            ref->off = ref->off + 1 + rnd(g, 2);
+        if (fx_rnd(g, 2))
+            ref->off = ref->off + 1 + fx_rnd(g, 2);
         else if (ref->off)
-            ref->off -= 1 + rnd(g, ref->off);
+            ref->off -= 1 + fx_rnd(g, ref->off);
         else
-            ref->off = rnd(g, 4);
+            ref->off = fx_rnd(g, 4);
         return "offset";
     default:
         if (!(ref = pick_ref(o, g)))
             return NULL;
-        if (rnd(g, 2) || ref->cnt == 1)
+        if (fx_rnd(g, 2) || ref->cnt == 1)
             ref->cnt++;
         else
             ref->cnt--;
@@ -236,7 +224,7 @@ static int reason_of(const char *msg)
 
 static void mutate_many(const acc_plan_t *base, int count, uint64_t seed, tally_t *t)
 {
-    rng_t g = {seed};
+    fx_rng_t g = {seed};
     uint32_t chunks = base->in_chunks > base->out_chunks ? base->in_chunks : base->out_chunks;
     int k;
 

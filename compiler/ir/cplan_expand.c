@@ -1,0 +1,199 @@
+/* Between the two forms: a class plan's expansion into the explicit plan it means, and an
+ * explicit plan's degenerate class form (one class per rank). */
+#include "cplan_internal.h"
+
+#include <string.h>
+
+static acc_op_t op_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const acc_cop_t *c)
+{
+    acc_op_t op = acc_op_init((acc_opcode_t)c->code);
+    op.slot = c->slot;
+    op.peer = cplan_peer_at(cp, lane, at, &c->peer);
+    op.peer2 = cplan_peer_at(cp, lane, at, &c->peer2);
+    op.src = cplan_ref_at(cp, lane, at, &c->src);
+    op.dst = cplan_ref_at(cp, lane, at, &c->dst);
+    op.value = c->value;
+    op.peers_off = c->peers_off;
+    op.npeers = c->npeers;
+    op.dep_lane = c->dep_lane;
+    op.dep_op = c->dep_op;
+    return op;
+}
+
+/* Row-major index of box point number i (0 <= i < the box's volume). */
+static uint32_t box_point(const acc_cplan_t *cp, const acc_cclass_t *k, uint64_t i)
+{
+    uint32_t idx = 0, x[ACC_CPLAN_MAX_DIMS];
+    int d;
+    for (d = cp->ndims - 1; d >= 0; d--) {
+        uint64_t span = (uint64_t)(k->hi[d] - k->lo[d]);
+        x[d] = (uint32_t)(k->lo[d] + (int32_t)(i % span));
+        i /= span;
+    }
+    for (d = 0; d < cp->ndims; d++)
+        idx = idx * (uint32_t)cp->dims[d] + x[d];
+    return idx;
+}
+
+static uint64_t box_volume(const acc_cplan_t *cp, const acc_cclass_t *k)
+{
+    uint64_t v = 1;
+    int d;
+    for (d = 0; d < cp->ndims; d++)
+        v *= (uint64_t)(k->hi[d] - k->lo[d]);
+    return v;
+}
+
+/* Every point of a lane in exactly one class: a point in none would silently run nothing. */
+static acc_status_t check_partition(const acc_cplan_t *cp, int lane, uint8_t *seen)
+{
+    const acc_clane_t *ln = &cp->lanes[lane];
+    uint32_t c, p;
+    uint64_t i;
+
+    memset(seen, 0, (size_t)cp->nranks);
+    for (c = 0; c < ln->nclasses; c++) {
+        for (i = 0; i < box_volume(cp, &ln->classes[c]); i++) {
+            p = box_point(cp, &ln->classes[c], i);
+            if (seen[p]++)
+                return acc_error_set(ACC_ERR_INVALID,
+                                     "class plan: lane %d's point %u is in two classes", lane, p);
+        }
+    }
+    for (p = 0; p < (uint32_t)cp->nranks; p++)
+        if (!seen[p])
+            return acc_error_set(ACC_ERR_INVALID,
+                                 "class plan: lane %d's point %u (rank %d) is in no class", lane, p,
+                                 acc_cplan_rank(cp, lane, p));
+    return ACC_OK;
+}
+
+acc_status_t acc_cplan_expand(const acc_cplan_t *cp, acc_plan_t **out)
+{
+    acc_plan_t *p = NULL;
+    uint8_t *seen = NULL;
+    uint64_t ops = acc_cplan_op_count(cp), i;
+    char what[160];
+    acc_status_t st;
+    uint32_t c, k;
+    int lane;
+
+    *out = NULL;
+    snprintf(what, sizeof(what), "the explicit form of %s %s on %d ranks (%llu operations)",
+             acc_coll_name(cp->coll), cp->algo, cp->nranks, (unsigned long long)ops);
+    /* The plan's own operations; what reads them afterwards (the verifier, the simulator)
+     * checks its own need (algo_check_memory's floor counts both before generating). */
+    if ((st = acc_mem_check(ops * sizeof(acc_op_t), what,
+                            "the class form is proven and counted without it (acc-compile "
+                            "without --emit-plan, --export-msccl or --draw); write plans of "
+                            "this size for fewer ranks")) != ACC_OK)
+        return st;
+    if ((st = acc_plan_create(cp->coll, cp->nranks, cp->nlanes, cp->in_chunks, cp->out_chunks,
+                              cp->scratch_chunks, &p)) != ACC_OK)
+        return st;
+    p->root = cp->root;
+    memcpy(p->algo, cp->algo, sizeof(p->algo));
+    memcpy(p->params, cp->params, sizeof(p->params));
+    p->slots = cp->slots;
+    p->proto = cp->proto;
+    p->inplace = cp->inplace;
+    if (cp->npeer_pool && (st = acc_plan_add_peers(p, cp->peer_pool, cp->npeer_pool, &c)) != ACC_OK)
+        goto out;
+    if (!(seen = acc_mem_alloc((size_t)cp->nranks))) {
+        st = acc_error_set(ACC_ERR_NOMEM, "out of memory expanding a class plan");
+        goto out;
+    }
+    for (lane = 0; lane < cp->nlanes && st == ACC_OK; lane++) {
+        const acc_clane_t *ln = &cp->lanes[lane];
+        if ((st = check_partition(cp, lane, seen)) != ACC_OK)
+            break;
+        for (c = 0; c < ln->nclasses && st == ACC_OK; c++) {
+            const acc_cclass_t *cls = &ln->classes[c];
+            for (i = 0; i < box_volume(cp, cls) && st == ACC_OK; i++) {
+                uint32_t pt = box_point(cp, cls, i);
+                int rank = acc_cplan_rank(cp, lane, pt);
+                cplan_at_t at;
+                cplan_at(cp, pt, &at);
+                for (k = 0; k < cls->nops && st == ACC_OK; k++) {
+                    acc_op_t op = op_at(cp, lane, &at, &cls->ops[k]);
+                    st = acc_plan_add(p, rank, lane, &op, NULL);
+                }
+            }
+        }
+    }
+out:
+    acc_mem_free(seen);
+    if (st != ACC_OK) {
+        acc_plan_destroy(p);
+        return st;
+    }
+    *out = p;
+    return ACC_OK;
+}
+
+static acc_cpeer_t abs_peer(int32_t rank)
+{
+    acc_cpeer_t q;
+    memset(&q, 0, sizeof(q));
+    q.kind = rank == -1 ? ACC_CPEER_NONE : ACC_CPEER_ABS;
+    q.v[0] = rank;
+    return q;
+}
+
+acc_status_t acc_cplan_from_plan(const acc_plan_t *p, acc_cplan_t **out)
+{
+    acc_cplan_t *cp = NULL;
+    int32_t dims[1] = {p->nranks};
+    acc_status_t st;
+    uint32_t i, c;
+    int r, l;
+
+    *out = NULL;
+    if ((st = acc_cplan_create(p->coll, 1, dims, p->nlanes, p->in_chunks, p->out_chunks,
+                               p->scratch_chunks, &cp)) != ACC_OK)
+        return st;
+    cp->root = p->root;
+    memcpy(cp->algo, p->algo, sizeof(cp->algo));
+    memcpy(cp->params, p->params, sizeof(cp->params));
+    cp->slots = p->slots;
+    cp->proto = p->proto;
+    cp->inplace = p->inplace;
+    if (p->npeer_pool) {
+        if (!(cp->peer_pool = acc_mem_alloc((size_t)p->npeer_pool * sizeof(uint32_t)))) {
+            st = acc_error_set(ACC_ERR_NOMEM, "out of memory converting a plan");
+            goto out;
+        }
+        memcpy(cp->peer_pool, p->peer_pool, (size_t)p->npeer_pool * sizeof(uint32_t));
+        cp->npeer_pool = cp->peer_pool_cap = p->npeer_pool;
+    }
+    for (l = 0; l < p->nlanes && st == ACC_OK; l++) {
+        for (r = 0; r < p->nranks && st == ACC_OK; r++) {
+            const acc_lane_prog_t *prog = &p->progs[(size_t)r * p->nlanes + l];
+            int32_t lo[1] = {r}, hi[1] = {r + 1};
+            if ((st = acc_cplan_add_class(cp, l, lo, hi, &c)) != ACC_OK)
+                break;
+            for (i = 0; i < prog->nops && st == ACC_OK; i++) {
+                const acc_op_t *o = &prog->ops[i];
+                acc_cop_t op = acc_cop_init((acc_opcode_t)o->code);
+                op.slot = o->slot;
+                op.peer = abs_peer(o->peer);
+                op.peer2 = abs_peer(o->peer2);
+                op.src = acc_cref_const((acc_bufid_t)o->src.buf, o->src.off, o->src.cnt);
+                op.dst = acc_cref_const((acc_bufid_t)o->dst.buf, o->dst.off, o->dst.cnt);
+                op.value = o->value;
+                op.peers_off = o->peers_off;
+                op.npeers = o->npeers;
+                op.dep_lane = o->dep_lane;
+                op.dep_op = o->dep_op;
+                st = acc_cplan_add(cp, l, c, &op);
+            }
+        }
+    }
+out:
+    if (st != ACC_OK) {
+        acc_cplan_destroy(cp);
+        return st;
+    }
+    *out = cp;
+    return ACC_OK;
+}
