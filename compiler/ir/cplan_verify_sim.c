@@ -90,7 +90,8 @@ static uint32_t new_val(cv_sim_t *S, uint32_t chunk, const cv_box_t *b, uint32_t
     v->chunk = chunk;
     v->nbox = n;
     v->first = S->nboxes;
-    memcpy(&S->boxes[S->nboxes], b, (size_t)n * sizeof(cv_box_t));
+    if (n) /* value 0 has no box, and the box array may not exist yet */
+        memcpy(&S->boxes[S->nboxes], b, (size_t)n * sizeof(cv_box_t));
     S->nboxes += n;
     return S->nvals++;
 }
