@@ -176,18 +176,18 @@ typedef struct {
 } rt_table_t;
 
 /* A collective's last route (comm_coll.c): the size and root of its last call, the table's
- * answer for them (acc's plan and its entry, or none), and the ring fallback's plan and slot once
- * a call of them took it.  The answer holds for every later call of that size and root - the
- * tables and their plans, once read, do not change - so a job that repeats its sizes skips the
- * look-ups; a call of another size or root looks up again. */
+ * answer for them (acc's plan and its entry, or none), and the fallback slots (NCCL's, the ring
+ * plan's) once a call of them took one.  The answer holds for every later call of that size and
+ * root - the tables and their plans, once read, do not change - so a job that repeats its sizes
+ * skips the look-ups; a call of another size or root looks up again. */
 typedef struct {
     uint64_t nbytes;
     int root;
     int known; /* nbytes and root hold a call's; plan and entry its table's answer */
     acc_plan_t *plan;
     size_t entry;
-    acc_plan_t *ring; /* the fallback's plan, NULL until a call of this route ran it */
-    size_t ring_slot; /* its slot in fallbacks */
+    size_t nccl_slot; /* index + 1 in fallbacks of NCCL's slot, 0 until a call took it */
+    size_t ring_slot; /* the same for the ring plan's slot (its plan in the slot) */
 } rt_route_t;
 
 /* What serves the calls acc's tables do not: per (collective, root, what ran) - NCCL through
@@ -255,7 +255,6 @@ struct acc_comm {
     rt_table_t tables[ACC_COLL_COUNT];
     rt_fallback_t *fallbacks;
     size_t nfallbacks, fallbacks_cap;
-    size_t fallback_hint[ACC_COLL_COUNT]; /* the slot each collective found last */
     rt_route_t route[ACC_COLL_COUNT];
     void *nccl; /* the NCCL communicator it was made from (acc_comm_from_nccl), borrowed */
     /* the backend */

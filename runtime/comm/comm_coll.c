@@ -100,28 +100,28 @@ static acc_plan_t *table_plan(acc_comm_t *c, const rt_call_t *k, size_t *entry)
 }
 
 /* A call the tables do not give acc, or acc's plan could not serve: the backend's own way
- * (NCCL), else acc's ring plan (remembered in the route: the same for every call of it). */
+ * (NCCL), else acc's ring plan.  The slot each took is remembered in the route (as its index
+ * + 1: the array may move when it grows), so that a repeated call finds it without a search. */
 static acc_status_t run_fallback(acc_comm_t *c, const rt_call_t *k, rt_route_t *route,
                                  rt_fallback_t **fb, int *broken)
 {
     acc_status_t st = ACC_ERR_UNSUPPORTED;
-    acc_plan_t *plan;
 
     if (c->be->fallback &&
         (st = c->be->fallback(c, c->be_state, k, broken)) != ACC_ERR_UNSUPPORTED) {
-        *fb = comm_fallback_slot(c, k->coll, k->root, "NCCL");
+        if (route->nccl_slot)
+            *fb = &c->fallbacks[route->nccl_slot - 1];
+        else if ((*fb = comm_fallback_slot(c, k->coll, k->root, "NCCL")) != NULL)
+            route->nccl_slot = (size_t)(*fb - c->fallbacks) + 1;
         return st;
     }
-    if (route->ring) {
-        plan = route->ring;
-        *fb = &c->fallbacks[route->ring_slot];
-    } else if ((plan = comm_fallback_plan(c, k->coll, k->root, fb)) != NULL) {
-        route->ring = plan;
-        route->ring_slot = (size_t)(*fb - c->fallbacks);
-    } else {
+    if (route->ring_slot)
+        *fb = &c->fallbacks[route->ring_slot - 1];
+    else if (comm_fallback_plan(c, k->coll, k->root, fb) != NULL)
+        route->ring_slot = (size_t)(*fb - c->fallbacks) + 1;
+    else
         return ACC_ERR_INTERNAL;
-    }
-    return c->be->run(c, c->be_state, plan, k, broken);
+    return c->be->run(c, c->be_state, (*fb)->plan, k, broken);
 }
 
 /* The call's route: the last one when the call has its size and root, else a new look-up. */
@@ -134,7 +134,8 @@ static rt_route_t *route_of(acc_comm_t *c, const rt_call_t *k)
     r->plan = table_plan(c, k, &r->entry);
     r->nbytes = k->nbytes;
     r->root = k->root;
-    r->ring = NULL;
+    r->nccl_slot = 0;
+    r->ring_slot = 0;
     r->known = 1;
     return r;
 }

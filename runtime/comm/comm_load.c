@@ -402,23 +402,16 @@ static void synthetic_spec(int n, char *buf, size_t len)
 rt_fallback_t *comm_fallback_slot(acc_comm_t *c, acc_coll_t coll, int root, const char *name)
 {
     rt_fallback_t *f;
-    size_t hint = c->fallback_hint[coll];
-    /* Every fallback call asks: the slot it found last for the collective first. */
-    if (hint < c->nfallbacks && c->fallbacks[hint].name == name &&
-        c->fallbacks[hint].root == root && c->fallbacks[hint].coll == coll)
-        return &c->fallbacks[hint];
+    /* Asked once per route (comm_coll.c remembers the answer), so a search suffices. */
     for (size_t i = 0; i < c->nfallbacks; i++)
         if (c->fallbacks[i].coll == coll && c->fallbacks[i].root == root &&
-            !strcmp(c->fallbacks[i].name, name)) {
-            c->fallback_hint[coll] = i;
+            !strcmp(c->fallbacks[i].name, name))
             return &c->fallbacks[i];
-        }
     if (acc_array_reserve((void **)&c->fallbacks, &c->fallbacks_cap, c->nfallbacks + 1,
                           sizeof(rt_fallback_t)) != ACC_OK) {
         acc_error_set(ACC_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    c->fallback_hint[coll] = c->nfallbacks;
     f = &c->fallbacks[c->nfallbacks++];
     memset(f, 0, sizeof(*f));
     f->coll = coll;
