@@ -177,6 +177,46 @@ typedef struct {
 acc_status_t acc_cplan_verify(const acc_cplan_t *cp, const struct acc_topo *topo,
                               acc_cplan_proof_t *proof);
 
+/* ---- binary form (schedules/FORMAT.md, "The binary form") ------------------------------ */
+/* What the database stores of a plan so that a rank can read its own part alone: a head (the
+ * header, the grid, each lane's rank table as runs, each class's box, its program's length and
+ * digest, and its edges: the peers it sends messages or signals to, with the largest message
+ * and the count per call) and one program per class, each operation stored as its difference
+ * from the one before, runs of equal differences as a count.  A ring's program is then a few
+ * records at any rank count.  Where expl (the explicit plan cp expands to) is given, each
+ * class's program carries the flags of its operations that complete a reduction, when every
+ * point of the class has the same ones. */
+typedef struct {
+    acc_buf_t head;
+    acc_buf_t *progs; /* one per class, lane by lane */
+    int *lane;
+    uint32_t *cls;
+    uint32_t nprogs;
+} acc_cplan_bin_t;
+
+acc_status_t acc_cplan_encode(const acc_cplan_t *cp, const acc_plan_t *expl, acc_cplan_bin_t *out);
+void acc_cplan_bin_free(acc_cplan_bin_t *bin);
+
+/* A head read back, checked (every field in range, the lanes' tables permutations, the classes
+ * a partition), with no program.  name is for errors ("acc.db: plan 1a2b..."). */
+typedef struct acc_chead acc_chead_t;
+acc_status_t acc_chead_load(const void *data, size_t len, const char *name, acc_chead_t **out);
+void acc_chead_destroy(acc_chead_t *h);
+/* Its header, grid and tables as a class plan without programs (borrowed). */
+const acc_cplan_t *acc_chead_plan(const acc_chead_t *h);
+/* The class of lane holding rank's point. */
+uint32_t acc_chead_class_of(const acc_chead_t *h, int lane, int rank);
+
+/* Rank `rank`'s view (acc_plan_view_t) from the head and the programs of its own classes, one
+ * per lane, which read() gives (the bytes stay valid until the next call): nothing of any other
+ * class is read.  Each program is checked against the head's digest and every operation at the
+ * rank's point against the plan's bounds.  The same view as acc_plan_view_of on the expansion,
+ * except for flags a class did not store. */
+typedef acc_status_t (*acc_cprog_read_fn)(void *ctx, int lane, uint32_t cls, const void **data,
+                                          size_t *len);
+acc_status_t acc_cplan_rank_view(const acc_chead_t *h, int rank, acc_cprog_read_fn read, void *ctx,
+                                 acc_plan_t **out);
+
 #ifdef __cplusplus
 }
 #endif

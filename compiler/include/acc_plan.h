@@ -138,6 +138,9 @@ typedef struct acc_plan {
     acc_lane_prog_t *progs; /* nranks x nlanes, index rank * nlanes + lane */
     uint32_t *peer_pool;
     uint32_t npeer_pool, peer_pool_cap;
+    /* NULL: a whole plan, every rank's programs.  Otherwise a rank's view of the plan
+     * (acc_plan_view_t): the programs of view->rank alone, every other rank's lanes empty. */
+    struct acc_plan_view *view;
 } acc_plan_t;
 
 const char *acc_coll_name(acc_coll_t c); /* "allreduce", "allgather", "reduce_scatter", ... */
@@ -220,6 +223,45 @@ acc_status_t acc_plan_verify_mode(const acc_plan_t *plan, int inplace);
  * The plan is verified (out of place) on the way; ACC_ERR_UNSUPPORTED when an operation
  * completes some of its chunks and not others.  *flags taken (acc_mem_free), *n of them. */
 acc_status_t acc_plan_final_reductions(const acc_plan_t *plan, uint8_t **flags, size_t *n);
+
+/* ---- a rank's view ------------------------------------------------------------------- */
+/* What one rank needs of a plan to run its part, without any other rank's program: beside its
+ * own programs, the edges into every rank near it (itself and every rank it sends to, receives
+ * from, signals, waits on or touches the memory of), from which the host backend lays out
+ * those ranks' memory exactly as the whole plan would, and the flags of its own operations
+ * that complete a reduction.  A view is made from the whole plan (acc_plan_view_of) or, without
+ * it, from the binary class form (acc_cplan_rank_view); both give the same view. */
+typedef struct {
+    uint8_t sig; /* 0: messages on lane `chan`; 1: signals on counter slot `chan` */
+    int32_t from, to;
+    uint32_t chan;   /* lane (messages) or slot (signals) */
+    uint32_t maxcnt; /* messages: chunks of the largest one */
+    uint32_t count;  /* messages or signals per call */
+} acc_plan_edge_t;
+
+typedef struct acc_plan_view {
+    int rank;
+    int staged; /* some rank's operation touches a peer's memory (put, get, reduce_peers) */
+    /* The ranks near `rank`, ascending, itself included. */
+    int32_t *near;
+    uint32_t nnear;
+    /* Every edge into a near rank, sorted by (to, sig, from, chan), each (from, to, sig,
+     * chan) once. */
+    acc_plan_edge_t *edges;
+    uint32_t nedges;
+    /* Per operation of rank's lanes in order: 1 where it completes a reduction
+     * (acc_plan_final_reductions); NULL when that is not known (an average then divides at
+     * the end of the call). */
+    uint8_t *final;
+} acc_plan_view_t;
+
+/* The view of rank `rank` of a whole, verified plan: the plan's header and rank's programs
+ * copied, the edges and flags worked out from every rank's programs. */
+acc_status_t acc_plan_view_of(const acc_plan_t *plan, int rank, acc_plan_t **out);
+void acc_plan_view_destroy(acc_plan_view_t *view);
+/* The edges of a view sorted and merged (messages: largest maxcnt, counts summed); near ranks
+ * sorted and unique.  For the view's builders. */
+acc_status_t acc_plan_view_finish(acc_plan_view_t *view);
 
 /* ---- MSCCL algorithm XML --------------------------------------------------------------- */
 acc_status_t acc_plan_import_msccl(const char *text, size_t len, const char *name,

@@ -322,3 +322,27 @@ uint64_t acc_cplan_op_count(const acc_cplan_t *cp)
     }
     return total;
 }
+
+/* Row-major index of box point number i (0 <= i < the box's volume). */
+uint32_t cplan_box_point(const acc_cplan_t *cp, const acc_cclass_t *k, uint64_t i)
+{
+    uint32_t idx = 0, x[ACC_CPLAN_MAX_DIMS];
+    int d;
+    for (d = cp->ndims - 1; d >= 0; d--) {
+        uint64_t span = (uint64_t)(k->hi[d] - k->lo[d]);
+        x[d] = (uint32_t)(k->lo[d] + (int32_t)(i % span));
+        i /= span;
+    }
+    for (d = 0; d < cp->ndims; d++)
+        idx = idx * (uint32_t)cp->dims[d] + x[d];
+    return idx;
+}
+
+uint64_t cplan_box_volume(const acc_cplan_t *cp, const acc_cclass_t *k)
+{
+    uint64_t v = 1;
+    int d;
+    for (d = 0; d < cp->ndims; d++)
+        v *= (uint64_t)(k->hi[d] - k->lo[d]);
+    return v;
+}

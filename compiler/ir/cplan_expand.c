@@ -20,30 +20,6 @@ static acc_op_t op_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, con
     return op;
 }
 
-/* Row-major index of box point number i (0 <= i < the box's volume). */
-static uint32_t box_point(const acc_cplan_t *cp, const acc_cclass_t *k, uint64_t i)
-{
-    uint32_t idx = 0, x[ACC_CPLAN_MAX_DIMS];
-    int d;
-    for (d = cp->ndims - 1; d >= 0; d--) {
-        uint64_t span = (uint64_t)(k->hi[d] - k->lo[d]);
-        x[d] = (uint32_t)(k->lo[d] + (int32_t)(i % span));
-        i /= span;
-    }
-    for (d = 0; d < cp->ndims; d++)
-        idx = idx * (uint32_t)cp->dims[d] + x[d];
-    return idx;
-}
-
-static uint64_t box_volume(const acc_cplan_t *cp, const acc_cclass_t *k)
-{
-    uint64_t v = 1;
-    int d;
-    for (d = 0; d < cp->ndims; d++)
-        v *= (uint64_t)(k->hi[d] - k->lo[d]);
-    return v;
-}
-
 /* Every point of a lane in exactly one class: a point in none would silently run nothing. */
 static acc_status_t check_partition(const acc_cplan_t *cp, int lane, uint8_t *seen)
 {
@@ -53,8 +29,8 @@ static acc_status_t check_partition(const acc_cplan_t *cp, int lane, uint8_t *se
 
     memset(seen, 0, (size_t)cp->nranks);
     for (c = 0; c < ln->nclasses; c++) {
-        for (i = 0; i < box_volume(cp, &ln->classes[c]); i++) {
-            p = box_point(cp, &ln->classes[c], i);
+        for (i = 0; i < cplan_box_volume(cp, &ln->classes[c]); i++) {
+            p = cplan_box_point(cp, &ln->classes[c], i);
             if (seen[p]++)
                 return acc_error_set(ACC_ERR_INVALID,
                                      "class plan: lane %d's point %u is in two classes", lane, p);
@@ -109,8 +85,8 @@ acc_status_t acc_cplan_expand(const acc_cplan_t *cp, acc_plan_t **out)
             break;
         for (c = 0; c < ln->nclasses && st == ACC_OK; c++) {
             const acc_cclass_t *cls = &ln->classes[c];
-            for (i = 0; i < box_volume(cp, cls) && st == ACC_OK; i++) {
-                uint32_t pt = box_point(cp, cls, i);
+            for (i = 0; i < cplan_box_volume(cp, cls) && st == ACC_OK; i++) {
+                uint32_t pt = cplan_box_point(cp, cls, i);
                 int rank = acc_cplan_rank(cp, lane, pt);
                 cplan_at_t at;
                 cplan_at(cp, pt, &at);

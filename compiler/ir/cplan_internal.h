@@ -19,4 +19,63 @@ void cplan_at(const acc_cplan_t *cp, uint32_t point, cplan_at_t *at);
 int cplan_peer_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const acc_cpeer_t *peer);
 acc_ref_t cplan_ref_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const acc_cref_t *r);
 
+/* A class's points: how many, and the row-major index of its i-th (0 <= i < volume). */
+uint64_t cplan_box_volume(const acc_cplan_t *cp, const acc_cclass_t *k);
+uint32_t cplan_box_point(const acc_cplan_t *cp, const acc_cclass_t *k, uint64_t i);
+
+/* ---- the binary form (cplan_bin.c writes it, cplan_view.c reads it) --------------------- */
+#define CPLAN_BIN_MAGIC   "ACCC" /* a head */
+#define CPLAN_BIN_VERSION 1
+/* An operation as the binary form diffs it: every field of acc_cop_t, in a fixed order. */
+#define CPLAN_OP_FIELDS 41
+
+void cplan_op_fields(const acc_cop_t *op, int64_t f[CPLAN_OP_FIELDS]);
+/* The operation back; 0 when a field is out of its type's range. */
+int cplan_op_from_fields(const int64_t f[CPLAN_OP_FIELDS], acc_cop_t *op);
+
+/* Unsigned LEB128 and zigzag integers. */
+void cplan_put_u(acc_buf_t *b, uint64_t v);
+void cplan_put_i(acc_buf_t *b, int64_t v);
+
+/* A reader over bytes that fails once, naming what it read and where. */
+typedef struct {
+    const unsigned char *p;
+    size_t len, at;
+    const char *name; /* for errors */
+    int failed;
+    char what[160];
+} cplan_rd_t;
+
+uint64_t cplan_get_u(cplan_rd_t *r, const char *what);
+int64_t cplan_get_i(cplan_rd_t *r, const char *what);
+/* An unsigned value no larger than max. */
+uint64_t cplan_get_max(cplan_rd_t *r, uint64_t max, const char *what);
+
+/* Rows of k integers (k <= CPLAN_OP_FIELDS), each stored as its difference from the row
+ * before: a record 0, a mask of the fields that differ and those differences; or 2n + 1 for n
+ * more rows each differing from its predecessor as that one did from its own.  A ring's
+ * program or a table's runs are then a few records at any rank count. */
+typedef struct {
+    acc_buf_t *b;
+    int k;
+    uint64_t rows, run;
+    int64_t prev[CPLAN_OP_FIELDS], diff[CPLAN_OP_FIELDS];
+} cplan_rows_put_t;
+
+void cplan_rows_begin(cplan_rows_put_t *w, acc_buf_t *b, int k);
+void cplan_rows_put(cplan_rows_put_t *w, const int64_t *row);
+void cplan_rows_end(cplan_rows_put_t *w);
+
+typedef struct {
+    cplan_rd_t *r;
+    int k;
+    uint64_t left; /* rows still to read */
+    uint64_t run;  /* of them, repeating the last difference */
+    int64_t cur[CPLAN_OP_FIELDS], diff[CPLAN_OP_FIELDS];
+} cplan_rows_get_t;
+
+void cplan_rows_start(cplan_rows_get_t *g, cplan_rd_t *r, int k, uint64_t rows);
+/* The next row; 0 once the reader failed. */
+int cplan_rows_get(cplan_rows_get_t *g, int64_t *row);
+
 #endif /* CPLAN_INTERNAL_H */

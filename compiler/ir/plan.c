@@ -165,11 +165,13 @@ void acc_plan_destroy(acc_plan_t *plan)
     size_t i;
     if (!plan)
         return;
+    /* A view holds its rank's programs alone. */
     if (plan->progs)
-        for (i = 0; i < (size_t)plan->nranks * plan->nlanes; i++)
+        for (i = 0; i < (size_t)(plan->view ? 1 : plan->nranks) * plan->nlanes; i++)
             acc_mem_free(plan->progs[i].ops);
     acc_mem_free(plan->progs);
     acc_mem_free(plan->peer_pool);
+    acc_plan_view_destroy(plan->view);
     acc_mem_free(plan);
 }
 
@@ -177,8 +179,13 @@ acc_status_t acc_plan_clone(const acc_plan_t *plan, acc_plan_t **out)
 {
     acc_plan_t *c;
     size_t i, n = (size_t)plan->nranks * plan->nlanes;
-    acc_status_t st = acc_plan_create(plan->coll, plan->nranks, plan->nlanes, plan->in_chunks,
-                                      plan->out_chunks, plan->scratch_chunks, &c);
+    acc_status_t st;
+
+    if (plan->view)
+        return acc_error_set(ACC_ERR_INVALID, "copying rank %d's view of %s: only whole plans",
+                             plan->view->rank, plan->algo);
+    st = acc_plan_create(plan->coll, plan->nranks, plan->nlanes, plan->in_chunks, plan->out_chunks,
+                         plan->scratch_chunks, &c);
     if (st != ACC_OK)
         return st;
     c->root = plan->root;
@@ -214,8 +221,12 @@ acc_status_t acc_plan_clone(const acc_plan_t *plan, acc_plan_t **out)
 
 acc_lane_prog_t *acc_plan_prog(const acc_plan_t *plan, int rank, int lane)
 {
+    static const acc_lane_prog_t none; /* another rank's, in a view: empty (acc_plan_add
+                                        * refuses views) */
     if (rank < 0 || rank >= plan->nranks || lane < 0 || lane >= plan->nlanes)
         return NULL;
+    if (plan->view)
+        return rank == plan->view->rank ? &plan->progs[lane] : (acc_lane_prog_t *)&none;
     return &plan->progs[(size_t)rank * plan->nlanes + lane];
 }
 
@@ -234,6 +245,10 @@ acc_status_t acc_plan_add(acc_plan_t *plan, int rank, int lane, const acc_op_t *
     acc_lane_prog_t *prog = acc_plan_prog(plan, rank, lane);
     size_t cap;
     void *p;
+
+    if (plan->view)
+        return acc_error_set(ACC_ERR_INVALID, "rank %d's view of %s is read-only", plan->view->rank,
+                             plan->algo);
 
     if (!prog)
         return acc_error_set(ACC_ERR_INVALID,

@@ -486,6 +486,11 @@ static acc_status_t verify(const acc_plan_t *plan, int inplace, uint8_t *finals,
 
     if (!plan)
         return acc_error_set(ACC_ERR_INVALID, "acc_plan_verify: no plan");
+    if (plan->view)
+        return acc_error_set(ACC_ERR_INVALID,
+                             "acc_plan_verify: rank %d's view of %s holds one rank's programs; "
+                             "only a whole plan is proven",
+                             plan->view->rank, plan->algo);
     memset(&v, 0, sizeof(v));
     v.finals = finals;
     v.final_base = base;

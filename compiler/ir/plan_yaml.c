@@ -80,6 +80,10 @@ acc_status_t acc_plan_dump_yaml(const acc_plan_t *plan, acc_buf_t *out)
     int r, l, any = 0;
     uint32_t i;
 
+    if (plan->view)
+        return acc_error_set(ACC_ERR_INVALID,
+                             "rank %d's view of %s holds one rank's programs: it has no text form",
+                             plan->view->rank, plan->algo);
     if (plan->coll < 0 || plan->coll >= ACC_COLL_COUNT || plan->proto < 0 ||
         plan->proto >= ACC_PROTO_COUNT)
         return acc_error_set(ACC_ERR_INVALID,
