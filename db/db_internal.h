@@ -7,6 +7,7 @@
 #ifndef ACC_DB_INTERNAL_H
 #define ACC_DB_INTERNAL_H
 
+#include "acc_cplan.h"
 #include "acc_db.h"
 
 #include <sqlite3.h>
@@ -101,6 +102,11 @@ typedef struct {
  * the topology's nodes, and each table's content hash again where the old one held. */
 acc_status_t db_fill_backends(acc_db_t *db);
 
+/* Step 11's fill (db_class.c): the class form of every stored plan. */
+acc_status_t db_fill_class_forms(acc_db_t *db);
+/* A plan's class form under hash, inside the caller's transaction (db_class.c). */
+acc_status_t db_put_class_rows(acc_db_t *db, const char *hash, const acc_cplan_t *cp,
+                               const acc_cplan_bin_t *bin);
 /* The steps 1..ACC_DB_SCHEMA_VERSION, in order. */
 const db_migration_t *db_migrations(int *count);
 /* Inside a write transaction: apply steps from+1..to and record application_id and to as the

@@ -226,6 +226,27 @@ static const char step9[] =
 static const char step10[] =
     "ALTER TABLE selection_entries ADD COLUMN backends TEXT NOT NULL DEFAULT '';\n";
 
+/* Version 11: every plan's binary class form (acc_cplan.h), so that a rank reads the head and
+ * its own programs and nothing else (acc_db_get_rank_plan): a head per plan, under the plan's
+ * hash, with the SHA-256 of its bytes, and one row per class program.  The step's fill
+ * (db_fill_class_forms) writes the rows of the plans already stored, from their YAML. */
+static const char step11[] = "CREATE TABLE plan_heads (\n"
+                             "  hash TEXT PRIMARY KEY CHECK (length(hash) = 64),\n"
+                             "  coll TEXT NOT NULL,\n"
+                             "  algo TEXT NOT NULL,\n"
+                             "  params TEXT NOT NULL,\n"
+                             "  nranks INTEGER NOT NULL CHECK (nranks >= 1),\n"
+                             "  head_sha TEXT NOT NULL CHECK (length(head_sha) = 64),\n"
+                             "  head BLOB NOT NULL\n"
+                             ");\n"
+                             "CREATE TABLE plan_programs (\n"
+                             "  hash TEXT NOT NULL REFERENCES plan_heads(hash) ON DELETE CASCADE,\n"
+                             "  lane INTEGER NOT NULL CHECK (lane >= 0),\n"
+                             "  cls INTEGER NOT NULL CHECK (cls >= 0),\n"
+                             "  program BLOB NOT NULL,\n"
+                             "  PRIMARY KEY (hash, lane, cls)\n"
+                             ") WITHOUT ROWID;\n";
+
 static const db_migration_t migrations[] = {
     {1, "topologies, plans and selection tables", step1, NULL},
     {2, "kernels", step2, NULL},
@@ -237,6 +258,7 @@ static const db_migration_t migrations[] = {
     {8, "profiles recorded by training jobs; where stored profiles came from", step8, NULL},
     {9, "the inputs each topology's tables were built from", step9, NULL},
     {10, "the backends that can run each stored choice", step10, db_fill_backends},
+    {11, "each plan's class form, read a rank at a time", step11, db_fill_class_forms},
 };
 
 /* The list and the version constant must move together. */

@@ -7,6 +7,8 @@ typedef struct {
     const acc_plan_t *plan;
     const char *hash;
     const char *yaml;
+    const acc_cplan_t *cp; /* its class form (one class per rank), which ranks read */
+    const acc_cplan_bin_t *bin;
 } put_plan_t;
 
 static acc_status_t put_plan(acc_db_t *db, void *ctx)
@@ -29,7 +31,7 @@ static acc_status_t put_plan(acc_db_t *db, void *ctx)
     db_bind_text(st, 6, p->yaml);
     s = db_step_done(db, st, "storing a plan");
     sqlite3_finalize(st);
-    return s;
+    return s == ACC_OK ? db_put_class_rows(db, p->hash, p->cp, p->bin) : s;
 }
 
 acc_status_t acc_db_put_plan(acc_db_t *db, const acc_plan_t *plan,
@@ -37,17 +39,24 @@ acc_status_t acc_db_put_plan(acc_db_t *db, const acc_plan_t *plan,
 {
     char hash[ACC_SHA256_HEX_LEN + 1], what[96], sh[16];
     acc_buf_t yaml;
+    acc_cplan_t *cp = NULL;
+    acc_cplan_bin_t bin;
     put_plan_t p;
     acc_status_t s;
 
     acc_buf_init(&yaml);
-    if ((s = acc_plan_dump_yaml_hash(plan, &yaml, hash)) != ACC_OK) {
+    memset(&bin, 0, sizeof(bin));
+    if ((s = acc_plan_dump_yaml_hash(plan, &yaml, hash)) != ACC_OK ||
+        (s = acc_cplan_from_plan(plan, &cp)) != ACC_OK ||
+        (s = acc_cplan_encode(cp, plan, &bin)) != ACC_OK) {
         acc_error_prefix(s, "%s: storing a plan: ", db->path);
         goto out;
     }
     p.plan = plan;
     p.hash = hash;
     p.yaml = yaml.data;
+    p.cp = cp;
+    p.bin = &bin;
     snprintf(what, sizeof(what), "storing %s plan %s", plan->algo, db_short(hash, sh));
     if ((s = db_txn(db, 1, what, put_plan, &p)) != ACC_OK)
         goto out;
@@ -55,6 +64,8 @@ acc_status_t acc_db_put_plan(acc_db_t *db, const acc_plan_t *plan,
         memcpy(hash_out, hash, sizeof(hash));
 out:
     acc_buf_free(&yaml);
+    acc_cplan_bin_free(&bin);
+    acc_cplan_destroy(cp);
     return s;
 }
 

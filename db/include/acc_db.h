@@ -32,6 +32,7 @@
 #define ACC_DB_H
 
 #include "acc_common.h"
+#include "acc_cplan.h"
 #include "acc_kernels.h"
 #include "acc_plan.h"
 #include "acc_select.h"
@@ -42,7 +43,7 @@ extern "C" {
 #endif
 
 #define ACC_DB_APPLICATION_ID 0x41434331 /* "ACC1" in the file header */
-#define ACC_DB_SCHEMA_VERSION 10         /* the newest schema this acc reads and writes */
+#define ACC_DB_SCHEMA_VERSION 11         /* the newest schema this acc reads and writes */
 /* Longest time a call waits for other writers before giving up with ACC_ERR_BUSY. */
 #define ACC_DB_BUSY_MS 30000
 
@@ -101,6 +102,17 @@ acc_status_t acc_db_put_plan(acc_db_t *db, const acc_plan_t *plan,
 /* Load, check the hash and verify again: a plan that fails is reported (ACC_ERR_VERIFY or
  * ACC_ERR_PARSE naming the file and hash) and never returned. */
 acc_status_t acc_db_get_plan(acc_db_t *db, const char *hash, acc_plan_t **out);
+/* Rank `rank`'s view of a stored plan (acc_plan_view_t), from its binary class form: the head
+ * and the rank's own class programs are read, nothing else - no other plan, no other rank's
+ * program, no YAML.  The head's SHA-256 and each program's digest are checked and every
+ * operation bounded (acc_cplan_rank_view); the plan was proven when it was stored.
+ * ACC_ERR_NOT_FOUND when the plan has no class form. */
+acc_status_t acc_db_get_rank_plan(acc_db_t *db, const char *hash, int rank, acc_plan_t **out);
+/* Store a proven class plan in its binary form alone (plans of a size whose explicit form is
+ * never made); it is named by the SHA-256 of that form, which hash_out (optional) receives.
+ * expl (optional), its expansion, gives the flags of the reductions' last steps. */
+acc_status_t acc_db_put_cplan(acc_db_t *db, const acc_cplan_t *cp, const acc_plan_t *expl,
+                              char hash_out[ACC_SHA256_HEX_LEN + 1]);
 
 /* ---- selection tables, by (topology fingerprint, collective) ---------------------------- */
 /* Store table->entries for (table->topo_fingerprint, table->coll), replacing the previous table
