@@ -171,6 +171,7 @@ typedef struct {
     acc_plan_t **plans;
     unsigned char *read;
     unsigned char *unfit;
+    char **unfit_why; /* the reason the ranks agreed on, where a rank's view was asked */
     uint64_t *calls, *bytes;
     size_t last; /* the entry the last look-up found */
 } rt_table_t;
@@ -279,6 +280,9 @@ struct rt_backend {
     /* Can this backend run plan (of the communicator's rank count) on this communicator?
      * ACC_ERR_UNSUPPORTED saying why not.  Asked once per table entry, not per call. */
     acc_status_t (*supports)(const acc_comm_t *c, const acc_plan_t *plan);
+    /* 1: run() takes a rank's view of a plan (acc_plan_view_t), which is all a rank reads of
+     * it; 0: the whole plan (the cuda backend, whose kernel holds every rank's code). */
+    int rank_views;
     /* Optional: run a call the backend's own way (NCCL); ACC_ERR_UNSUPPORTED when it has none,
      * and then acc's ring plan serves it through run(). */
     acc_status_t (*fallback)(acc_comm_t *c, void *state, const rt_call_t *call, int *broken);

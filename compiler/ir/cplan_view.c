@@ -439,10 +439,15 @@ static acc_status_t own_programs(const acc_chead_t *h, int rank, acc_cprog_read_
         memset(&r, 0, sizeof(r));
         r.p = data;
         r.len = len;
-        if (acc_fnv1a64(data, len) != h->digest[k])
-            rd_fail(&r, "lane %lld: a program whose digest is not its head's", (long long)l);
-        else
-            get_prog(&r, n, ops, v->view->final + at, &has_flags);
+        if (acc_fnv1a64(data, len) != h->digest[k]) {
+            acc_mem_free(ops);
+            return acc_error_set(ACC_ERR_PARSE,
+                                 "%s: rank %d's program on lane %d does not match the digest "
+                                 "its head keeps: it was altered; the plan is not used: rebuild "
+                                 "the database with acc-compile --db",
+                                 h->name, rank, l);
+        }
+        get_prog(&r, n, ops, v->view->final + at, &has_flags);
         flags_all = flags_all && has_flags;
         cplan_at(cp, acc_cplan_point(cp, l, rank), &pt);
         for (uint32_t i = 0; i < n && !r.failed; i++) {

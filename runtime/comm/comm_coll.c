@@ -163,7 +163,9 @@ static acc_status_t run_call(acc_comm_t *c, const rt_call_t *k)
         /* Said once per communicator: acc's plan could not be set up here (the backend agreed
          * on that on every rank), and its calls go to the fallback.  A plan the backend cannot
          * run here at all is asked again, for its reason. */
-        if (c->tables[k->coll].unfit[entry])
+        if (c->tables[k->coll].unfit_why[entry])
+            acc_error_set(ACC_ERR_UNSUPPORTED, "%s", c->tables[k->coll].unfit_why[entry]);
+        else if (c->tables[k->coll].unfit[entry])
             (void)c->be->supports(c, plan);
         ACC_WARN(RUNTIME,
                  "%s: acc's plan %s for %llu bytes cannot run here, the fallback serves "

@@ -9,6 +9,7 @@
 #include "rt_internal.h"
 
 #include "acc_compiler.h"
+#include "acc_kernels.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -80,9 +81,10 @@ static int load_table(acc_comm_t *c, acc_db_t *db, acc_coll_t coll, acc_sha256_t
     t->plans = acc_mem_calloc(t->table->n + 1, sizeof(acc_plan_t *));
     t->read = acc_mem_calloc(t->table->n + 1, 1);
     t->unfit = acc_mem_calloc(t->table->n + 1, 1);
+    t->unfit_why = acc_mem_calloc(t->table->n + 1, sizeof(char *));
     t->calls = acc_mem_calloc(t->table->n + 1, sizeof(uint64_t));
     t->bytes = acc_mem_calloc(t->table->n + 1, sizeof(uint64_t));
-    if (!t->plans || !t->read || !t->unfit || !t->calls || !t->bytes)
+    if (!t->plans || !t->read || !t->unfit || !t->unfit_why || !t->calls || !t->bytes)
         return set_reason(c, "out of memory for the %s table", acc_coll_name(coll));
     for (i = 0; i < t->table->n; i++) {
         const acc_select_entry_t *e = &t->table->entries[i];
@@ -94,6 +96,15 @@ static int load_table(acc_comm_t *c, acc_db_t *db, acc_coll_t coll, acc_sha256_t
         t->read[i] = (unsigned char)e->use_nccl;
     }
     return 0;
+}
+
+/* What a rank reads of a plan: its view (the head and its own programs) where the backend runs
+ * views or cannot run a plan of this size at all, else the whole plan. */
+static acc_status_t read_plan(acc_comm_t *c, const char *hash, acc_plan_t **out)
+{
+    if (c->be && !c->be->rank_views && c->nranks <= ACC_KARG_RANKS)
+        return acc_db_get_plan(c->db, hash, out);
+    return acc_db_get_rank_plan(c->db, hash, c->rank, out);
 }
 
 acc_plan_t *comm_table_plan(acc_comm_t *c, acc_coll_t coll, size_t entry)
@@ -108,7 +119,7 @@ acc_plan_t *comm_table_plan(acc_comm_t *c, acc_coll_t coll, size_t entry)
         return t->plans[entry];
     t->read[entry] = 1;
     boot_vote_init(&v[0], ACC_OK);
-    if (!c->db || acc_db_get_plan(c->db, e->plan_hash, &plan) != ACC_OK)
+    if (!c->db || read_plan(c, e->plan_hash, &plan) != ACC_OK)
         snprintf(v[0].text, sizeof(v[0].text), "%s",
                  c->db ? acc_error_message() : "the database is closed");
     else if (plan->nranks != c->nranks)
@@ -137,9 +148,24 @@ acc_plan_t *comm_table_plan(acc_comm_t *c, acc_coll_t coll, size_t entry)
         return NULL;
     }
     t->plans[entry] = plan;
-    /* Whether the backend can run it here: a property of the plan and of where the ranks are,
-     * the same on every rank. */
-    t->unfit[entry] = c->be && c->be->supports(c, plan) != ACC_OK;
+    /* Whether the backend can run it here: a property of the plan and of where the ranks are.
+     * Every rank answers it alike from the whole plan; from a view each answers for its own
+     * operations, and they agree by a vote. */
+    if (!plan->view) {
+        t->unfit[entry] = c->be && c->be->supports(c, plan) != ACC_OK;
+        return plan;
+    }
+    boot_vote_init(&v[0], c->be ? c->be->supports(c, plan) : ACC_OK);
+    if (v[0].status != ACC_OK)
+        snprintf(v[0].text, sizeof(v[0].text), "%s", acc_error_message());
+    if (boot_vote(c->boot, &v[0], &v[1]) != ACC_OK)
+        snprintf(v[1].text, sizeof(v[1].text), "the ranks could not agree whether it runs here: %s",
+                 acc_error_message());
+    else if (v[1].status == ACC_OK)
+        return plan;
+    t->unfit[entry] = 1;
+    if ((t->unfit_why[entry] = acc_mem_alloc(strlen(v[1].text) + 1)))
+        memcpy(t->unfit_why[entry], v[1].text, strlen(v[1].text) + 1);
     return plan;
 }
 
@@ -377,9 +403,12 @@ void comm_unload(acc_comm_t *c)
         rt_table_t *t = &c->tables[coll];
         for (size_t i = 0; t->plans && t->table && i < t->table->n; i++)
             acc_plan_destroy(t->plans[i]);
+        for (size_t i = 0; t->unfit_why && t->table && i < t->table->n; i++)
+            acc_mem_free(t->unfit_why[i]);
         acc_mem_free(t->plans);
         acc_mem_free(t->read);
         acc_mem_free(t->unfit);
+        acc_mem_free(t->unfit_why);
         acc_mem_free(t->calls);
         acc_mem_free(t->bytes);
         acc_select_destroy(t->table);

@@ -274,4 +274,5 @@ const rt_backend_t rt_host_backend = {
     .destroy = destroy,
     .run = run,
     .supports = hb_plan_fits,
+    .rank_views = 1,
 };

@@ -15,19 +15,6 @@ static uint64_t align(uint64_t v, uint64_t a)
     return (v + a - 1) / a * a;
 }
 
-/* Operations on a peer's memory: a plan with any runs on staged segments. */
-static int peer_op(uint8_t code)
-{
-    return code == ACC_OP_PUT || code == ACC_OP_GET || code == ACC_OP_REDUCE_PEERS;
-}
-
-/* Chunks of the message an operation sends. */
-static uint32_t send_chunks(const acc_op_t *op)
-{
-    return op->code == ACC_OP_SEND || op->code == ACC_OP_RECV_REDUCE_SEND ? op->src.cnt
-                                                                          : op->dst.cnt;
-}
-
 acc_status_t hb_plan_fits(const acc_comm_t *c, const acc_plan_t *p)
 {
     return acc_plan_runs_on(p, ACC_BACKEND_HOST, c->node_of);
@@ -35,7 +22,7 @@ acc_status_t hb_plan_fits(const acc_comm_t *c, const acc_plan_t *p)
 
 /* ---- the plan's connections and counters ----------------------------------------------- */
 
-static uint32_t find_conn(const hb_inst_t *in, int from, int to, int lane)
+uint32_t hb_find_conn(const hb_inst_t *in, int from, int to, int lane)
 {
     for (uint32_t i = 0; i < in->nconns; i++)
         if (in->conns[i].from == from && in->conns[i].to == to && in->conns[i].lane == lane)
@@ -51,50 +38,37 @@ static uint32_t find_ctr(const hb_inst_t *in, int from, int to, uint32_t slot)
     return UINT32_MAX;
 }
 
-/* Every connection (sender, receiver, lane) and counter (from, to, slot) of the plan, in the
- * order of the senders' operations, which is the same on every rank. */
+/* The connections (sender, receiver, lane) and counters (from, to, slot) into the ranks near
+ * this one, from the view's edges: by receiver, then sender and lane or slot, an order every
+ * rank that lays out the receiver's segment shares. */
 static acc_status_t collect(hb_inst_t *in)
 {
-    const acc_plan_t *p = in->plan;
-    size_t ccap = 0, tcap = 0;
+    const acc_plan_view_t *v = in->view;
+    uint32_t nc = 0, nt = 0;
 
-    for (int r = 0; r < p->nranks; r++)
-        for (int l = 0; l < p->nlanes; l++) {
-            const acc_lane_prog_t *prog = acc_plan_prog(p, r, l);
-            for (uint32_t k = 0; k < prog->nops; k++) {
-                const acc_op_t *op = &prog->ops[k];
-                int to = acc_op_send_peer(op);
-                if (to >= 0) {
-                    uint32_t i = find_conn(in, r, to, l);
-                    if (i == UINT32_MAX) {
-                        if (acc_array_reserve((void **)&in->conns, &ccap, in->nconns + 1,
-                                              sizeof(hb_conn_t)) != ACC_OK)
-                            return acc_error_set(ACC_ERR_NOMEM, "out of memory");
-                        i = in->nconns++;
-                        memset(&in->conns[i], 0, sizeof(hb_conn_t));
-                        in->conns[i] = (hb_conn_t){.from = r, .to = to, .lane = l};
-                        for (int f = 0; f < HB_MAX_RAILS; f++)
-                            in->conns[i].fd[f] = -1;
-                    }
-                    in->conns[i].per_call++;
-                    if (send_chunks(op) > in->conns[i].maxcnt)
-                        in->conns[i].maxcnt = send_chunks(op);
-                }
-                if (op->code == ACC_OP_SIGNAL) {
-                    uint32_t i = find_ctr(in, r, op->peer, op->slot);
-                    if (i == UINT32_MAX) {
-                        if (acc_array_reserve((void **)&in->ctrs, &tcap, in->nctrs + 1,
-                                              sizeof(hb_ctr_t)) != ACC_OK)
-                            return acc_error_set(ACC_ERR_NOMEM, "out of memory");
-                        i = in->nctrs++;
-                        in->ctrs[i] = (hb_ctr_t){.from = r, .to = op->peer, .slot = op->slot};
-                    }
-                    in->ctrs[i].per_call++;
-                }
-                if (peer_op(op->code))
-                    in->staged = 1;
-            }
+    for (uint32_t i = 0; i < v->nedges; i++)
+        v->edges[i].sig ? nt++ : nc++;
+    in->conns = acc_mem_calloc((size_t)nc + 1, sizeof(hb_conn_t));
+    in->ctrs = acc_mem_calloc((size_t)nt + 1, sizeof(hb_ctr_t));
+    if (!in->conns || !in->ctrs)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < v->nedges; i++) {
+        const acc_plan_edge_t *e = &v->edges[i];
+        if (e->sig) {
+            in->ctrs[in->nctrs++] =
+                (hb_ctr_t){.from = e->from, .to = e->to, .slot = e->chan, .per_call = e->count};
+            continue;
         }
+        hb_conn_t *cn = &in->conns[in->nconns++];
+        *cn = (hb_conn_t){.from = e->from,
+                          .to = e->to,
+                          .lane = (int)e->chan,
+                          .maxcnt = e->maxcnt,
+                          .per_call = e->count};
+        for (int f = 0; f < HB_MAX_RAILS; f++)
+            cn->fd[f] = -1;
+    }
+    in->staged = v->staged;
     return ACC_OK;
 }
 
@@ -123,13 +97,15 @@ static acc_status_t index_ops(hb_inst_t *in)
             const acc_op_t *op = &prog->ops[k];
             uint32_t i = in->lane_first[l] + k;
             int from = acc_op_recv_peer(op), to = acc_op_send_peer(op);
-            in->in_conn[i] = from >= 0 ? find_conn(in, from, in->rank, l) : UINT32_MAX;
-            in->out_conn[i] = to >= 0 ? find_conn(in, in->rank, to, l) : UINT32_MAX;
+            in->in_conn[i] = from >= 0 ? hb_find_conn(in, from, in->rank, l) : UINT32_MAX;
+            in->out_conn[i] = to >= 0 ? hb_find_conn(in, in->rank, to, l) : UINT32_MAX;
             in->ctr[i] = op->code == ACC_OP_SIGNAL ? find_ctr(in, in->rank, op->peer, op->slot)
                          : op->code == ACC_OP_WAIT ? find_ctr(in, op->peer, in->rank, op->slot)
                                                    : UINT32_MAX;
             if ((from >= 0 && in->in_conn[i] == UINT32_MAX) ||
-                (op->code == ACC_OP_WAIT && in->ctr[i] == UINT32_MAX))
+                (to >= 0 && in->out_conn[i] == UINT32_MAX) ||
+                (op->code == ACC_OP_WAIT && in->ctr[i] == UINT32_MAX) ||
+                (op->code == ACC_OP_SIGNAL && in->ctr[i] == UINT32_MAX))
                 return acc_error_set(ACC_ERR_INVALID,
                                      "%s %s: rank %d lane %d operation %u (%s) waits for what "
                                      "nobody sends (was the plan verified?)",
@@ -140,31 +116,20 @@ static acc_status_t index_ops(hb_inst_t *in)
     return ACC_OK;
 }
 
-/* This rank's operations that complete a reduction, where an average is divided.  A plan whose
- * operations complete only some of their chunks keeps the division at the end of the call. */
+/* This rank's operations that complete a reduction, where an average is divided (the view's
+ * flags; without them the division stays at the end of the call). */
 static acc_status_t find_finals(hb_inst_t *in)
 {
-    const acc_plan_t *p = in->plan;
-    uint8_t *all = NULL;
-    size_t n = 0, first = 0;
-    acc_status_t st;
-
-    if (!acc_coll_reduces(p->coll))
+    size_t n = in->lane_first[in->plan->nlanes];
+    if (!acc_coll_reduces(in->plan->coll) || !in->view->final)
         return ACC_OK;
-    if ((st = acc_plan_final_reductions(p, &all, &n)) == ACC_ERR_UNSUPPORTED)
-        return ACC_OK;
-    if (st != ACC_OK)
-        return st;
-    for (int r = 0; r < in->rank; r++)
-        for (int l = 0; l < p->nlanes; l++)
-            first += acc_plan_prog(p, r, l)->nops;
-    if ((in->final = acc_mem_calloc((size_t)in->lane_first[p->nlanes] + 1, 1)))
-        memcpy(in->final, all + first, in->lane_first[p->nlanes]);
-    acc_mem_free(all);
-    return in->final ? ACC_OK : acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    if (!(in->final = acc_mem_calloc(n + 1, 1)))
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
+    memcpy(in->final, in->view->final, n);
+    return ACC_OK;
 }
 
-/* Every rank's segment layout, at capacity in->cap. */
+/* The segment layouts of the ranks near this one, at capacity in->cap. */
 static acc_status_t lay_out(acc_comm_t *c, hb_inst_t *in)
 {
     const acc_plan_t *p = in->plan;
@@ -182,7 +147,8 @@ static acc_status_t lay_out(acc_comm_t *c, hb_inst_t *in)
             align(hb_slot_header(cn->maxcnt) + (uint64_t)cn->maxcnt * in->scratch_cap * in->es, 64);
         cn->remote = c->node_of[cn->from] != c->node_of[cn->to];
     }
-    for (int r = 0; r < p->nranks; r++) {
+    for (uint32_t k = 0; k < in->view->nnear; k++) {
+        int r = in->view->near[k];
         hb_layout_t *l = &in->layouts[r];
         uint64_t off = PAGE; /* the first page: the segment's header */
         for (uint32_t i = 0; i < in->nctrs; i++)
@@ -213,6 +179,15 @@ static acc_status_t prepare(acc_comm_t *c, hb_inst_t *in)
 {
     acc_status_t st;
     const acc_plan_t *p = in->plan;
+    /* A whole plan (the ring fallback's, one run through acc_comm_run_plan) is seen as this
+     * rank's view of it. */
+    if (p->view) {
+        in->view = p->view;
+    } else {
+        if ((st = acc_plan_view_of(p, in->rank, &in->own_view)) != ACC_OK)
+            return st;
+        in->view = in->own_view->view;
+    }
     if ((st = collect(in)) != ACC_OK || (st = index_ops(in)) != ACC_OK ||
         (st = find_finals(in)) != ACC_OK || (st = lay_out(c, in)) != ACC_OK)
         return st;
@@ -300,9 +275,11 @@ acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_
     if (st == ACC_OK)
         st = same_instance(c, in);
     if (st == ACC_OK) {
-        for (int r = 0; r < plan->nranks && st == ACC_OK; r++)
+        for (uint32_t k = 0; k < in->view->nnear && st == ACC_OK; k++) {
+            int r = in->view->near[k];
             if (r != c->rank && c->node_of[r] == c->node_of[c->rank])
                 st = hb_seg_map(c, c->be_state, in, r, 0);
+        }
         st = comm_agree(c, st, "mapping the peers' shared memory");
     }
     if (st == ACC_OK)
@@ -343,6 +320,7 @@ void hb_inst_destroy(acc_comm_t *c, hb_inst_t *in)
     acc_mem_free(in->ctr);
     acc_mem_free(in->final);
     acc_mem_free(in->next);
+    acc_plan_destroy(in->own_view);
     acc_mem_free(in);
     (void)c;
 }

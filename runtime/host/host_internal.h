@@ -14,7 +14,9 @@
  *   - for plans with peer-memory operations ("staged"), its input and output: the caller's
  *     buffers are copied in before the lanes start and out after they end, since peers read and
  *     write there.  Plans that only pass messages run on the caller's buffers.
- * Every rank computes every segment's layout from the plan alone, so only names travel.
+ * A rank lays out its own segment and those of the ranks near it (that it sends to, receives
+ * from, signals or touches) from the edges into them (acc_plan_view_t), which are all it
+ * reads of other ranks' programs; every rank lays out a segment alike, so only names travel.
  *
  * Between nodes.  A connection whose ends are on different nodes is a TCP socket.  The sending
  * lane builds each message in an outbox of `slots` slots in its own memory and writes it to the
@@ -154,6 +156,10 @@ typedef struct {
 
 struct hb_inst {
     const acc_plan_t *plan;
+    /* What this rank knows of the plan: its programs, the edges into the ranks near it
+     * (plan->view, or the view worked out here from a whole plan, owned) */
+    const acc_plan_view_t *view;
+    acc_plan_t *own_view;
     int rank; /* this process's */
     int id;   /* per communicator, in creation order (equal on every rank) */
     size_t es;
@@ -223,6 +229,8 @@ acc_status_t hb_inst_create(acc_comm_t *c, int id, const acc_plan_t *plan, size_
 void hb_inst_destroy(acc_comm_t *c, hb_inst_t *in);
 /* Can plan run on this communicator's nodes?  acc_plan_runs_on's answer for the host backend. */
 acc_status_t hb_plan_fits(const acc_comm_t *c, const acc_plan_t *plan);
+/* The connection (from, to, lane) of an instance, or UINT32_MAX. */
+uint32_t hb_find_conn(const hb_inst_t *in, int from, int to, int lane);
 
 /* ---- segments (host_shm.c) ---- */
 /* This process's PID namespace (the inode of /proc/self/ns/pid; 0 when unknown), and its

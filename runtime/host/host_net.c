@@ -41,7 +41,8 @@
 typedef struct {
     uint32_t magic;
     int32_t inst;
-    uint32_t conn;
+    int32_t from; /* the connection: its sender, and its lane (the receiver is the listener) */
+    uint32_t lane;
     uint32_t rail;
     char tag[20];
 } conn_hello_t;
@@ -278,7 +279,7 @@ acc_status_t hb_net_connect(acc_comm_t *c, hb_inst_t *in)
         if (!cn->remote || cn->from != in->rank)
             continue;
         for (int r = 0; r < rails; r++) {
-            conn_hello_t h = {CONN_MAGIC, in->id, i, (uint32_t)r, {0}};
+            conn_hello_t h = {CONN_MAGIC, in->id, in->rank, (uint32_t)cn->lane, (uint32_t)r, {0}};
             memcpy(h.tag, c->shm_tag, sizeof(h.tag));
             if ((st = hb_rails_connect(c, cn->to, r, deadline, &cn->fd[r])) != ACC_OK ||
                 (st = net_send(cn->fd[r], &h, sizeof(h), deadline, &c->abort)) != ACC_OK)
@@ -290,16 +291,17 @@ acc_status_t hb_net_connect(acc_comm_t *c, hb_inst_t *in)
     for (int r = 0; r < rails; r++)
         for (uint32_t left = expect; left > 0;) {
             conn_hello_t h;
-            hb_conn_t *cn;
+            hb_conn_t *cn = NULL;
+            uint32_t k;
             int fd = -1;
             if ((st = hb_rails_accept(c, r, deadline, &fd)) != ACC_OK)
                 return acc_error_prefix(st, "waiting for %u connections from other nodes: ", left);
-            cn = net_recv(fd, &h, sizeof(h), deadline, &c->abort) == ACC_OK &&
-                         h.magic == CONN_MAGIC && h.inst == in->id &&
-                         memcmp(h.tag, c->shm_tag, sizeof(h.tag)) == 0 && h.conn < in->nconns &&
-                         h.rail == (uint32_t)r
-                     ? &in->conns[h.conn]
-                     : NULL;
+            if (net_recv(fd, &h, sizeof(h), deadline, &c->abort) == ACC_OK &&
+                h.magic == CONN_MAGIC && h.inst == in->id &&
+                memcmp(h.tag, c->shm_tag, sizeof(h.tag)) == 0 && h.rail == (uint32_t)r &&
+                h.lane < INT32_MAX &&
+                (k = hb_find_conn(in, h.from, in->rank, (int)h.lane)) != UINT32_MAX)
+                cn = &in->conns[k];
             if (!cn || cn->to != in->rank || !cn->remote || cn->fd[r] >= 0) {
                 net_close(&fd); /* not one we expect */
                 continue;

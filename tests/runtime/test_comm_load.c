@@ -280,7 +280,7 @@ ACC_TEST(an_altered_plan_is_refused_at_its_first_call_on_every_rank)
     acc_db_t *db;
     acc_topo_t *topo;
     acc_select_table_t *t;
-    char fp[ACC_SHA256_HEX_LEN + 1], sql[256];
+    char fp[ACC_SHA256_HEX_LEN + 1], sql[512];
     uint64_t altered_min = 0;
 
     build_db(path, TOPO);
@@ -292,9 +292,12 @@ ACC_TEST(an_altered_plan_is_refused_at_its_first_call_on_every_rank)
         if (!t->entries[i].use_nccl && t->entries[i].min_bytes >= (1u << 16) &&
             covers_a_size(&t->entries[i])) {
             altered_min = t->entries[i].min_bytes;
+            /* Its text, which a whole plan is read from, and its class programs, which a
+             * rank's view is read from. */
             snprintf(sql, sizeof(sql),
-                     "UPDATE plans SET yaml = yaml || '# altered' WHERE hash = '%s'",
-                     t->entries[i].plan_hash);
+                     "UPDATE plans SET yaml = yaml || '# altered' WHERE hash = '%s'; "
+                     "UPDATE plan_programs SET program = program || x'00' WHERE hash = '%s'",
+                     t->entries[i].plan_hash, t->entries[i].plan_hash);
         }
     acc_select_destroy(t);
     acc_db_close(db);
