@@ -1,21 +1,23 @@
 /*
- * bench_rank_plan: what one rank pays today, alone in a process, to take its part of a plan of
- * many ranks from the database at its range's first call - the baseline of acc issue 26's
- * item 4 (a rank reading only its own program: < 10 ms and < 16 MiB for one rank of a
- * 65,536-rank plan).  For each rank count it stores the ring allreduce of a synthetic machine
- * of that many ranks (8 per node) in a database, then, in a fresh process whose peak memory is
- * its own, times:
- *   - the floor: the plan's stored text read with one SELECT (the bytes any reader of the
- *     whole plan pays);
- *   - acc_db_get_plan: the whole plan parsed, its hash recomputed and verified, which
- *     comm_table_plan does on every rank at a range's first call;
- *   - acc_plan_final_reductions: the per-operation flags a rank's host instance takes from
- *     the whole plan (every rank's programs).
- * in CPU time, and the process's peak resident memory after them.  Each grows with the whole
- * plan, which holds every rank's program (for a ring, N programs of O(N) steps each), on every
- * rank (docs/scale.md).
+ * bench_rank_plan: what one rank pays, alone in a process, to take its part of a stored plan of
+ * many ranks at its range's first call (acc issue 26, item 4: < 10 ms and < 16 MiB for one
+ * rank of a 65,536-rank plan).  Each reader runs in a fresh process whose peak memory is its
+ * own, and is timed in CPU time (the machines this runs on are shared).
  *
- * usage: bench_rank_plan [RANKS ...]   (default: 64 128 256 512; multiples of 8)
+ * Up to 1,024 ranks, the ring allreduce of a synthetic machine of that many ranks (8 per node)
+ * is stored as the image build stores plans (acc_db_put_plan: its YAML and its class form, one
+ * class per rank), and three readers are timed side by side:
+ *   - the floor: the plan's stored text read with one SELECT (what any reader of the whole plan
+ *     pays);
+ *   - the whole plan, as the cuda backend reads it: acc_db_get_plan (every rank's program
+ *     parsed, the hash recomputed, the plan verified) and acc_plan_final_reductions;
+ *   - a rank's view, as the host backend reads it: acc_db_get_rank_plan (the head and the
+ *     rank's own programs, nothing else).
+ * From 2,048 ranks, where no explicit plan is made, the class forms the generators build
+ * (ring allreduce; hier allreduce with rings inside and between nodes) are stored alone
+ * (acc_db_put_cplan) and a rank's view is timed; the stored bytes are printed beside.
+ *
+ * usage: bench_rank_plan [RANKS ...]   (default: 64 128 256 512 8192 65536; multiples of 8)
  */
 #include "acc_compiler.h"
 #include "acc_db.h"
@@ -67,6 +69,73 @@ out:
     return rc;
 }
 
+/* The database at path holding the class form of algo (hier: rings inside and between nodes)
+ * on nranks ranks, alone; its hash in hash, its operations and stored bytes. */
+static int store_class(const char *path, int nranks, const char *algo,
+                       char hash[ACC_SHA256_HEX_LEN + 1], uint64_t *ops, uint64_t *bytes)
+{
+    char spec[96];
+    acc_topo_t *topo = NULL;
+    acc_cplan_t *cp = NULL;
+    acc_algo_args_t args;
+    acc_cplan_bin_t bin;
+    acc_db_t *db = NULL;
+    int rc = 1;
+
+    snprintf(spec, sizeof(spec), "nodes=%d gpus=8 nvlink=18 nic=8x400", nranks / 8);
+    memset(&args, 0, sizeof(args));
+    memset(&bin, 0, sizeof(bin));
+    if (strcmp(algo, "hier") == 0)
+        args.inner = args.outer = "ring";
+    unlink(path);
+    if (acc_topo_load(spec, &topo) != ACC_OK ||
+        acc_algo_generate_class(acc_algo_find(ACC_COLL_ALLREDUCE, algo), topo, &args, &cp, NULL) !=
+            ACC_OK ||
+        acc_cplan_encode(cp, NULL, &bin) != ACC_OK || acc_db_open(path, 0, &db) != ACC_OK ||
+        acc_db_put_cplan(db, cp, NULL, hash) != ACC_OK) {
+        fail(spec);
+        goto out;
+    }
+    *ops = acc_cplan_op_count(cp);
+    *bytes = bin.head.len;
+    for (uint32_t i = 0; i < bin.nprogs; i++)
+        *bytes += bin.progs[i].len;
+    rc = 0;
+out:
+    acc_cplan_bin_free(&bin);
+    acc_db_close(db);
+    acc_cplan_destroy(cp);
+    acc_topo_destroy(topo);
+    return rc;
+}
+
+/* A child's part for a rank's view: acc_db_get_rank_plan of rank, in CPU seconds, and the
+ * peak. */
+static int read_view(const char *path, const char *hash, int rank)
+{
+    acc_db_t *db = NULL;
+    acc_plan_t *plan = NULL;
+    double t0 = bench_cpu_s(), open_s, view_s;
+    uint64_t ops = 0;
+
+    /* The runtime opens the database when a communicator is made; the view is the first
+     * call's. */
+    if (acc_db_open(path, ACC_DB_READONLY, &db) != ACC_OK)
+        return fail("acc_db_open");
+    open_s = bench_cpu_s() - t0;
+    t0 = bench_cpu_s();
+    if (acc_db_get_rank_plan(db, hash, rank, &plan) != ACC_OK)
+        return fail("acc_db_get_rank_plan");
+    view_s = bench_cpu_s() - t0;
+    for (int l = 0; l < plan->nlanes; l++)
+        ops += acc_plan_prog(plan, rank, l)->nops;
+    printf("%.6f %.1f %llu %u %.6f\n", view_s, bench_peak_mib(), (unsigned long long)ops,
+           plan->view->nnear, open_s);
+    acc_plan_destroy(plan);
+    acc_db_close(db);
+    return 0;
+}
+
 /* The child's part: the three steps, printed as one line of seconds and the peak. */
 static int read_rank(const char *path, const char *hash)
 {
@@ -110,7 +179,8 @@ static int read_rank(const char *path, const char *hash)
 }
 
 /* Run this program again as the reader, so that its peak memory is the reader's alone. */
-static int measure(const char *self, const char *path, const char *hash, char *line, size_t cap)
+static int measure(const char *self, const char *mode, const char *path, const char *hash,
+                   char *line, size_t cap)
 {
     int fds[2], status = 0;
     ssize_t got = 0, k;
@@ -121,7 +191,7 @@ static int measure(const char *self, const char *path, const char *hash, char *l
     if (pid == 0) {
         dup2(fds[1], 1);
         close(fds[0]);
-        execl(self, self, "--read", path, hash, (char *)NULL);
+        execl(self, self, mode, path, hash, (char *)NULL);
         _exit(127);
     }
     close(fds[1]);
@@ -133,39 +203,109 @@ static int measure(const char *self, const char *path, const char *hash, char *l
     return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
 }
 
+/* Up to 1,024 ranks: the floor, the whole plan and a rank's view, side by side. */
+static int explicit_row(const char *self, const char *path, int nranks)
+{
+    char hash[ACC_SHA256_HEX_LEN + 1], line[256];
+    uint64_t ops = 0, vops;
+    size_t text;
+    unsigned near;
+    double floor_s, get_s, final_s, peak, view_s, view_peak, open_s;
+
+    if (store_plan(path, nranks, hash, &ops) != 0)
+        return 1;
+    if (measure(self, "--read", path, hash, line, sizeof(line)) != 0 ||
+        sscanf(line, "%zu %lf %lf %lf %lf", &text, &floor_s, &get_s, &final_s, &peak) != 5 ||
+        measure(self, "--view", path, hash, line, sizeof(line)) != 0 ||
+        sscanf(line, "%lf %lf %llu %u %lf", &view_s, &view_peak, (unsigned long long *)&vops, &near,
+               &open_s) != 5) {
+        fprintf(stderr, "bench_rank_plan: a reader of %d ranks failed\n", nranks);
+        return 1;
+    }
+    printf("%7d %12llu %9.1f %10.2f %12.1f %10.1f %9.2f %9.1f %9.0fx\n", nranks,
+           (unsigned long long)ops, text / 1048576.0, floor_s * 1e3, (get_s + final_s) * 1e3, peak,
+           view_s * 1e3, view_peak, view_s > 0 ? (get_s + final_s) / view_s : 0);
+    return 0;
+}
+
+/* From 2,048 ranks: the class forms alone, and a rank's view of each. */
+static int class_row(const char *self, const char *path, int nranks)
+{
+    static const char *const algos[] = {"ring", "hier"};
+    for (size_t a = 0; a < 2; a++) {
+        char hash[ACC_SHA256_HEX_LEN + 1], line[256], rank[16];
+        uint64_t ops = 0, bytes = 0, vops;
+        unsigned near;
+        double view_s, peak, open_s;
+        pid_t pid;
+        int fds[2], status = 0;
+        ssize_t got = 0, k;
+
+        if (store_class(path, nranks, algos[a], hash, &ops, &bytes) != 0)
+            return 1;
+        /* The rank in the middle of the machine, away from the grid's edges. */
+        snprintf(rank, sizeof(rank), "%d", nranks / 2 + 5);
+        if (pipe(fds) != 0 || (pid = fork()) < 0)
+            return 1;
+        if (pid == 0) {
+            dup2(fds[1], 1);
+            close(fds[0]);
+            execl(self, self, "--view", path, hash, rank, (char *)NULL);
+            _exit(127);
+        }
+        close(fds[1]);
+        while ((size_t)got < sizeof(line) - 1 &&
+               (k = read(fds[0], line + got, sizeof(line) - 1 - (size_t)got)) > 0)
+            got += k;
+        line[got] = '\0';
+        close(fds[0]);
+        waitpid(pid, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+            sscanf(line, "%lf %lf %llu %u %lf", &view_s, &peak, (unsigned long long *)&vops, &near,
+                   &open_s) != 5) {
+            fprintf(stderr, "bench_rank_plan: the view of %s on %d ranks failed\n", algos[a],
+                    nranks);
+            return 1;
+        }
+        printf("%7d %-5s %14llu %10llu %10llu %6u %9.2f %9.2f %9.1f\n", nranks, algos[a],
+               (unsigned long long)ops, (unsigned long long)bytes, (unsigned long long)vops, near,
+               open_s * 1e3, view_s * 1e3, peak);
+        fflush(stdout);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    static const int defaults[] = {64, 128, 256, 512};
-    char path[64], hash[ACC_SHA256_HEX_LEN + 1], line[256];
-    int n = argc > 1 ? argc - 1 : 4;
+    static const int defaults[] = {64, 128, 256, 512, 8192, 65536};
+    char path[64];
+    int n = argc > 1 ? argc - 1 : 6, header = 0;
 
     if (argc == 4 && strcmp(argv[1], "--read") == 0)
         return read_rank(argv[2], argv[3]);
+    if ((argc == 4 || argc == 5) && strcmp(argv[1], "--view") == 0)
+        return read_view(argv[2], argv[3], argc == 5 ? atoi(argv[4]) : 3);
     snprintf(path, sizeof(path), "bench_rank_plan_%d.db", (int)getpid());
-    printf("one rank's first call of the ring allreduce of N ranks (8 per node), in a process of "
-           "its own (CPU ms):\n");
-    printf("%7s %10s %10s %11s %12s %12s %10s %9s\n", "ranks", "ops", "yaml_MiB", "select_ms",
-           "get_plan_ms", "finals_ms", "peak_MiB", "x_select");
+    printf("one rank's first use of the ring allreduce of N ranks (8 per node), stored as the "
+           "image build stores plans, each reader in a process of its own (CPU ms, peak MiB):\n");
+    printf("%7s %12s %9s %10s %12s %10s %9s %9s %10s\n", "ranks", "ops", "yaml_MiB", "select_ms",
+           "whole_ms", "whole_MiB", "view_ms", "view_MiB", "whole/view");
     for (int i = 0; i < n; i++) {
         int nranks = argc > 1 ? atoi(argv[i + 1]) : defaults[i];
-        uint64_t ops = 0;
-        size_t text;
-        double floor_s, get_s, final_s, peak;
         if (nranks < 8 || nranks % 8) {
             fprintf(stderr, "bench_rank_plan: %d ranks: give a multiple of 8\n", nranks);
             return 2;
         }
-        if (store_plan(path, nranks, hash, &ops) != 0)
-            return 1;
-        if (measure(argv[0], path, hash, line, sizeof(line)) != 0 ||
-            sscanf(line, "%zu %lf %lf %lf %lf", &text, &floor_s, &get_s, &final_s, &peak) != 5) {
-            fprintf(stderr, "bench_rank_plan: the reader of %d ranks failed\n", nranks);
+        if (nranks > 1024 && !header++)
+            printf(
+                "\nclass forms alone (acc_db_put_cplan), one rank's view (acc_db_get_rank_plan), "
+                "each in a process of its own:\n%7s %-5s %14s %10s %10s %6s %9s %9s %9s\n",
+                "ranks", "algo", "ops (all)", "stored_B", "rank_ops", "near", "open_ms", "view_ms",
+                "peak_MiB");
+        if ((nranks <= 1024 ? explicit_row : class_row)(argv[0], path, nranks) != 0) {
             unlink(path);
             return 1;
         }
-        printf("%7d %10llu %10.1f %11.2f %12.1f %12.1f %10.1f %9.0f\n", nranks,
-               (unsigned long long)ops, text / 1048576.0, floor_s * 1e3, get_s * 1e3, final_s * 1e3,
-               peak, floor_s > 0 ? get_s / floor_s : 0);
         fflush(stdout);
     }
     unlink(path);

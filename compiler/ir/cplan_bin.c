@@ -350,11 +350,12 @@ static void put_table(acc_buf_t *b, const acc_cplan_t *cp, const acc_clane_t *ln
     int64_t c;
     cplan_rows_put_t w;
 
-    if (!ln->rank_of) {
+    p = ln->rank_of ? table_period(ln->rank_of, n, &c) : 1;
+    /* Row major, with a table or without: no table. */
+    if (!ln->rank_of || (p == 1 && c == 1 && ln->rank_of[0] == 0)) {
         cplan_put_u(b, 0);
         return;
     }
-    p = table_period(ln->rank_of, n, &c);
     cplan_put_u(b, p);
     cplan_put_i(b, c);
     for (int pass = 0; pass < 2; pass++) {

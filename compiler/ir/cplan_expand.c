@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-static acc_op_t op_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const acc_cop_t *c)
+acc_op_t cplan_op_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const acc_cop_t *c)
 {
     acc_op_t op = acc_op_init((acc_opcode_t)c->code);
     op.slot = c->slot;
@@ -91,7 +91,7 @@ acc_status_t acc_cplan_expand(const acc_cplan_t *cp, acc_plan_t **out)
                 cplan_at_t at;
                 cplan_at(cp, pt, &at);
                 for (k = 0; k < cls->nops && st == ACC_OK; k++) {
-                    acc_op_t op = op_at(cp, lane, &at, &cls->ops[k]);
+                    acc_op_t op = cplan_op_at(cp, lane, &at, &cls->ops[k]);
                     st = acc_plan_add(p, rank, lane, &op, NULL);
                 }
             }

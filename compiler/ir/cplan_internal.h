@@ -18,6 +18,8 @@ void cplan_at(const acc_cplan_t *cp, uint32_t point, cplan_at_t *at);
 /* acc_cplan_peer_at and acc_cplan_ref_at at a prepared point. */
 int cplan_peer_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const acc_cpeer_t *peer);
 acc_ref_t cplan_ref_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const acc_cref_t *r);
+/* A class operation as the explicit operation it is at a prepared point. */
+acc_op_t cplan_op_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const acc_cop_t *c);
 
 /* A class's points: how many, and the row-major index of its i-th (0 <= i < volume). */
 uint64_t cplan_box_volume(const acc_cplan_t *cp, const acc_cclass_t *k);

@@ -201,11 +201,13 @@ static int get_classes(cplan_rd_t *r, acc_chead_t *h, int lane, size_t *ccap, si
             !(h->edge_first = acc_mem_realloc_array(h->edge_first, *ccap, sizeof(uint32_t))))
             return rd_fail(r, "out of memory for %lld classes", (long long)*nc);
         {
+            /* One class over the whole grid needs no look at its points. */
             const acc_cclass_t *k = &cp->lanes[lane].classes[c];
-            for (uint64_t i = 0; i < cplan_box_volume(cp, k); i++)
+            uint64_t vol = cplan_box_volume(cp, k);
+            for (uint64_t i = 0; (n > 1 || vol != (uint64_t)cp->nranks) && i < vol; i++)
                 if (seen[cplan_box_point(cp, k, i)]++)
                     return rd_fail(r, "two classes of lane %lld meet", (long long)lane);
-            points += cplan_box_volume(cp, k);
+            points += vol;
         }
         h->nops[*nc] = (uint32_t)cplan_get_max(r, UINT32_MAX, "a program's length");
         h->digest[*nc] = cplan_get_u(r, "a program's digest");
@@ -348,33 +350,6 @@ uint32_t acc_chead_class_of(const acc_chead_t *h, int lane, int rank)
 /* ---- a rank's view ----------------------------------------------------------------------- */
 
 /* A class's program: its operations, and its flags (NULL when it stored none). */
-static int get_prog(cplan_rd_t *r, uint32_t nops, acc_cop_t *ops, uint8_t *flags, int *has_flags)
-{
-    cplan_rows_get_t rows;
-    int64_t row[CPLAN_OP_FIELDS];
-    uint32_t i;
-
-    if (cplan_get_u(r, "the program's length") != nops && !r->failed)
-        return rd_fail(r, "a program of another length than its head says (%lld)", (long long)nops);
-    cplan_rows_start(&rows, r, CPLAN_OP_FIELDS, nops);
-    for (i = 0; i < nops && cplan_rows_get(&rows, row); i++)
-        if (!cplan_op_from_fields(row, &ops[i]))
-            return rd_fail(r, "operation %lld out of range", (long long)i);
-    if (r->failed)
-        return 0;
-    *has_flags = (int)cplan_get_max(r, 1, "the flags' presence");
-    for (i = 0; *has_flags && i < nops && !r->failed; i++) {
-        if (r->at >= r->len)
-            return rd_fail(r, "the flags end at operation %lld", (long long)i);
-        flags[i] = r->p[r->at] >> (i % 8) & 1;
-        if (i % 8 == 7 || i + 1 == nops)
-            r->at++;
-    }
-    if (!r->failed && r->at != r->len)
-        rd_fail(r, "%lld bytes after the program's end", (long long)(r->len - r->at));
-    return !r->failed;
-}
-
 static int ref_ok(const acc_plan_t *p, const acc_ref_t *ref)
 {
     uint32_t chunks = ref->buf == ACC_BUF_IN    ? p->in_chunks
@@ -404,6 +379,43 @@ static int op_ok(const acc_plan_t *p, const acc_op_t *op)
            op->dep_lane < p->nlanes && (op->dep_lane < 0) == (op->dep_op < 0);
 }
 
+/* A class's program at the point pt of lane: each operation decoded, checked and made concrete
+ * as it is read (no class program is kept); then its flags, when it stored them. */
+static int get_prog(cplan_rd_t *r, const acc_plan_t *v, const acc_cplan_t *cp, int lane,
+                    const cplan_at_t *pt, uint32_t nops, acc_op_t *out, uint8_t *flags,
+                    int *has_flags)
+{
+    cplan_rows_get_t rows;
+    int64_t row[CPLAN_OP_FIELDS];
+    uint32_t i;
+
+    if (cplan_get_u(r, "the program's length") != nops && !r->failed)
+        return rd_fail(r, "a program of another length than its head says (%lld)", (long long)nops);
+    cplan_rows_start(&rows, r, CPLAN_OP_FIELDS, nops);
+    for (i = 0; i < nops && cplan_rows_get(&rows, row); i++) {
+        acc_cop_t op;
+        if (!cplan_op_from_fields(row, &op) || !cop_ok(cp, &op))
+            return rd_fail(r, "operation %lld out of range", (long long)i);
+        out[i] = cplan_op_at(cp, lane, pt, &op);
+        if (!op_ok(v, &out[i]))
+            return rd_fail(r, "operation %lld at this rank is out of the plan's bounds",
+                           (long long)i);
+    }
+    if (r->failed)
+        return 0;
+    *has_flags = (int)cplan_get_max(r, 1, "the flags' presence");
+    for (i = 0; *has_flags && i < nops && !r->failed; i++) {
+        if (r->at >= r->len)
+            return rd_fail(r, "the flags end at operation %lld", (long long)i);
+        flags[i] = r->p[r->at] >> (i % 8) & 1;
+        if (i % 8 == 7 || i + 1 == nops)
+            r->at++;
+    }
+    if (!r->failed && r->at != r->len)
+        rd_fail(r, "%lld bytes after the program's end", (long long)(r->len - r->at));
+    return !r->failed;
+}
+
 /* Rank's programs, one per lane, at its point; the flags where every class stored them. */
 static acc_status_t own_programs(const acc_chead_t *h, int rank, acc_cprog_read_fn read, void *ctx,
                                  acc_plan_t *v)
@@ -419,7 +431,6 @@ static acc_status_t own_programs(const acc_chead_t *h, int rank, acc_cprog_read_
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a rank's view");
     for (int l = 0; l < cp->nlanes && st == ACC_OK; l++) {
         uint32_t c = acc_chead_class_of(h, l, rank), k = h->lane_first[l] + c, n = h->nops[k];
-        acc_cop_t *ops = acc_mem_calloc((size_t)n + 1, sizeof(acc_cop_t));
         acc_lane_prog_t *prog = &v->progs[l];
         const void *data = NULL;
         size_t len = 0;
@@ -427,55 +438,25 @@ static acc_status_t own_programs(const acc_chead_t *h, int rank, acc_cprog_read_
         cplan_rd_t r;
         cplan_at_t pt;
 
-        if (!ops || !(prog->ops = acc_mem_calloc((size_t)n + 1, sizeof(acc_op_t)))) {
-            acc_mem_free(ops);
+        if (!(prog->ops = acc_mem_alloc(((size_t)n + 1) * sizeof(acc_op_t))))
             return acc_error_set(ACC_ERR_NOMEM, "out of memory for rank %d's program", rank);
-        }
         prog->cap = n + 1;
-        if ((st = read(ctx, l, c, &data, &len)) != ACC_OK) {
-            acc_mem_free(ops);
+        if ((st = read(ctx, l, c, &data, &len)) != ACC_OK)
             return acc_error_prefix(st, "%s: lane %d class %u: ", h->name, l, c);
-        }
-        memset(&r, 0, sizeof(r));
-        r.p = data;
-        r.len = len;
-        if (acc_fnv1a64(data, len) != h->digest[k]) {
-            acc_mem_free(ops);
+        if (acc_fnv1a64(data, len) != h->digest[k])
             return acc_error_set(ACC_ERR_PARSE,
                                  "%s: rank %d's program on lane %d does not match the digest "
                                  "its head keeps: it was altered; the plan is not used: rebuild "
                                  "the database with acc-compile --db",
                                  h->name, rank, l);
-        }
-        get_prog(&r, n, ops, v->view->final + at, &has_flags);
-        flags_all = flags_all && has_flags;
+        memset(&r, 0, sizeof(r));
+        r.p = data;
+        r.len = len;
         cplan_at(cp, acc_cplan_point(cp, l, rank), &pt);
-        for (uint32_t i = 0; i < n && !r.failed; i++) {
-            const acc_cop_t *c_op = &ops[i];
-            acc_op_t *op = &prog->ops[i];
-            if (!cop_ok(cp, c_op)) {
-                rd_fail(&r, "operation %lld names a dimension the grid does not have",
-                        (long long)i);
-                break;
-            }
-            *op = acc_op_init((acc_opcode_t)c_op->code);
-            op->slot = c_op->slot;
-            op->peer = cplan_peer_at(cp, l, &pt, &c_op->peer);
-            op->peer2 = cplan_peer_at(cp, l, &pt, &c_op->peer2);
-            op->src = cplan_ref_at(cp, l, &pt, &c_op->src);
-            op->dst = cplan_ref_at(cp, l, &pt, &c_op->dst);
-            op->value = c_op->value;
-            op->peers_off = c_op->peers_off;
-            op->npeers = c_op->npeers;
-            op->dep_lane = c_op->dep_lane;
-            op->dep_op = c_op->dep_op;
-            if (!op_ok(v, op))
-                rd_fail(&r, "operation %lld at this rank is out of the plan's bounds",
-                        (long long)i);
-        }
+        get_prog(&r, v, cp, l, &pt, n, prog->ops, v->view->final + at, &has_flags);
+        flags_all = flags_all && has_flags;
         prog->nops = r.failed ? 0 : n;
         at += n;
-        acc_mem_free(ops);
         if (r.failed)
             st = acc_error_set(ACC_ERR_PARSE,
                                "%s: rank %d's program on lane %d is damaged (%s): rebuild the "
@@ -548,31 +529,44 @@ static acc_status_t edges_into(const acc_chead_t *h, int q, acc_plan_view_t *v, 
     return st;
 }
 
+/* Add r to the near ranks unless it is there: a rank's operations name few peers, each many
+ * times (a ring's program names two, thousands of times). */
+static acc_status_t add_near(acc_plan_view_t *v, size_t *cap, int32_t r)
+{
+    if (r < 0)
+        return ACC_OK;
+    for (uint32_t i = v->nnear; i-- > 0;)
+        if (v->near[i] == r)
+            return ACC_OK;
+    if (acc_array_reserve((void **)&v->near, cap, v->nnear + 1, sizeof(int32_t)) != ACC_OK)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory for a rank's view");
+    v->near[v->nnear++] = r;
+    return ACC_OK;
+}
+
 /* The ranks rank's operations reach. */
 static acc_status_t near_ranks(acc_plan_t *p, int rank)
 {
     acc_plan_view_t *v = p->view;
     size_t cap = 0;
-    for (int l = -1; l < p->nlanes; l++) {
-        const acc_lane_prog_t *prog = l < 0 ? NULL : &p->progs[l];
-        for (uint32_t i = 0; i < (prog ? prog->nops : 1); i++) {
-            const acc_op_t *op = prog ? &prog->ops[i] : NULL;
-            int32_t r[2] = {op ? op->peer : rank, op ? op->peer2 : -1};
-            uint32_t np = op && op->code == ACC_OP_REDUCE_PEERS ? op->npeers : 0;
-            if (acc_array_reserve((void **)&v->near, &cap, v->nnear + 2 + np, sizeof(int32_t)) !=
-                ACC_OK)
-                return acc_error_set(ACC_ERR_NOMEM, "out of memory for a rank's view");
-            for (int j = 0; j < 2; j++)
-                if (r[j] >= 0)
-                    v->near[v->nnear++] = r[j];
-            for (uint32_t j = 0; j < np; j++)
-                v->near[v->nnear++] = (int32_t)p->peer_pool[op->peers_off + j];
+    acc_status_t st = add_near(v, &cap, rank);
+    for (int l = 0; l < p->nlanes && st == ACC_OK; l++) {
+        const acc_lane_prog_t *prog = &p->progs[l];
+        int32_t last[2] = {-1, -1};
+        for (uint32_t i = 0; i < prog->nops && st == ACC_OK; i++) {
+            const acc_op_t *op = &prog->ops[i];
+            /* The same peers as the operation before: nothing to look up. */
+            if (op->peer != last[0] && (st = add_near(v, &cap, op->peer)) == ACC_OK)
+                last[0] = op->peer;
+            if (st == ACC_OK && op->peer2 != last[1] &&
+                (st = add_near(v, &cap, op->peer2)) == ACC_OK)
+                last[1] = op->peer2;
+            for (uint32_t j = 0; op->code == ACC_OP_REDUCE_PEERS && j < op->npeers && st == ACC_OK;
+                 j++)
+                st = add_near(v, &cap, (int32_t)p->peer_pool[op->peers_off + j]);
         }
-        /* Keep the list short as it grows: a ring's program names two peers thousands of
-         * times. */
-        acc_plan_view_finish(v);
     }
-    return ACC_OK;
+    return st;
 }
 
 acc_status_t acc_cplan_rank_view(const acc_chead_t *h, int rank, acc_cprog_read_fn read, void *ctx,
