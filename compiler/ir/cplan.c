@@ -346,3 +346,22 @@ uint64_t cplan_box_volume(const acc_cplan_t *cp, const acc_cclass_t *k)
         v *= (uint64_t)(k->hi[d] - k->lo[d]);
     return v;
 }
+
+void cplan_header(const acc_cplan_t *cp, acc_plan_t *hdr)
+{
+    memset(hdr, 0, sizeof(*hdr));
+    hdr->coll = cp->coll;
+    hdr->nranks = cp->nranks;
+    hdr->root = cp->root;
+    memcpy(hdr->algo, cp->algo, sizeof(hdr->algo));
+    memcpy(hdr->params, cp->params, sizeof(hdr->params));
+    hdr->in_chunks = cp->in_chunks;
+    hdr->out_chunks = cp->out_chunks;
+    hdr->scratch_chunks = cp->scratch_chunks;
+    hdr->nlanes = cp->nlanes;
+    hdr->slots = cp->slots;
+    hdr->proto = cp->proto;
+    hdr->inplace = cp->inplace;
+    hdr->peer_pool = cp->peer_pool;
+    hdr->npeer_pool = cp->npeer_pool;
+}

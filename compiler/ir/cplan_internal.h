@@ -21,6 +21,9 @@ acc_ref_t cplan_ref_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, co
 /* A class operation as the explicit operation it is at a prepared point. */
 acc_op_t cplan_op_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const acc_cop_t *c);
 
+/* The header of the explicit plan cp means, in hdr (no programs; the peer pool borrowed). */
+void cplan_header(const acc_cplan_t *cp, acc_plan_t *hdr);
+
 /* A class's points: how many, and the row-major index of its i-th (0 <= i < volume). */
 uint64_t cplan_box_volume(const acc_cplan_t *cp, const acc_cclass_t *k);
 uint32_t cplan_box_point(const acc_cplan_t *cp, const acc_cclass_t *k, uint64_t i);

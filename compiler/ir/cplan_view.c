@@ -573,7 +573,7 @@ acc_status_t acc_cplan_rank_view(const acc_chead_t *h, int rank, acc_cprog_read_
                                  acc_plan_t **out)
 {
     const acc_cplan_t *cp = h->cp;
-    acc_plan_t *v = NULL;
+    acc_plan_t *v = NULL, hdr;
     size_t cap = 0;
     acc_status_t st;
 
@@ -581,27 +581,11 @@ acc_status_t acc_cplan_rank_view(const acc_chead_t *h, int rank, acc_cprog_read_
     if (rank < 0 || rank >= cp->nranks)
         return acc_error_set(ACC_ERR_INVALID, "%s: rank %d of a %d-rank plan", h->name, rank,
                              cp->nranks);
-    if ((st = acc_plan_create(cp->coll, 1, cp->nlanes, cp->in_chunks, cp->out_chunks,
-                              cp->scratch_chunks, &v)) != ACC_OK)
+    cplan_header(cp, &hdr);
+    if ((st = acc_plan_view_shell(&hdr, rank, &v)) != ACC_OK)
         return st;
-    v->nranks = cp->nranks;
-    v->root = cp->root;
-    memcpy(v->algo, cp->algo, sizeof(v->algo));
-    memcpy(v->params, cp->params, sizeof(v->params));
-    v->slots = cp->slots;
-    v->proto = cp->proto;
-    v->inplace = cp->inplace;
-    if (cp->npeer_pool) {
-        uint32_t off;
-        st = acc_plan_add_peers(v, cp->peer_pool, cp->npeer_pool, &off);
-    }
-    if (st == ACC_OK && !(v->view = acc_mem_calloc(1, sizeof(acc_plan_view_t))))
-        st = acc_error_set(ACC_ERR_NOMEM, "out of memory for a rank's view");
-    if (st == ACC_OK) {
-        v->view->rank = rank;
-        v->view->staged = h->staged;
-        st = own_programs(h, rank, read, ctx, v);
-    }
+    v->view->staged = h->staged;
+    st = own_programs(h, rank, read, ctx, v);
     if (st == ACC_OK)
         st = near_ranks(v, rank);
     for (uint32_t i = 0; st == ACC_OK && i < v->view->nnear; i++)

@@ -168,35 +168,24 @@ static acc_status_t finals_of(acc_plan_view_t *v, const acc_plan_t *p)
     return v->final ? ACC_OK : acc_error_set(ACC_ERR_NOMEM, "out of memory for a rank's view");
 }
 
-/* The plan's header with rank's programs alone: progs holds nlanes programs, its own. */
-static acc_status_t view_plan(const acc_plan_t *p, int rank, acc_plan_t **out)
+acc_status_t acc_plan_view_shell(const acc_plan_t *hdr, int rank, acc_plan_t **out)
 {
     acc_plan_t *v;
-    acc_status_t st =
-        acc_plan_create(p->coll, 1, p->nlanes, p->in_chunks, p->out_chunks, p->scratch_chunks, &v);
+    acc_status_t st = acc_plan_create(hdr->coll, 1, hdr->nlanes, hdr->in_chunks, hdr->out_chunks,
+                                      hdr->scratch_chunks, &v);
+    *out = NULL;
     if (st != ACC_OK)
         return st;
-    v->nranks = p->nranks;
-    v->root = p->root;
-    memcpy(v->algo, p->algo, sizeof(v->algo));
-    memcpy(v->params, p->params, sizeof(v->params));
-    v->slots = p->slots;
-    v->proto = p->proto;
-    v->inplace = p->inplace;
-    for (int l = 0; l < p->nlanes && st == ACC_OK; l++) {
-        const acc_lane_prog_t *src = &p->progs[(size_t)rank * p->nlanes + l];
-        if (!src->nops)
-            continue;
-        if (!(v->progs[l].ops = acc_mem_realloc_array(NULL, src->nops, sizeof(acc_op_t))))
-            st = acc_error_set(ACC_ERR_NOMEM, "out of memory for a rank's view");
-        else {
-            memcpy(v->progs[l].ops, src->ops, src->nops * sizeof(acc_op_t));
-            v->progs[l].nops = v->progs[l].cap = src->nops;
-        }
-    }
-    if (st == ACC_OK && p->npeer_pool) {
+    v->nranks = hdr->nranks;
+    v->root = hdr->root;
+    memcpy(v->algo, hdr->algo, sizeof(v->algo));
+    memcpy(v->params, hdr->params, sizeof(v->params));
+    v->slots = hdr->slots;
+    v->proto = hdr->proto;
+    v->inplace = hdr->inplace;
+    if (hdr->npeer_pool) {
         uint32_t off;
-        st = acc_plan_add_peers(v, p->peer_pool, p->npeer_pool, &off);
+        st = acc_plan_add_peers(v, hdr->peer_pool, hdr->npeer_pool, &off);
     }
     if (st == ACC_OK && !(v->view = acc_mem_calloc(1, sizeof(acc_plan_view_t))))
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory for a rank's view");
@@ -205,6 +194,30 @@ static acc_status_t view_plan(const acc_plan_t *p, int rank, acc_plan_t **out)
         return st;
     }
     v->view->rank = rank;
+    *out = v;
+    return ACC_OK;
+}
+
+/* The view's plan: the header with rank's programs copied. */
+static acc_status_t view_plan(const acc_plan_t *p, int rank, acc_plan_t **out)
+{
+    acc_plan_t *v;
+    acc_status_t st = acc_plan_view_shell(p, rank, &v);
+    for (int l = 0; l < p->nlanes && st == ACC_OK; l++) {
+        const acc_lane_prog_t *src = &p->progs[(size_t)rank * p->nlanes + l];
+        if (!src->nops)
+            continue;
+        if (!(v->progs[l].ops = acc_mem_realloc_array(NULL, src->nops, sizeof(acc_op_t)))) {
+            st = acc_error_set(ACC_ERR_NOMEM, "out of memory for a rank's view");
+        } else {
+            memcpy(v->progs[l].ops, src->ops, src->nops * sizeof(acc_op_t));
+            v->progs[l].nops = v->progs[l].cap = src->nops;
+        }
+    }
+    if (st != ACC_OK) {
+        acc_plan_destroy(v);
+        return st;
+    }
     *out = v;
     return ACC_OK;
 }
