@@ -46,7 +46,7 @@ static acc_status_t check_partition(const acc_cplan_t *cp, int lane, uint8_t *se
 
 acc_status_t acc_cplan_expand(const acc_cplan_t *cp, acc_plan_t **out)
 {
-    acc_plan_t *p = NULL;
+    acc_plan_t *p = NULL, hdr;
     uint8_t *seen = NULL;
     uint64_t ops = acc_cplan_op_count(cp), i;
     char what[160];
@@ -67,12 +67,8 @@ acc_status_t acc_cplan_expand(const acc_cplan_t *cp, acc_plan_t **out)
     if ((st = acc_plan_create(cp->coll, cp->nranks, cp->nlanes, cp->in_chunks, cp->out_chunks,
                               cp->scratch_chunks, &p)) != ACC_OK)
         return st;
-    p->root = cp->root;
-    memcpy(p->algo, cp->algo, sizeof(p->algo));
-    memcpy(p->params, cp->params, sizeof(p->params));
-    p->slots = cp->slots;
-    p->proto = cp->proto;
-    p->inplace = cp->inplace;
+    cplan_header(cp, &hdr);
+    plan_copy_header(p, &hdr);
     if (cp->npeer_pool && (st = acc_plan_add_peers(p, cp->peer_pool, cp->npeer_pool, &c)) != ACC_OK)
         goto out;
     if (!(seen = acc_mem_alloc((size_t)cp->nranks))) {

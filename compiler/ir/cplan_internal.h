@@ -7,6 +7,7 @@
 #define CPLAN_INTERNAL_H
 
 #include "acc_cplan.h"
+#include "plan_internal.h"
 
 typedef struct {
     uint32_t point;                    /* row-major index */

@@ -1,5 +1,5 @@
 /* The plan object: names of the IR's enums, building, copying, comparing, chunk arithmetic. */
-#include "acc_plan.h"
+#include "plan_internal.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -188,12 +188,7 @@ acc_status_t acc_plan_clone(const acc_plan_t *plan, acc_plan_t **out)
                          plan->scratch_chunks, &c);
     if (st != ACC_OK)
         return st;
-    c->root = plan->root;
-    memcpy(c->algo, plan->algo, sizeof(c->algo));
-    memcpy(c->params, plan->params, sizeof(c->params));
-    c->slots = plan->slots;
-    c->proto = plan->proto;
-    c->inplace = plan->inplace;
+    plan_copy_header(c, plan);
     for (i = 0; i < n; i++) {
         const acc_lane_prog_t *src = &plan->progs[i];
         if (!src->nops)
@@ -387,4 +382,14 @@ uint64_t acc_plan_buf_elems(const acc_plan_t *plan, acc_bufid_t buf, uint64_t co
     default:
         return count;
     }
+}
+
+void plan_copy_header(acc_plan_t *dst, const acc_plan_t *src)
+{
+    dst->root = src->root;
+    memcpy(dst->algo, src->algo, sizeof(dst->algo));
+    memcpy(dst->params, src->params, sizeof(dst->params));
+    dst->slots = src->slots;
+    dst->proto = src->proto;
+    dst->inplace = src->inplace;
 }

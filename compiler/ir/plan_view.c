@@ -1,7 +1,7 @@
 /* A rank's view of a plan (acc_plan.h): its own programs, the edges into the ranks near it and
  * the flags of its operations that complete a reduction, worked out here from the whole plan.
  * cplan_view.c makes the same view from the binary class form without the other programs. */
-#include "acc_plan.h"
+#include "plan_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -177,12 +177,7 @@ acc_status_t acc_plan_view_shell(const acc_plan_t *hdr, int rank, acc_plan_t **o
     if (st != ACC_OK)
         return st;
     v->nranks = hdr->nranks;
-    v->root = hdr->root;
-    memcpy(v->algo, hdr->algo, sizeof(v->algo));
-    memcpy(v->params, hdr->params, sizeof(v->params));
-    v->slots = hdr->slots;
-    v->proto = hdr->proto;
-    v->inplace = hdr->inplace;
+    plan_copy_header(v, hdr);
     if (hdr->npeer_pool) {
         uint32_t off;
         st = acc_plan_add_peers(v, hdr->peer_pool, hdr->npeer_pool, &off);
