@@ -241,6 +241,32 @@ ACC_TEST(damaged_forms_are_refused)
     CHECK_MSG_HAS("digest");
     acc_chead_destroy(h);
     acc_cplan_bin_free(&bin);
+    /* Programs whose digests match but whose operations reach outside the plan (a chunk past
+     * the buffer, a term of a dimension the grid lacks, a dependency on an operation that is
+     * not there): refused, never run. */
+    for (int bad = 0; bad < 3; bad++) {
+        acc_cplan_t *mut = NULL;
+        acc_cop_t *op;
+        CHECK_OK(acc_algo_generate_class(algo, t, NULL, &mut, NULL));
+        op = &mut->lanes[0].classes[0].ops[1];
+        if (bad == 0)
+            (op->dst.cnt ? &op->dst : &op->src)->base += 100000;
+        else if (bad == 1)
+            op->src.term[0].dim = 3, op->src.nterms = op->src.nterms ? op->src.nterms : 1;
+        else
+            op->dep_lane = 0, op->dep_op = 1 << 20;
+        CHECK_OK(acc_cplan_encode(mut, NULL, &bin));
+        CHECK_OK(acc_chead_load(bin.head.data, bin.head.len, "acc.db: plan 5678", &h));
+        rd = (reader_t){&bin, 0};
+        CHECK_MSG(acc_cplan_rank_view(h, acc_cplan_rank(mut, 0, 0), read_prog, &rd, &v) ==
+                      ACC_ERR_PARSE,
+                  "damage %d: %s", bad, acc_error_message());
+        CHECK_MSG_HAS("acc.db: plan 5678");
+        CHECK(v == NULL);
+        acc_chead_destroy(h);
+        acc_cplan_bin_free(&bin);
+        acc_cplan_destroy(mut);
+    }
     /* A view is one rank's: nothing proves, prints or extends it as a whole plan. */
     CHECK_OK(acc_plan_view_of(expl, 3, &v));
     CHECK_ERR(acc_plan_verify(v), ACC_ERR_INVALID);
