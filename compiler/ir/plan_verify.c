@@ -370,9 +370,20 @@ static acc_status_t init_locations(pv_t *v)
 {
     const acc_plan_t *p = v->plan;
     size_t total = (size_t)v->nranks * v->rank_locs;
+    char what[96];
+    acc_status_t st;
     int r;
     uint32_t i;
 
+    /* The largest allocation of a proof, made first: a plan too large for the machine is
+     * refused before anything else is (the values grow later, within the budget). */
+    snprintf(what, sizeof(what), "verifying %s on %d ranks (%zu chunk locations)", p->algo,
+             v->nranks, total);
+    if ((st = acc_mem_check((uint64_t)total * sizeof(pv_loc_t), what,
+                            "prove plans of this size on a machine with more memory, or fewer "
+                            "ranks; rings and hier with --inner ring --outer ring are proven by class without it")) !=
+        ACC_OK)
+        return st;
     v->locs = acc_mem_alloc((total ? total : 1) * sizeof(pv_loc_t));
     if (!v->locs)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory verifying a plan of %d ranks",

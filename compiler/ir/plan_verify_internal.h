@@ -15,10 +15,12 @@
 
 #include "acc_plan.h"
 
-/* Largest plans the verifier accepts: chunk locations over all ranks, and chunk-steps of work
- * (a sum over operations of chunks touched).  Past them it says so instead of allocating
- * gigabytes; a 1024-rank hierarchical allreduce needs a few million of each. */
-#define PV_MAX_LOCATIONS (1u << 26)
+/* Largest plans the verifier accepts: chunk locations over all ranks (24 bytes each, checked
+ * against the memory the process may use before they are allocated; 2^28 keeps every value id
+ * in 31 bits), and chunk-steps of work (a sum over operations of chunks touched).  A 1024-rank
+ * hierarchical allreduce needs a few million of each; an 8,192-rank recursive-doubling
+ * allgather 67 million locations (1.6 GB in all). */
+#define PV_MAX_LOCATIONS (1u << 28)
 #define PV_MAX_WORK      (1ull << 31)
 #define PV_NONE          UINT32_MAX
 #define PV_MAX_RANKS     (1 << 20)

@@ -7,7 +7,7 @@
 /* Record layout in the arena, at offset id - 1: [chunk, nint, lo0, hi0, lo1, hi1, ...].
  * Single contributions (every input chunk at the start: a million of them for 1024 ranks) are
  * not stored: their id is PV_SINGLE | (chunk * nranks + rank), which fits since the verifier
- * takes at most 2^26 chunk locations. */
+ * takes at most 2^28 chunk locations. */
 #define PV_SINGLE 0x80000000u
 
 static const uint32_t *rec(const pv_values_t *vs, uint32_t id)
