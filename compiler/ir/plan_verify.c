@@ -381,7 +381,8 @@ static acc_status_t init_locations(pv_t *v)
              v->nranks, total);
     if ((st = acc_mem_check((uint64_t)total * sizeof(pv_loc_t), what,
                             "prove plans of this size on a machine with more memory, or fewer "
-                            "ranks; rings and hier with --inner ring --outer ring are proven by class without it")) !=
+                            "ranks; rings and hier with --inner ring --outer ring are proven "
+                            "by class without it")) !=
         ACC_OK)
         return st;
     v->locs = acc_mem_alloc((total ? total : 1) * sizeof(pv_loc_t));
