@@ -217,6 +217,10 @@ typedef acc_status_t (*acc_cprog_read_fn)(void *ctx, int lane, uint32_t cls, con
 acc_status_t acc_cplan_rank_view(const acc_chead_t *h, int rank, acc_cprog_read_fn read, void *ctx,
                                  acc_plan_t **out);
 
+/* Rank `rank`'s view of a class plan in memory: its binary form made and read back, so that
+ * the view is the one a rank reads from a database (without the reductions' flags). */
+acc_status_t acc_cplan_view_of(const acc_cplan_t *cp, int rank, acc_plan_t **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -599,3 +599,31 @@ acc_status_t acc_cplan_rank_view(const acc_chead_t *h, int rank, acc_cprog_read_
     *out = v;
     return ACC_OK;
 }
+
+static acc_status_t bin_prog(void *ctx, int lane, uint32_t cls, const void **data, size_t *len)
+{
+    const acc_cplan_bin_t *bin = ctx;
+    for (uint32_t i = 0; i < bin->nprogs; i++)
+        if (bin->lane[i] == lane && bin->cls[i] == cls) {
+            *data = bin->progs[i].data;
+            *len = bin->progs[i].len;
+            return ACC_OK;
+        }
+    return acc_error_set(ACC_ERR_INTERNAL, "no program for lane %d class %u", lane, cls);
+}
+
+acc_status_t acc_cplan_view_of(const acc_cplan_t *cp, int rank, acc_plan_t **out)
+{
+    acc_cplan_bin_t bin;
+    acc_chead_t *h = NULL;
+    acc_status_t st;
+
+    *out = NULL;
+    if ((st = acc_cplan_encode(cp, NULL, &bin)) != ACC_OK)
+        return st;
+    if ((st = acc_chead_load(bin.head.data, bin.head.len, cp->algo, &h)) == ACC_OK)
+        st = acc_cplan_rank_view(h, rank, bin_prog, &bin, out);
+    acc_chead_destroy(h);
+    acc_cplan_bin_free(&bin);
+    return st;
+}

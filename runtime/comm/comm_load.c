@@ -472,7 +472,18 @@ acc_plan_t *comm_fallback_plan(acc_comm_t *c, acc_coll_t coll, int root, rt_fall
     }
     memset(&args, 0, sizeof(args));
     args.root = root;
-    st = acc_algo_generate(ring, synth ? synth : c->topo, &args, &f->plan);
+    /* The rings with a class form are made and proven in it, and a backend that runs views
+     * takes this rank's: nothing grows with the other ranks' programs (an explicit ring holds
+     * N programs of 2N steps, on every rank). */
+    if (c->be && c->be->rank_views && acc_algo_has_class(ring, synth ? synth : c->topo, &args)) {
+        acc_cplan_t *cp = NULL;
+        if ((st = acc_algo_generate_class(ring, synth ? synth : c->topo, &args, &cp, NULL)) ==
+            ACC_OK)
+            st = acc_cplan_view_of(cp, c->rank, &f->plan);
+        acc_cplan_destroy(cp);
+    } else {
+        st = acc_algo_generate(ring, synth ? synth : c->topo, &args, &f->plan);
+    }
     acc_topo_destroy(synth);
     if (st != ACC_OK) {
         acc_error_prefix(ACC_ERR_INTERNAL, "the %s fallback of %d ranks: ", acc_coll_name(coll),
