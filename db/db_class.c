@@ -97,15 +97,15 @@ acc_status_t acc_db_put_cplan(acc_db_t *db, const acc_cplan_t *cp, const acc_pla
 
 typedef struct {
     const char *hash;
-    int rank;
-    acc_plan_t *view;
+    int rank;   /* whose view; -1: the whole plan */
+    acc_plan_t *plan;
     sqlite3_stmt *prog; /* the program query, kept between reads */
     acc_db_t *db;
-} get_view_t;
+} get_class_t;
 
 static acc_status_t read_prog(void *ctx, int lane, uint32_t cls, const void **data, size_t *len)
 {
-    get_view_t *g = ctx;
+    get_class_t *g = ctx;
     int r;
     sqlite3_reset(g->prog);
     db_bind_text(g->prog, 1, g->hash);
@@ -121,23 +121,18 @@ static acc_status_t read_prog(void *ctx, int lane, uint32_t cls, const void **da
     return ACC_OK;
 }
 
-static acc_status_t get_view(acc_db_t *db, void *ctx)
+/* The plan's head, its SHA-256 checked against the one stored beside it. */
+static acc_status_t load_head(acc_db_t *db, const char *hash, const char *name, acc_chead_t **h)
 {
-    get_view_t *g = ctx;
+    char sha[ACC_SHA256_HEX_LEN + 1], stored[ACC_SHA256_HEX_LEN + 1];
     sqlite3_stmt *st = NULL;
-    acc_chead_t *h = NULL;
-    char name[128], sha[ACC_SHA256_HEX_LEN + 1], stored[ACC_SHA256_HEX_LEN + 1];
     acc_status_t s;
     int r;
 
-    acc_plan_destroy(g->view);
-    g->view = NULL;
-    g->db = db;
-    snprintf(name, sizeof(name), "%s: plan %.12s", db->path, g->hash);
     if ((s = db_prepare(db, "SELECT head, head_sha FROM plan_heads WHERE hash = ?1", &st)) !=
         ACC_OK)
         return s;
-    db_bind_text(st, 1, g->hash);
+    db_bind_text(st, 1, hash);
     r = db_step_row(db, st, "loading a plan's head");
     if (r == 0)
         s = acc_error_set(ACC_ERR_NOT_FOUND, "%s: no class form stored", name);
@@ -153,25 +148,52 @@ static acc_status_t get_view(acc_db_t *db, void *ctx)
                               name, sha, stored);
         else
             s = acc_chead_load(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
-                               name, &h);
+                               name, h);
     }
     sqlite3_finalize(st);
-    if (s != ACC_OK)
+    return s;
+}
+
+/* A rank's view, or (rank -1) the whole plan: expanded from every class's program and proven
+ * again, since nothing executable is taken from a file on trust. */
+static acc_status_t get_class(acc_db_t *db, void *ctx)
+{
+    get_class_t *g = ctx;
+    acc_chead_t *h = NULL;
+    acc_cplan_t *cp = NULL;
+    char name[128];
+    acc_status_t s;
+
+    acc_plan_destroy(g->plan);
+    g->plan = NULL;
+    g->db = db;
+    snprintf(name, sizeof(name), "%s: plan %.12s", db->path, g->hash);
+    if ((s = load_head(db, g->hash, name, &h)) != ACC_OK)
         return s;
     if ((s = db_prepare(db,
                         "SELECT program FROM plan_programs WHERE hash = ?1 AND lane = ?2 AND "
                         "cls = ?3",
-                        &g->prog)) == ACC_OK)
-        s = acc_cplan_rank_view(h, g->rank, read_prog, g, &g->view);
+                        &g->prog)) == ACC_OK) {
+        if (g->rank >= 0)
+            s = acc_cplan_rank_view(h, g->rank, read_prog, g, &g->plan);
+        else if ((s = acc_cplan_load(h, read_prog, g, &cp)) == ACC_OK &&
+                 (s = acc_cplan_expand(cp, &g->plan)) == ACC_OK &&
+                 (s = acc_plan_verify(g->plan)) != ACC_OK)
+            acc_error_prefix(s,
+                             "%s: stored %s plan fails verification and is not used; rebuild "
+                             "the database with acc-compile --db: ",
+                             name, g->plan->algo);
+    }
     sqlite3_finalize(g->prog);
     g->prog = NULL;
+    acc_cplan_destroy(cp);
     acc_chead_destroy(h);
     return s;
 }
 
-acc_status_t acc_db_get_rank_plan(acc_db_t *db, const char *hash, int rank, acc_plan_t **out)
+static acc_status_t get_class_plan(acc_db_t *db, const char *hash, int rank, acc_plan_t **out)
 {
-    get_view_t g;
+    get_class_t g;
     acc_status_t s;
 
     *out = NULL;
@@ -180,12 +202,25 @@ acc_status_t acc_db_get_rank_plan(acc_db_t *db, const char *hash, int rank, acc_
     memset(&g, 0, sizeof(g));
     g.hash = hash;
     g.rank = rank;
-    if ((s = db_txn(db, 0, "loading a rank's plan", get_view, &g)) != ACC_OK) {
-        acc_plan_destroy(g.view);
+    if ((s = db_txn(db, 0, rank >= 0 ? "loading a rank's plan" : "loading a plan", get_class,
+                    &g)) != ACC_OK) {
+        acc_plan_destroy(g.plan);
         return s;
     }
-    *out = g.view;
+    *out = g.plan;
     return ACC_OK;
+}
+
+acc_status_t acc_db_get_rank_plan(acc_db_t *db, const char *hash, int rank, acc_plan_t **out)
+{
+    if (rank < 0)
+        return acc_error_set(ACC_ERR_INVALID, "%s: the view of rank %d", db->path, rank);
+    return get_class_plan(db, hash, rank, out);
+}
+
+acc_status_t acc_db_get_whole_plan(acc_db_t *db, const char *hash, acc_plan_t **out)
+{
+    return get_class_plan(db, hash, -1, out);
 }
 
 /* Step 11's fill: the class form of every plan stored before it, from its YAML.  A plan whose

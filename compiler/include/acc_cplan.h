@@ -217,6 +217,12 @@ typedef acc_status_t (*acc_cprog_read_fn)(void *ctx, int lane, uint32_t cls, con
 acc_status_t acc_cplan_rank_view(const acc_chead_t *h, int rank, acc_cprog_read_fn read, void *ctx,
                                  acc_plan_t **out);
 
+/* The whole class plan from the head and every class's program (read() as above, each
+ * checked against the head's digest), for a reader that needs every rank's programs (a kernel
+ * holds them all); expand it (acc_cplan_expand) and prove it before running it. */
+acc_status_t acc_cplan_load(const acc_chead_t *h, acc_cprog_read_fn read, void *ctx,
+                            acc_cplan_t **out);
+
 /* Rank `rank`'s view of a class plan in memory: its binary form made and read back, so that
  * the view is the one a rank reads from a database (without the reductions' flags). */
 acc_status_t acc_cplan_view_of(const acc_cplan_t *cp, int rank, acc_plan_t **out);

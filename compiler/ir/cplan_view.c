@@ -380,10 +380,11 @@ static int op_ok(const acc_plan_t *p, const acc_op_t *op)
 }
 
 /* A class's program at the point pt of lane: each operation decoded, checked and made concrete
- * as it is read (no class program is kept); then its flags, when it stored them. */
+ * as it is read (no class program is kept); or, given cops, the class's operations as they are
+ * (no point); then its flags, when it stored them and flags is given. */
 static int get_prog(cplan_rd_t *r, const acc_plan_t *v, const acc_cplan_t *cp, int lane,
-                    const cplan_at_t *pt, uint32_t nops, acc_op_t *out, uint8_t *flags,
-                    int *has_flags)
+                    const cplan_at_t *pt, uint32_t nops, acc_op_t *out, acc_cop_t *cops,
+                    uint8_t *flags, int *has_flags)
 {
     cplan_rows_get_t rows;
     int64_t row[CPLAN_OP_FIELDS];
@@ -396,6 +397,10 @@ static int get_prog(cplan_rd_t *r, const acc_plan_t *v, const acc_cplan_t *cp, i
         acc_cop_t op;
         if (!cplan_op_from_fields(row, &op) || !cop_ok(cp, &op))
             return rd_fail(r, "operation %lld out of range", (long long)i);
+        if (cops) { /* the class's own operations: the expansion's proof checks the rest */
+            cops[i] = op;
+            continue;
+        }
         out[i] = cplan_op_at(cp, lane, pt, &op);
         if (!op_ok(v, &out[i]))
             return rd_fail(r, "operation %lld at this rank is out of the plan's bounds",
@@ -407,13 +412,35 @@ static int get_prog(cplan_rd_t *r, const acc_plan_t *v, const acc_cplan_t *cp, i
     for (i = 0; *has_flags && i < nops && !r->failed; i++) {
         if (r->at >= r->len)
             return rd_fail(r, "the flags end at operation %lld", (long long)i);
-        flags[i] = r->p[r->at] >> (i % 8) & 1;
+        if (flags)
+            flags[i] = r->p[r->at] >> (i % 8) & 1;
         if (i % 8 == 7 || i + 1 == nops)
             r->at++;
     }
     if (!r->failed && r->at != r->len)
         rd_fail(r, "%lld bytes after the program's end", (long long)(r->len - r->at));
     return !r->failed;
+}
+
+/* A program's bytes from read(), checked against the head's digest. */
+static acc_status_t read_checked(const acc_chead_t *h, acc_cprog_read_fn read, void *ctx, int lane,
+                                 uint32_t cls, cplan_rd_t *r)
+{
+    const void *data = NULL;
+    size_t len = 0;
+    acc_status_t st;
+    if ((st = read(ctx, lane, cls, &data, &len)) != ACC_OK)
+        return acc_error_prefix(st, "%s: lane %d class %u: ", h->name, lane, cls);
+    if (acc_fnv1a64(data, len) != h->digest[h->lane_first[lane] + cls])
+        return acc_error_set(ACC_ERR_PARSE,
+                             "%s: the program of lane %d class %u does not match the digest its "
+                             "head keeps: it was altered; the plan is not used: rebuild the "
+                             "database with acc-compile --db",
+                             h->name, lane, cls);
+    memset(r, 0, sizeof(*r));
+    r->p = data;
+    r->len = len;
+    return ACC_OK;
 }
 
 /* Rank's programs, one per lane, at its point; the flags where every class stored them. */
@@ -432,8 +459,6 @@ static acc_status_t own_programs(const acc_chead_t *h, int rank, acc_cprog_read_
     for (int l = 0; l < cp->nlanes && st == ACC_OK; l++) {
         uint32_t c = acc_chead_class_of(h, l, rank), k = h->lane_first[l] + c, n = h->nops[k];
         acc_lane_prog_t *prog = &v->progs[l];
-        const void *data = NULL;
-        size_t len = 0;
         int has_flags = 0;
         cplan_rd_t r;
         cplan_at_t pt;
@@ -441,19 +466,10 @@ static acc_status_t own_programs(const acc_chead_t *h, int rank, acc_cprog_read_
         if (!(prog->ops = acc_mem_alloc(((size_t)n + 1) * sizeof(acc_op_t))))
             return acc_error_set(ACC_ERR_NOMEM, "out of memory for rank %d's program", rank);
         prog->cap = n + 1;
-        if ((st = read(ctx, l, c, &data, &len)) != ACC_OK)
-            return acc_error_prefix(st, "%s: lane %d class %u: ", h->name, l, c);
-        if (acc_fnv1a64(data, len) != h->digest[k])
-            return acc_error_set(ACC_ERR_PARSE,
-                                 "%s: rank %d's program on lane %d does not match the digest "
-                                 "its head keeps: it was altered; the plan is not used: rebuild "
-                                 "the database with acc-compile --db",
-                                 h->name, rank, l);
-        memset(&r, 0, sizeof(r));
-        r.p = data;
-        r.len = len;
+        if ((st = read_checked(h, read, ctx, l, c, &r)) != ACC_OK)
+            return st;
         cplan_at(cp, acc_cplan_point(cp, l, rank), &pt);
-        get_prog(&r, v, cp, l, &pt, n, prog->ops, v->view->final + at, &has_flags);
+        get_prog(&r, v, cp, l, &pt, n, prog->ops, NULL, v->view->final + at, &has_flags);
         flags_all = flags_all && has_flags;
         prog->nops = r.failed ? 0 : n;
         at += n;
@@ -626,4 +642,65 @@ acc_status_t acc_cplan_view_of(const acc_cplan_t *cp, int rank, acc_plan_t **out
     acc_chead_destroy(h);
     acc_cplan_bin_free(&bin);
     return st;
+}
+
+acc_status_t acc_cplan_load(const acc_chead_t *h, acc_cprog_read_fn read, void *ctx,
+                            acc_cplan_t **out)
+{
+    const acc_cplan_t *src = h->cp;
+    acc_cplan_t *cp = NULL;
+    acc_status_t st;
+
+    *out = NULL;
+    if ((st = acc_cplan_create(src->coll, src->ndims, src->dims, src->nlanes, src->in_chunks,
+                               src->out_chunks, src->scratch_chunks, &cp)) != ACC_OK)
+        return st;
+    cp->root = src->root;
+    memcpy(cp->algo, src->algo, sizeof(cp->algo));
+    memcpy(cp->params, src->params, sizeof(cp->params));
+    cp->slots = src->slots;
+    cp->proto = src->proto;
+    cp->inplace = src->inplace;
+    memcpy(cp->sym_step, src->sym_step, sizeof(cp->sym_step));
+    if (src->npeer_pool) {
+        if (!(cp->peer_pool = acc_mem_alloc((size_t)src->npeer_pool * sizeof(uint32_t))))
+            st = acc_error_set(ACC_ERR_NOMEM, "out of memory reading a class plan");
+        else
+            memcpy(cp->peer_pool, src->peer_pool, (size_t)src->npeer_pool * sizeof(uint32_t));
+        cp->npeer_pool = cp->peer_pool_cap = src->npeer_pool;
+    }
+    for (int l = 0; l < src->nlanes && st == ACC_OK; l++) {
+        const acc_clane_t *ln = &src->lanes[l];
+        if (ln->rank_of)
+            st = acc_cplan_set_ranks(cp, l, ln->rank_of);
+        for (uint32_t c = 0; c < ln->nclasses && st == ACC_OK; c++) {
+            uint32_t n = h->nops[h->lane_first[l] + c], k;
+            acc_cclass_t *dst;
+            int has_flags;
+            cplan_rd_t r;
+            if ((st = acc_cplan_add_class(cp, l, ln->classes[c].lo, ln->classes[c].hi, &k)) !=
+                    ACC_OK ||
+                (st = read_checked(h, read, ctx, l, c, &r)) != ACC_OK)
+                break;
+            dst = &cp->lanes[l].classes[k];
+            if (!(dst->ops = acc_mem_calloc((size_t)n + 1, sizeof(acc_cop_t)))) {
+                st = acc_error_set(ACC_ERR_NOMEM, "out of memory reading a class plan");
+                break;
+            }
+            dst->cap = n + 1;
+            if (!get_prog(&r, NULL, src, l, NULL, n, NULL, dst->ops, NULL, &has_flags))
+                st = acc_error_set(ACC_ERR_PARSE,
+                                   "%s: the program of lane %d class %u is damaged (%s): rebuild "
+                                   "the database with acc-compile --db",
+                                   h->name, l, c, r.what);
+            else
+                dst->nops = n;
+        }
+    }
+    if (st != ACC_OK) {
+        acc_cplan_destroy(cp);
+        return st;
+    }
+    *out = cp;
+    return ACC_OK;
 }

@@ -108,6 +108,10 @@ acc_status_t acc_db_get_plan(acc_db_t *db, const char *hash, acc_plan_t **out);
  * operation bounded (acc_cplan_rank_view); the plan was proven when it was stored.
  * ACC_ERR_NOT_FOUND when the plan has no class form. */
 acc_status_t acc_db_get_rank_plan(acc_db_t *db, const char *hash, int rank, acc_plan_t **out);
+/* The whole plan from its binary class form (every class's program, no YAML), proven again
+ * (acc_plan_verify) before it is returned: what a reader that runs every rank's code (the cuda
+ * backend's kernels) takes at a job's first call. */
+acc_status_t acc_db_get_whole_plan(acc_db_t *db, const char *hash, acc_plan_t **out);
 /* Store a proven class plan in its binary form alone (plans of a size whose explicit form is
  * never made); it is named by the SHA-256 of that form, which hash_out (optional) receives.
  * expl (optional), its expansion, gives the flags of the reductions' last steps. */

@@ -99,11 +99,12 @@ static int load_table(acc_comm_t *c, acc_db_t *db, acc_coll_t coll, acc_sha256_t
 }
 
 /* What a rank reads of a plan: its view (the head and its own programs) where the backend runs
- * views or cannot run a plan of this size at all, else the whole plan. */
+ * views or cannot run a plan of this size at all, else the whole plan from its class form (no
+ * YAML), proven again. */
 static acc_status_t read_plan(acc_comm_t *c, const char *hash, acc_plan_t **out)
 {
     if (c->be && !c->be->rank_views && c->nranks <= ACC_KARG_RANKS)
-        return acc_db_get_plan(c->db, hash, out);
+        return acc_db_get_whole_plan(c->db, hash, out);
     return acc_db_get_rank_plan(c->db, hash, c->rank, out);
 }
 

@@ -145,8 +145,21 @@ ACC_TEST(plan_round_trip_and_hash)
         CHECK_OK(acc_db_get_plan(db, hash, &back));
         CHECK(acc_plan_equal(back, plans[i]));
         acc_plan_destroy(back);
+        /* The class form gives the same plan, without the YAML. */
+        CHECK_OK(acc_db_get_whole_plan(db, hash, &back));
+        CHECK(acc_plan_equal(back, plans[i]));
+        acc_plan_destroy(back);
     }
     CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM plans"), 3);
+    CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM plan_heads"), 3);
+    {
+        /* A program altered behind acc's back: its digest tells, and the plan is not used. */
+        acc_plan_t *none = NULL;
+        tu_sql(path, "UPDATE plan_programs SET program = program || x'01' WHERE cls = 1");
+        CHECK_ERR(acc_db_get_whole_plan(db, hash, &none), ACC_ERR_PARSE);
+        CHECK_MSG_HAS("it was altered");
+        CHECK(none == NULL);
+    }
     {
         acc_plan_t *none = NULL;
         char missing[ACC_SHA256_HEX_LEN + 1];
