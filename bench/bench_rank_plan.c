@@ -9,8 +9,9 @@
  * class per rank), and three readers are timed side by side:
  *   - the floor: the plan's stored text read with one SELECT (what any reader of the whole plan
  *     pays);
- *   - the whole plan from its YAML, as every rank read it before views: acc_db_get_plan (every rank's program
- *     parsed, the hash recomputed, the plan verified) and acc_plan_final_reductions;
+ *   - the whole plan from its YAML, as every rank read it before views: acc_db_get_plan
+ *     (every rank's program parsed, the hash recomputed, the plan verified) and
+ *     acc_plan_final_reductions;
  *   - a rank's view, as the host backend reads it: acc_db_get_rank_plan (the head and the
  *     rank's own programs, nothing else).
  * From 2,048 ranks, where no explicit plan is made, the class forms the generators build
