@@ -179,9 +179,10 @@ static int read_rank(const char *path, const char *hash)
     return 0;
 }
 
-/* Run this program again as the reader, so that its peak memory is the reader's alone. */
+/* Run this program again as the reader (mode, and the rank of a view or NULL), so that its
+ * peak memory is the reader's alone. */
 static int measure(const char *self, const char *mode, const char *path, const char *hash,
-                   char *line, size_t cap)
+                   const char *rank, char *line, size_t cap)
 {
     int fds[2], status = 0;
     ssize_t got = 0, k;
@@ -192,7 +193,7 @@ static int measure(const char *self, const char *mode, const char *path, const c
     if (pid == 0) {
         dup2(fds[1], 1);
         close(fds[0]);
-        execl(self, self, mode, path, hash, (char *)NULL);
+        execl(self, self, mode, path, hash, rank, (char *)NULL);
         _exit(127);
     }
     close(fds[1]);
@@ -215,9 +216,9 @@ static int explicit_row(const char *self, const char *path, int nranks)
 
     if (store_plan(path, nranks, hash, &ops) != 0)
         return 1;
-    if (measure(self, "--read", path, hash, line, sizeof(line)) != 0 ||
+    if (measure(self, "--read", path, hash, NULL, line, sizeof(line)) != 0 ||
         sscanf(line, "%zu %lf %lf %lf %lf", &text, &floor_s, &get_s, &final_s, &peak) != 5 ||
-        measure(self, "--view", path, hash, line, sizeof(line)) != 0 ||
+        measure(self, "--view", path, hash, NULL, line, sizeof(line)) != 0 ||
         sscanf(line, "%lf %lf %llu %u %lf", &view_s, &view_peak, (unsigned long long *)&vops, &near,
                &open_s) != 5) {
         fprintf(stderr, "bench_rank_plan: a reader of %d ranks failed\n", nranks);
@@ -238,30 +239,12 @@ static int class_row(const char *self, const char *path, int nranks)
         uint64_t ops = 0, bytes = 0, vops;
         unsigned near;
         double view_s, peak, open_s;
-        pid_t pid;
-        int fds[2], status = 0;
-        ssize_t got = 0, k;
 
         if (store_class(path, nranks, algos[a], hash, &ops, &bytes) != 0)
             return 1;
         /* The rank in the middle of the machine, away from the grid's edges. */
         snprintf(rank, sizeof(rank), "%d", nranks / 2 + 5);
-        if (pipe(fds) != 0 || (pid = fork()) < 0)
-            return 1;
-        if (pid == 0) {
-            dup2(fds[1], 1);
-            close(fds[0]);
-            execl(self, self, "--view", path, hash, rank, (char *)NULL);
-            _exit(127);
-        }
-        close(fds[1]);
-        while ((size_t)got < sizeof(line) - 1 &&
-               (k = read(fds[0], line + got, sizeof(line) - 1 - (size_t)got)) > 0)
-            got += k;
-        line[got] = '\0';
-        close(fds[0]);
-        waitpid(pid, &status, 0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+        if (measure(self, "--view", path, hash, rank, line, sizeof(line)) != 0 ||
             sscanf(line, "%lf %lf %llu %u %lf", &view_s, &peak, (unsigned long long *)&vops, &near,
                    &open_s) != 5) {
             fprintf(stderr, "bench_rank_plan: the view of %s on %d ranks failed\n", algos[a],

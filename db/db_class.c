@@ -69,7 +69,7 @@ acc_status_t acc_db_put_cplan(acc_db_t *db, const acc_cplan_t *cp, const acc_pla
     char hash[ACC_SHA256_HEX_LEN + 1], what[96];
     acc_cplan_bin_t bin;
     acc_sha256_t *h = NULL;
-    uint8_t digest[32];
+    uint8_t digest[ACC_SHA256_LEN];
     acc_status_t s;
 
     if ((s = acc_cplan_encode(cp, expl, &bin)) != ACC_OK)
@@ -83,8 +83,7 @@ acc_status_t acc_db_put_cplan(acc_db_t *db, const acc_cplan_t *cp, const acc_pla
         acc_sha256_destroy(h);
     }
     if (s == ACC_OK) {
-        for (int i = 0; i < 32; i++)
-            snprintf(hash + 2 * i, 3, "%02x", digest[i]);
+        acc_hex_encode(digest, sizeof(digest), hash);
         put_class_t p = {hash, cp, &bin};
         snprintf(what, sizeof(what), "storing %s class plan %.12s", cp->algo, hash);
         s = db_txn(db, 1, what, put_class, &p);

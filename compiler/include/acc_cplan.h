@@ -202,10 +202,6 @@ void acc_cplan_bin_free(acc_cplan_bin_t *bin);
 typedef struct acc_chead acc_chead_t;
 acc_status_t acc_chead_load(const void *data, size_t len, const char *name, acc_chead_t **out);
 void acc_chead_destroy(acc_chead_t *h);
-/* Its header, grid and tables as a class plan without programs (borrowed). */
-const acc_cplan_t *acc_chead_plan(const acc_chead_t *h);
-/* The class of lane holding rank's point. */
-uint32_t acc_chead_class_of(const acc_chead_t *h, int lane, int rank);
 
 /* Rank `rank`'s view (acc_plan_view_t) from the head and the programs of its own classes, one
  * per lane, which read() gives (the bytes stay valid until the next call): nothing of any other

@@ -259,13 +259,6 @@ typedef struct acc_plan_view {
  * copied, the edges and flags worked out from every rank's programs. */
 acc_status_t acc_plan_view_of(const acc_plan_t *plan, int rank, acc_plan_t **out);
 void acc_plan_view_destroy(acc_plan_view_t *view);
-/* A view of rank `rank` with hdr's header and peer pool and nothing else yet: no programs, no
- * edges.  For the view's builders. */
-acc_status_t acc_plan_view_shell(const acc_plan_t *hdr, int rank, acc_plan_t **out);
-/* The edges of a view sorted and merged (messages: largest maxcnt, counts summed); near ranks
- * sorted and unique.  For the view's builders. */
-acc_status_t acc_plan_view_finish(acc_plan_view_t *view);
-
 /* ---- MSCCL algorithm XML --------------------------------------------------------------- */
 acc_status_t acc_plan_import_msccl(const char *text, size_t len, const char *name,
                                    acc_plan_t **out);

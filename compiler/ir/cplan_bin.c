@@ -165,13 +165,6 @@ int cplan_op_from_fields(const int64_t fields[CPLAN_OP_FIELDS], acc_cop_t *op)
 
 /* ---- programs ---------------------------------------------------------------------------- */
 
-/* Chunks of the message an operation sends. */
-static uint32_t send_chunks(const acc_cop_t *op)
-{
-    return op->code == ACC_OP_SEND || op->code == ACC_OP_RECV_REDUCE_SEND ? op->src.cnt
-                                                                          : op->dst.cnt;
-}
-
 /* The peer an operation sends a message to, or NULL. */
 static const acc_cpeer_t *send_peer(const acc_cop_t *op)
 {
@@ -296,7 +289,7 @@ static acc_status_t class_edges(const acc_cclass_t *k, cedge_t **out, uint32_t *
         uint32_t j;
         if (to && to->kind != ACC_CPEER_NONE) {
             e.peer = *to;
-            e.maxcnt = send_chunks(op);
+            e.maxcnt = plan_msg_chunks(op->code, op->src.cnt, op->dst.cnt);
         } else if (op->code == ACC_OP_SIGNAL && op->peer.kind != ACC_CPEER_NONE) {
             e.sig = 1;
             e.peer = op->peer;
@@ -391,11 +384,9 @@ static int any_peer_op(const acc_cplan_t *cp)
 {
     for (int l = 0; l < cp->nlanes; l++)
         for (uint32_t c = 0; c < cp->lanes[l].nclasses; c++)
-            for (uint32_t i = 0; i < cp->lanes[l].classes[c].nops; i++) {
-                uint8_t code = cp->lanes[l].classes[c].ops[i].code;
-                if (code == ACC_OP_PUT || code == ACC_OP_GET || code == ACC_OP_REDUCE_PEERS)
+            for (uint32_t i = 0; i < cp->lanes[l].classes[c].nops; i++)
+                if (plan_peer_memory_op(cp->lanes[l].classes[c].ops[i].code))
                     return 1;
-            }
     return 0;
 }
 

@@ -38,11 +38,6 @@ void acc_chead_destroy(acc_chead_t *h)
     acc_mem_free(h);
 }
 
-const acc_cplan_t *acc_chead_plan(const acc_chead_t *h)
-{
-    return h->cp;
-}
-
 static acc_status_t bad(const acc_chead_t *h, const cplan_rd_t *r)
 {
     return acc_error_set(ACC_ERR_PARSE,
@@ -332,7 +327,8 @@ acc_status_t acc_chead_load(const void *data, size_t len, const char *name, acc_
     return ACC_OK;
 }
 
-uint32_t acc_chead_class_of(const acc_chead_t *h, int lane, int rank)
+/* The class of lane holding rank's point. */
+static uint32_t class_of(const acc_chead_t *h, int lane, int rank)
 {
     const acc_clane_t *ln = &h->cp->lanes[lane];
     cplan_at_t at;
@@ -453,11 +449,11 @@ static acc_status_t own_programs(const acc_chead_t *h, int rank, acc_cprog_read_
     acc_status_t st = ACC_OK;
 
     for (int l = 0; l < cp->nlanes; l++)
-        total += h->nops[h->lane_first[l] + acc_chead_class_of(h, l, rank)];
+        total += h->nops[h->lane_first[l] + class_of(h, l, rank)];
     if (!(v->view->final = acc_mem_calloc(total + 1, 1)))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a rank's view");
     for (int l = 0; l < cp->nlanes && st == ACC_OK; l++) {
-        uint32_t c = acc_chead_class_of(h, l, rank), k = h->lane_first[l] + c, n = h->nops[k];
+        uint32_t c = class_of(h, l, rank), k = h->lane_first[l] + c, n = h->nops[k];
         acc_lane_prog_t *prog = &v->progs[l];
         int has_flags = 0;
         cplan_rd_t r;
@@ -545,46 +541,6 @@ static acc_status_t edges_into(const acc_chead_t *h, int q, acc_plan_view_t *v, 
     return st;
 }
 
-/* Add r to the near ranks unless it is there: a rank's operations name few peers, each many
- * times (a ring's program names two, thousands of times). */
-static acc_status_t add_near(acc_plan_view_t *v, size_t *cap, int32_t r)
-{
-    if (r < 0)
-        return ACC_OK;
-    for (uint32_t i = v->nnear; i-- > 0;)
-        if (v->near[i] == r)
-            return ACC_OK;
-    if (acc_array_reserve((void **)&v->near, cap, v->nnear + 1, sizeof(int32_t)) != ACC_OK)
-        return acc_error_set(ACC_ERR_NOMEM, "out of memory for a rank's view");
-    v->near[v->nnear++] = r;
-    return ACC_OK;
-}
-
-/* The ranks rank's operations reach. */
-static acc_status_t near_ranks(acc_plan_t *p, int rank)
-{
-    acc_plan_view_t *v = p->view;
-    size_t cap = 0;
-    acc_status_t st = add_near(v, &cap, rank);
-    for (int l = 0; l < p->nlanes && st == ACC_OK; l++) {
-        const acc_lane_prog_t *prog = &p->progs[l];
-        int32_t last[2] = {-1, -1};
-        for (uint32_t i = 0; i < prog->nops && st == ACC_OK; i++) {
-            const acc_op_t *op = &prog->ops[i];
-            /* The same peers as the operation before: nothing to look up. */
-            if (op->peer != last[0] && (st = add_near(v, &cap, op->peer)) == ACC_OK)
-                last[0] = op->peer;
-            if (st == ACC_OK && op->peer2 != last[1] &&
-                (st = add_near(v, &cap, op->peer2)) == ACC_OK)
-                last[1] = op->peer2;
-            for (uint32_t j = 0; op->code == ACC_OP_REDUCE_PEERS && j < op->npeers && st == ACC_OK;
-                 j++)
-                st = add_near(v, &cap, (int32_t)p->peer_pool[op->peers_off + j]);
-        }
-    }
-    return st;
-}
-
 acc_status_t acc_cplan_rank_view(const acc_chead_t *h, int rank, acc_cprog_read_fn read, void *ctx,
                                  acc_plan_t **out)
 {
@@ -598,16 +554,16 @@ acc_status_t acc_cplan_rank_view(const acc_chead_t *h, int rank, acc_cprog_read_
         return acc_error_set(ACC_ERR_INVALID, "%s: rank %d of a %d-rank plan", h->name, rank,
                              cp->nranks);
     cplan_header(cp, &hdr);
-    if ((st = acc_plan_view_shell(&hdr, rank, &v)) != ACC_OK)
+    if ((st = plan_view_shell(&hdr, rank, &v)) != ACC_OK)
         return st;
     v->view->staged = h->staged;
     st = own_programs(h, rank, read, ctx, v);
     if (st == ACC_OK)
-        st = near_ranks(v, rank);
+        st = plan_view_near(v);
     for (uint32_t i = 0; st == ACC_OK && i < v->view->nnear; i++)
         st = edges_into(h, v->view->near[i], v->view, &cap);
     if (st == ACC_OK)
-        st = acc_plan_view_finish(v->view);
+        plan_view_finish(v->view);
     if (st != ACC_OK) {
         acc_plan_destroy(v);
         return st;

@@ -11,4 +11,26 @@
  * root, algorithm, parameters, slots, protocol and whether it runs in place. */
 void plan_copy_header(acc_plan_t *dst, const acc_plan_t *src);
 
+/* Chunks of the message an operation sends (for explicit and class operations alike): its
+ * source's for send and recv_reduce_send, else its destination's. */
+static inline uint32_t plan_msg_chunks(uint8_t code, uint32_t src_cnt, uint32_t dst_cnt)
+{
+    return code == ACC_OP_SEND || code == ACC_OP_RECV_REDUCE_SEND ? src_cnt : dst_cnt;
+}
+
+/* Does an operation touch a peer's memory (a plan with one runs on staged segments)? */
+static inline int plan_peer_memory_op(uint8_t code)
+{
+    return code == ACC_OP_PUT || code == ACC_OP_GET || code == ACC_OP_REDUCE_PEERS;
+}
+
+/* ---- building a rank's view (plan_view.c; cplan_view.c builds one from the class form) --- */
+/* A view of rank `rank` with hdr's header and peer pool and nothing else yet: no programs, no
+ * edges. */
+acc_status_t plan_view_shell(const acc_plan_t *hdr, int rank, acc_plan_t **out);
+/* The view's near ranks from its own programs: itself and every rank they name. */
+acc_status_t plan_view_near(acc_plan_t *v);
+/* The edges sorted and merged (messages: largest maxcnt, counts summed); near ranks sorted. */
+void plan_view_finish(acc_plan_view_t *view);
+
 #endif /* PLAN_INTERNAL_H */

@@ -36,7 +36,7 @@ static int rank_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-acc_status_t acc_plan_view_finish(acc_plan_view_t *v)
+void plan_view_finish(acc_plan_view_t *v)
 {
     uint32_t i, n = 0;
 
@@ -56,88 +56,77 @@ acc_status_t acc_plan_view_finish(acc_plan_view_t *v)
     v->nedges = n;
     if (v->nnear)
         qsort(v->near, v->nnear, sizeof(*v->near), rank_cmp);
-    for (i = n = 0; i < v->nnear; i++)
-        if (!n || v->near[n - 1] != v->near[i])
-            v->near[n++] = v->near[i];
-    v->nnear = n;
-    return ACC_OK;
 }
 
-/* Chunks of the message an operation sends. */
-static uint32_t send_chunks(const acc_op_t *op)
+/* Add r to the near ranks unless it is there: a rank's operations name few peers, each many
+ * times (a ring's program names two, thousands of times). */
+static acc_status_t add_near(acc_plan_view_t *v, size_t *cap, int32_t r)
 {
-    return op->code == ACC_OP_SEND || op->code == ACC_OP_RECV_REDUCE_SEND ? op->src.cnt
-                                                                          : op->dst.cnt;
-}
-
-typedef struct {
-    acc_plan_view_t *v;
-    size_t ecap, ncap;
-    uint8_t *is_near; /* per rank */
-} view_build_t;
-
-static acc_status_t add_near(view_build_t *b, int32_t r)
-{
-    acc_plan_view_t *v = b->v;
-    if (r < 0 || b->is_near[r])
+    if (r < 0)
         return ACC_OK;
-    if (acc_array_reserve((void **)&v->near, &b->ncap, v->nnear + 1, sizeof(int32_t)) != ACC_OK)
+    for (uint32_t i = v->nnear; i-- > 0;)
+        if (v->near[i] == r)
+            return ACC_OK;
+    if (acc_array_reserve((void **)&v->near, cap, v->nnear + 1, sizeof(int32_t)) != ACC_OK)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a rank's view");
-    b->is_near[r] = 1;
     v->near[v->nnear++] = r;
     return ACC_OK;
 }
 
-static acc_status_t add_edge(view_build_t *b, const acc_plan_edge_t *e)
+acc_status_t plan_view_near(acc_plan_t *p)
 {
-    acc_plan_view_t *v = b->v;
-    if (acc_array_reserve((void **)&v->edges, &b->ecap, v->nedges + 1, sizeof(*e)) != ACC_OK)
-        return acc_error_set(ACC_ERR_NOMEM, "out of memory for a rank's view");
-    v->edges[v->nedges++] = *e;
-    return ACC_OK;
-}
-
-/* Every rank an operation of `rank` reaches, in either direction. */
-static acc_status_t near_of(view_build_t *b, const acc_plan_t *p, int rank)
-{
-    acc_status_t st = add_near(b, rank);
+    acc_plan_view_t *v = p->view;
+    size_t cap = 0;
+    acc_status_t st = add_near(v, &cap, v->rank);
     for (int l = 0; l < p->nlanes && st == ACC_OK; l++) {
-        const acc_lane_prog_t *prog = &p->progs[(size_t)rank * p->nlanes + l];
-        for (uint32_t k = 0; k < prog->nops && st == ACC_OK; k++) {
-            const acc_op_t *op = &prog->ops[k];
-            if ((st = add_near(b, op->peer)) == ACC_OK)
-                st = add_near(b, op->peer2);
-            if (op->code == ACC_OP_REDUCE_PEERS)
-                for (uint32_t i = 0; i < op->npeers && st == ACC_OK; i++)
-                    st = add_near(b, (int32_t)p->peer_pool[op->peers_off + i]);
+        const acc_lane_prog_t *prog = &p->progs[l];
+        int32_t last[2] = {-1, -1};
+        for (uint32_t i = 0; i < prog->nops && st == ACC_OK; i++) {
+            const acc_op_t *op = &prog->ops[i];
+            /* The same peers as the operation before: nothing to look up. */
+            if (op->peer != last[0] && (st = add_near(v, &cap, op->peer)) == ACC_OK)
+                last[0] = op->peer;
+            if (st == ACC_OK && op->peer2 != last[1] &&
+                (st = add_near(v, &cap, op->peer2)) == ACC_OK)
+                last[1] = op->peer2;
+            for (uint32_t j = 0; op->code == ACC_OP_REDUCE_PEERS && j < op->npeers && st == ACC_OK;
+                 j++)
+                st = add_near(v, &cap, (int32_t)p->peer_pool[op->peers_off + j]);
         }
     }
     return st;
 }
 
-static int peer_op(uint8_t code)
+static acc_status_t add_edge(acc_plan_view_t *v, size_t *cap, const acc_plan_edge_t *e)
 {
-    return code == ACC_OP_PUT || code == ACC_OP_GET || code == ACC_OP_REDUCE_PEERS;
+    if (acc_array_reserve((void **)&v->edges, cap, v->nedges + 1, sizeof(*e)) != ACC_OK)
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory for a rank's view");
+    v->edges[v->nedges++] = *e;
+    return ACC_OK;
 }
 
-/* Every edge into a near rank, and whether any rank touches a peer's memory. */
-static acc_status_t edges_of(view_build_t *b, const acc_plan_t *p)
+/* Every edge into a near rank (is_near: per rank), and whether any rank touches a peer's
+ * memory. */
+static acc_status_t edges_of(acc_plan_view_t *v, const acc_plan_t *p, const uint8_t *is_near)
 {
     acc_status_t st = ACC_OK;
+    size_t cap = 0;
     for (int r = 0; r < p->nranks && st == ACC_OK; r++)
         for (int l = 0; l < p->nlanes && st == ACC_OK; l++) {
             const acc_lane_prog_t *prog = &p->progs[(size_t)r * p->nlanes + l];
             for (uint32_t k = 0; k < prog->nops && st == ACC_OK; k++) {
                 const acc_op_t *op = &prog->ops[k];
                 int to = acc_op_send_peer(op);
-                if (peer_op(op->code))
-                    b->v->staged = 1;
-                if (to >= 0 && b->is_near[to]) {
-                    acc_plan_edge_t e = {0, r, to, (uint32_t)l, send_chunks(op), 1};
-                    st = add_edge(b, &e);
-                } else if (op->code == ACC_OP_SIGNAL && op->peer >= 0 && b->is_near[op->peer]) {
+                if (plan_peer_memory_op(op->code))
+                    v->staged = 1;
+                if (to >= 0 && is_near[to]) {
+                    acc_plan_edge_t e = {
+                        0, r, to, (uint32_t)l, plan_msg_chunks(op->code, op->src.cnt, op->dst.cnt),
+                        1};
+                    st = add_edge(v, &cap, &e);
+                } else if (op->code == ACC_OP_SIGNAL && op->peer >= 0 && is_near[op->peer]) {
                     acc_plan_edge_t e = {1, r, op->peer, op->slot, 0, 1};
-                    st = add_edge(b, &e);
+                    st = add_edge(v, &cap, &e);
                 }
             }
         }
@@ -168,7 +157,7 @@ static acc_status_t finals_of(acc_plan_view_t *v, const acc_plan_t *p)
     return v->final ? ACC_OK : acc_error_set(ACC_ERR_NOMEM, "out of memory for a rank's view");
 }
 
-acc_status_t acc_plan_view_shell(const acc_plan_t *hdr, int rank, acc_plan_t **out)
+acc_status_t plan_view_shell(const acc_plan_t *hdr, int rank, acc_plan_t **out)
 {
     acc_plan_t *v;
     acc_status_t st = acc_plan_create(hdr->coll, 1, hdr->nlanes, hdr->in_chunks, hdr->out_chunks,
@@ -197,7 +186,7 @@ acc_status_t acc_plan_view_shell(const acc_plan_t *hdr, int rank, acc_plan_t **o
 static acc_status_t view_plan(const acc_plan_t *p, int rank, acc_plan_t **out)
 {
     acc_plan_t *v;
-    acc_status_t st = acc_plan_view_shell(p, rank, &v);
+    acc_status_t st = plan_view_shell(p, rank, &v);
     for (int l = 0; l < p->nlanes && st == ACC_OK; l++) {
         const acc_lane_prog_t *src = &p->progs[(size_t)rank * p->nlanes + l];
         if (!src->nops)
@@ -219,7 +208,7 @@ static acc_status_t view_plan(const acc_plan_t *p, int rank, acc_plan_t **out)
 
 acc_status_t acc_plan_view_of(const acc_plan_t *p, int rank, acc_plan_t **out)
 {
-    view_build_t b;
+    uint8_t *is_near = NULL;
     acc_plan_t *v = NULL;
     acc_status_t st;
 
@@ -232,14 +221,16 @@ acc_status_t acc_plan_view_of(const acc_plan_t *p, int rank, acc_plan_t **out)
                              p->nranks);
     if ((st = view_plan(p, rank, &v)) != ACC_OK)
         return st;
-    memset(&b, 0, sizeof(b));
-    b.v = v->view;
-    if (!(b.is_near = acc_mem_calloc((size_t)p->nranks, 1)))
+    if (!(is_near = acc_mem_calloc((size_t)p->nranks, 1)))
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory for a rank's view");
-    if (st == ACC_OK && (st = near_of(&b, p, rank)) == ACC_OK && (st = edges_of(&b, p)) == ACC_OK &&
-        (st = finals_of(b.v, p)) == ACC_OK)
-        st = acc_plan_view_finish(b.v);
-    acc_mem_free(b.is_near);
+    if (st == ACC_OK && (st = plan_view_near(v)) == ACC_OK) {
+        for (uint32_t i = 0; i < v->view->nnear; i++)
+            is_near[v->view->near[i]] = 1;
+        if ((st = edges_of(v->view, p, is_near)) == ACC_OK &&
+            (st = finals_of(v->view, p)) == ACC_OK)
+            plan_view_finish(v->view);
+    }
+    acc_mem_free(is_near);
     if (st != ACC_OK) {
         acc_plan_destroy(v);
         return st;

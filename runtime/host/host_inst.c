@@ -116,19 +116,6 @@ static acc_status_t index_ops(hb_inst_t *in)
     return ACC_OK;
 }
 
-/* This rank's operations that complete a reduction, where an average is divided (the view's
- * flags; without them the division stays at the end of the call). */
-static acc_status_t find_finals(hb_inst_t *in)
-{
-    size_t n = in->lane_first[in->plan->nlanes];
-    if (!acc_coll_reduces(in->plan->coll) || !in->view->final)
-        return ACC_OK;
-    if (!(in->final = acc_mem_calloc(n + 1, 1)))
-        return acc_error_set(ACC_ERR_NOMEM, "out of memory");
-    memcpy(in->final, in->view->final, n);
-    return ACC_OK;
-}
-
 /* The segment layouts of the ranks near this one, at capacity in->cap. */
 static acc_status_t lay_out(acc_comm_t *c, hb_inst_t *in)
 {
@@ -188,8 +175,10 @@ static acc_status_t prepare(acc_comm_t *c, hb_inst_t *in)
             return st;
         in->view = in->own_view->view;
     }
+    /* Where an average is divided: the view's flags (without them, at the end of the call). */
+    in->final = acc_coll_reduces(p->coll) ? in->view->final : NULL;
     if ((st = collect(in)) != ACC_OK || (st = index_ops(in)) != ACC_OK ||
-        (st = find_finals(in)) != ACC_OK || (st = lay_out(c, in)) != ACC_OK)
+        (st = lay_out(c, in)) != ACC_OK)
         return st;
     in->seg = acc_mem_calloc((size_t)p->nranks, sizeof(unsigned char *));
     in->seg_bytes = acc_mem_calloc((size_t)p->nranks, sizeof(uint64_t));
@@ -318,7 +307,6 @@ void hb_inst_destroy(acc_comm_t *c, hb_inst_t *in)
     acc_mem_free(in->in_conn);
     acc_mem_free(in->out_conn);
     acc_mem_free(in->ctr);
-    acc_mem_free(in->final);
     acc_mem_free(in->next);
     acc_plan_destroy(in->own_view);
     acc_mem_free(in);

@@ -178,8 +178,9 @@ struct hb_inst {
     uint32_t *lane_first;
     uint32_t *in_conn, *out_conn, *ctr;
     /* per operation of this rank's lanes, likewise: it completes a reduction, so an average
-     * divides there (acc_plan_final_reductions); NULL: the call divides its output at the end */
-    uint8_t *final;
+     * divides there (the view's, acc_plan_final_reductions); NULL: the call divides its output
+     * at the end */
+    const uint8_t *final;
     uint32_t *next; /* per lane: its next operation in the call in flight */
     uint64_t calls; /* calls completed */
     /* the threads of remote sending connections, which empty outboxes and then write evfd */
