@@ -213,6 +213,18 @@ static acc_status_t check_args(const acc_sim_t *sim, const acc_plan_t *plan, acc
                              plan->nranks, sim->nranks, sim->nodes, sim->gpn);
     if (plan->nlanes < 1 || !plan->progs)
         return acc_error_set(ACC_ERR_INVALID, "acc_sim_plan: the plan has no lanes");
+    if (plan->view)
+        return acc_error_set(ACC_ERR_INVALID,
+                             "acc_sim_plan: rank %d's view of %s holds one rank's programs; "
+                             "simulate the whole plan or its quotient",
+                             plan->view->rank, plan->algo);
+    /* A quotient moves by whole nodes: the cluster is the same moved that way. */
+    if (plan->period &&
+        (plan->period < 0 || plan->period % sim->gpn != 0 || plan->nranks % plan->period != 0))
+        return acc_error_set(ACC_ERR_INVALID,
+                             "acc_sim_plan: %s is a quotient by %d ranks, which is not a whole "
+                             "number of this topology's nodes of %d GPUs dividing its %d ranks",
+                             plan->algo, plan->period, sim->gpn, plan->nranks);
     if ((unsigned)plan->proto >= ACC_PROTO_COUNT)
         return acc_error_set(ACC_ERR_INVALID, "acc_sim_plan: unknown protocol %d",
                              (int)plan->proto);
@@ -227,13 +239,15 @@ static acc_status_t check_args(const acc_sim_t *sim, const acc_plan_t *plan, acc
 /* Reset the per-call state and size the buffers for nbytes (NCCL's nBytes). */
 static acc_status_t prepare(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nbytes, acc_dtype_t dt)
 {
-    uint32_t nth = (uint32_t)plan->nranks * (uint32_t)plan->nlanes, t;
+    uint32_t nth = (uint32_t)(plan->period ? plan->period : plan->nranks) * (uint32_t)plan->nlanes,
+             t;
     size_t es = acc_dtype_size(dt);
     acc_status_t st;
     int b;
     uint64_t count;
 
     sim->plan = plan;
+    sim->period = plan->period == plan->nranks ? 0 : plan->period;
     sim->proto = plan->proto;
     sim->esize = (double)es;
     switch (plan->coll) {
@@ -419,7 +433,8 @@ static acc_status_t simulate(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nb
             util = u;
     }
     out->link_util = util > 1.0 ? 1.0 : util;
-    out->transfers = sim->transfers;
+    /* A quotient's transfers happen at every translate of its ranks. */
+    out->transfers = sim->transfers * (uint64_t)(sim->period ? sim->nranks / sim->period : 1);
     return ACC_OK;
 }
 
@@ -441,6 +456,11 @@ acc_status_t acc_sim_plan_trace(acc_sim_t *sim, const acc_plan_t *plan, uint64_t
         return acc_error_set(ACC_ERR_INVALID, "acc_sim_plan_trace: no array for the times");
     if ((st = check_args(sim, plan, dt, out)) != ACC_OK)
         return st;
+    if (plan->period)
+        return acc_error_set(ACC_ERR_INVALID,
+                             "acc_sim_plan_trace: %s lists %d of its %d ranks' programs (a "
+                             "quotient); the times of every rank need the whole plan",
+                             plan->algo, plan->period, plan->nranks);
     nth = (size_t)plan->nranks * (size_t)plan->nlanes;
     if (!(sim->trace_off = acc_mem_calloc(nth + 1, sizeof(uint64_t))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for the trace of %zu lanes", nth);

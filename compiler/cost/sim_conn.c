@@ -66,10 +66,23 @@ static acc_status_t new_conn(acc_sim_t *sim, int from, int to, int lane, uint32_
         ((uint64_t)(uint32_t)from << 40) | ((uint64_t)(uint32_t)to << 16) | (uint32_t)lane, c);
 }
 
+/* On a quotient, an edge (from, to) stands for its translate that ends at a simulated rank:
+ * the receiver's, so that a send from any rank and the receive at `to` meet on one. */
+static void edge_rep(const acc_sim_t *sim, int *from, int *to)
+{
+    int shift;
+    if (!sim->period)
+        return;
+    shift = *to - *to % sim->period;
+    *to -= shift;
+    *from = (int)(((int64_t)*from - shift + sim->nranks) % sim->nranks);
+}
+
 static acc_status_t conn_of(acc_sim_t *sim, int from, int to, int lane, uint32_t *out)
 {
-    uint64_t key =
-        ((uint64_t)(uint32_t)from << 40) | ((uint64_t)(uint32_t)to << 16) | (uint32_t)lane;
+    uint64_t key;
+    edge_rep(sim, &from, &to);
+    key = ((uint64_t)(uint32_t)from << 40) | ((uint64_t)(uint32_t)to << 16) | (uint32_t)lane;
     uint32_t c = sim_map_get(&sim->conn_map, key);
     if (c != SIM_NONE) {
         *out = c;
@@ -102,8 +115,11 @@ acc_status_t sim_in_conn_slow(acc_sim_t *sim, uint32_t t, int peer, uint32_t *ou
 
 acc_status_t sim_counter(acc_sim_t *sim, int from, int to, uint32_t slot, uint32_t *out)
 {
-    uint64_t key = (((uint64_t)(uint32_t)from * (uint32_t)sim->nranks + (uint32_t)to) << 16) | slot;
-    uint32_t c = sim_map_get(&sim->ctr_map, key);
+    uint64_t key;
+    uint32_t c;
+    edge_rep(sim, &from, &to);
+    key = (((uint64_t)(uint32_t)from * (uint32_t)sim->nranks + (uint32_t)to) << 16) | slot;
+    c = sim_map_get(&sim->ctr_map, key);
     if (c == SIM_NONE) {
         size_t cap = sim->ctrs_cap;
         void *p = sim->ctrs;
@@ -155,8 +171,8 @@ static void add_mem(const acc_sim_t *sim, resv_t *v, int rank, double w)
 
 static void add_ll(const acc_sim_t *sim, resv_t *v, int rank)
 {
-    if (sim->proto == ACC_PROTO_LL && sim->res_on[sim->res_ll + (uint32_t)rank])
-        add_res(v, sim->res_ll + (uint32_t)rank, 1.0);
+    if (sim->proto == ACC_PROTO_LL && sim->res_on[sim_ll_res(sim, rank)])
+        add_res(v, sim_ll_res(sim, rank), 1.0);
 }
 
 /* Start a flow for thread t's operation; message flows name their connection and position. */

@@ -305,6 +305,12 @@ struct acc_sim {
 
     /* per call */
     const acc_plan_t *plan;
+    /* 0, or the plan's period (a quotient, acc_cplan_quotient): only ranks 0 .. period - 1
+     * run, and a rank, a connection or a resource beyond them stands for its translate among
+     * them (sim_rep).  By the plan's symmetry and the cluster's (identical nodes, one fabric
+     * share per node), every translate of a lane runs the same timeline, so playing one
+     * period gives the whole call's times. */
+    int period;
     acc_proto_t proto;
     double esize;
     uint64_t elems[ACC_BUF_COUNT];
@@ -372,10 +378,29 @@ struct acc_sim {
     uint32_t threads_done;
 };
 
+/* The rank that stands for `rank` in the simulation: itself, or on a quotient its translate
+ * among the first `period` ranks. */
+static inline int sim_rep(const acc_sim_t *sim, int rank)
+{
+    return sim->period ? rank % sim->period : rank;
+}
+
+/* The thread of a rank's lane (the rank's representative's). */
+static inline uint32_t sim_thread_of(const acc_sim_t *sim, int rank, int lane)
+{
+    return (uint32_t)sim_rep(sim, rank) * (uint32_t)sim->plan->nlanes + (uint32_t)lane;
+}
+
 /* The memory resource of a rank: its own GPU's, or the one device every rank shares. */
 static inline uint32_t sim_mem_res(const acc_sim_t *sim, int rank)
 {
-    return sim->res_mem + (sim->device_on ? 0u : (uint32_t)rank);
+    return sim->res_mem + (sim->device_on ? 0u : (uint32_t)sim_rep(sim, rank));
+}
+
+/* A rank's LL engine. */
+static inline uint32_t sim_ll_res(const acc_sim_t *sim, int rank)
+{
+    return sim->res_ll + (uint32_t)sim_rep(sim, rank);
 }
 
 static inline const sim_op_t *sim_op(const acc_sim_t *sim, uint32_t t, uint32_t pc)

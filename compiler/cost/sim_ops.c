@@ -109,7 +109,7 @@ static acc_status_t consume(acc_sim_t *sim, uint32_t c)
     cn->head_pos = cn->head_pos + 1 == cn->slots ? 0 : cn->head_pos + 1;
     if (cn->send_waiting) {
         cn->send_waiting = 0;
-        return sim_wake(sim, (uint32_t)(cn->from * sim->plan->nlanes + cn->lane));
+        return sim_wake(sim, sim_thread_of(sim, cn->from, cn->lane));
     }
     return ACC_OK;
 }
@@ -459,7 +459,7 @@ acc_status_t sim_on_msg_arrived(acc_sim_t *sim, uint32_t c, uint32_t pos)
     }
     if (st == ACC_OK && cn->recv_waiting) {
         cn->recv_waiting = 0;
-        st = sim_wake(sim, (uint32_t)(cn->to * sim->plan->nlanes + cn->lane));
+        st = sim_wake(sim, sim_thread_of(sim, cn->to, cn->lane));
     }
     return st;
 }
@@ -502,6 +502,6 @@ acc_status_t sim_on_rate(acc_sim_t *sim, uint32_t f, int first)
     /* A message of one step arrives whole at its head: its arrival wakes the receiver. */
     if (cn->recv_waiting && m->bytes > sim->slice)
         return sim_queue_push(&sim->q, m->head_at, SIM_EV_WAKE,
-                              (uint32_t)(cn->to * sim->plan->nlanes + cn->lane), 0);
+                              sim_thread_of(sim, cn->to, cn->lane), 0);
     return ACC_OK;
 }

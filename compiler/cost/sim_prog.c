@@ -93,7 +93,7 @@ static void scan(acc_sim_t *sim, scan_t *sc, uint32_t t, const acc_op_t *op)
             add_path(sim, sc, rank, op->peer, lane, cap);
         } else {
             add_path(sim, sc, op->peer, rank, lane, cap);
-            sim->res_bound[sim->res_ll + (uint32_t)op->peer] += cap;
+            sim->res_bound[sim_ll_res(sim, op->peer)] += cap;
         }
         sim->res_bound[sim_mem_res(sim, op->peer)] += cap;
         return;
@@ -110,7 +110,7 @@ static void scan(acc_sim_t *sim, scan_t *sc, uint32_t t, const acc_op_t *op)
                 continue;
             add_path(sim, sc, (int)peers[i], rank, lane, cap / (remote + 1));
             sim->res_bound[sim_mem_res(sim, (int)peers[i])] += cap / (remote + 1);
-            sim->res_bound[sim->res_ll + peers[i]] += cap / (remote + 1);
+            sim->res_bound[sim_ll_res(sim, (int)peers[i])] += cap / (remote + 1);
         }
         return;
     default:
@@ -173,7 +173,8 @@ static inline void compact(const acc_sim_t *sim, const acc_op_t *op, sim_op_t *o
 
 static void decide(acc_sim_t *sim)
 {
-    uint32_t r, n = (uint32_t)sim->nranks, nl = (uint32_t)sim->plan->nlanes;
+    uint32_t r, n = (uint32_t)(sim->period ? sim->period : sim->nranks),
+                nl = (uint32_t)sim->plan->nlanes;
     for (r = 0; r < n; r++) {
         sim->res_bound[sim_mem_res(sim, (int)r)] += 3.0 * nl * sim->lane_cap;
         sim->res_bound[sim->res_ll + r] += (double)nl * sim->lane_cap;

@@ -237,10 +237,17 @@ static int pick_nics(const acc_sim_t *sim, int la, int lb, int lane, int *ea, in
     return 0;
 }
 
+/* The node whose resources stand for node n's: itself, or on a quotient its translate among
+ * the simulated ranks' nodes (sim_rep). */
+static int node_rep(const acc_sim_t *sim, int n)
+{
+    return sim->period ? n % (sim->period / sim->gpn) : n;
+}
+
 acc_status_t sim_path(const acc_sim_t *sim, int from, int to, int lane, sim_path_t *out)
 {
     int na = from / sim->gpn, nb = to / sim->gpn, la = from % sim->gpn, lb = to % sim->gpn;
-    int ka, kb, ea, eb;
+    int ka, kb, ea, eb, ra = node_rep(sim, na), rb = node_rep(sim, nb);
     const acc_topo_network_t *net;
 
     out->n = 0;
@@ -251,7 +258,7 @@ acc_status_t sim_path(const acc_sim_t *sim, int from, int to, int lane, sim_path
     }
     if (na == nb) {
         const sim_route_t *r = &sim->route_gg[la * sim->gpn + lb];
-        add_route(sim, r, na, out);
+        add_route(sim, r, ra, out);
         out->cls = r->cls;
         return ACC_OK;
     }
@@ -270,16 +277,16 @@ acc_status_t sim_path(const acc_sim_t *sim, int from, int to, int lane, sim_path
                              "planes')",
                              from, to);
     net = acc_topo_network(sim->topo);
-    add_route(sim, &sim->route_gn[ea], na, out);
-    out->res[out->n++] = sim->res_nic + (uint32_t)(na * sim->nnics + sim->nic_ids[ea]) * 2;
+    add_route(sim, &sim->route_gn[ea], ra, out);
+    out->res[out->n++] = sim->res_nic + (uint32_t)(ra * sim->nnics + sim->nic_ids[ea]) * 2;
     /* A rail-optimised fabric keeps same-rail traffic on its leaf switch; everything else
      * crosses the (possibly oversubscribed) core. */
     if (sim->fabric && !(net->rail_optimized && sim->nic_ids[ea] == sim->nic_ids[eb])) {
-        out->res[out->n++] = sim->res_fabric + (uint32_t)na * 2;
-        out->res[out->n++] = sim->res_fabric + (uint32_t)nb * 2 + 1;
+        out->res[out->n++] = sim->res_fabric + (uint32_t)ra * 2;
+        out->res[out->n++] = sim->res_fabric + (uint32_t)rb * 2 + 1;
     }
-    out->res[out->n++] = sim->res_nic + (uint32_t)(nb * sim->nnics + sim->nic_ids[eb]) * 2 + 1;
-    add_route(sim, &sim->route_ng[eb], nb, out);
+    out->res[out->n++] = sim->res_nic + (uint32_t)(rb * sim->nnics + sim->nic_ids[eb]) * 2 + 1;
+    add_route(sim, &sim->route_ng[eb], rb, out);
     out->cls = SIM_CLASS_NET;
     out->lat_net = net->latency_us;
     return ACC_OK;

@@ -162,6 +162,15 @@ uint64_t acc_cplan_op_count(const acc_cplan_t *cp);
 acc_status_t acc_cplan_expand(const acc_cplan_t *cp, acc_plan_t **out);
 /* The degenerate class form of an explicit plan: a grid [nranks], one class per rank. */
 acc_status_t acc_cplan_from_plan(const acc_plan_t *p, acc_cplan_t **out);
+/* The quotient by a translation of the ranks (acc_plan_t's period): the programs of ranks 0 ..
+ * period - 1, the others empty, where period is the smallest multiple of unit (dividing nranks,
+ * at most half of them) such that moving every rank r to r + period (mod nranks) maps every
+ * lane's classes onto themselves and every peer along.  The simulator plays it on one period
+ * (acc_sim_plan), so that a plan of 65,536 ranks is priced by playing a node or two (unit: the
+ * GPUs of a node; a ring that snakes through the nodes repeats every two).  unit = nranks gives
+ * the whole plan as its own quotient.  ACC_ERR_UNSUPPORTED, saying where, when no such period
+ * exists (a root, absolute peers, an order that differs from node to node). */
+acc_status_t acc_cplan_quotient(const acc_cplan_t *cp, int period, acc_plan_t **out);
 
 /* ---- proof ---------------------------------------------------------------------------- */
 typedef struct {

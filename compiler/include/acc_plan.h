@@ -141,6 +141,11 @@ typedef struct acc_plan {
     /* NULL: a whole plan, every rank's programs.  Otherwise a rank's view of the plan
      * (acc_plan_view_t): the programs of view->rank alone, every other rank's lanes empty. */
     struct acc_plan_view *view;
+    /* 0: every rank's programs (or a view's one).  Otherwise a quotient (acc_cplan_quotient):
+     * only ranks 0 .. period - 1 have programs, and the plan is the same when every rank r is
+     * moved to r + period (mod nranks) - which the simulator plays on one period of the ranks
+     * (acc_sim_plan).  Nothing else reads a quotient: it cannot be proven, written or run. */
+    int period;
 } acc_plan_t;
 
 const char *acc_coll_name(acc_coll_t c); /* "allreduce", "allgather", "reduce_scatter", ... */

@@ -189,6 +189,7 @@ acc_status_t acc_plan_clone(const acc_plan_t *plan, acc_plan_t **out)
     if (st != ACC_OK)
         return st;
     plan_copy_header(c, plan);
+    c->period = plan->period;
     for (i = 0; i < n; i++) {
         const acc_lane_prog_t *src = &plan->progs[i];
         if (!src->nops)

@@ -65,7 +65,8 @@ acc_status_t acc_plan_runs_on(const acc_plan_t *p, acc_backend_t backend, const 
         return acc_error_set(ACC_ERR_UNSUPPORTED,
                              "the cuda backend runs acc's plans on up to %d ranks; NCCL serves %d",
                              ACC_KARG_RANKS, p->nranks);
-    /* A view answers for its rank alone; the runtime's ranks agree on the answer by a vote. */
+    /* A view answers for its rank alone; the runtime's ranks agree on the answer by a vote.  A
+     * quotient's listed ranks answer for all: the others are them, translated. */
     for (int r = p->view ? p->view->rank : 0; r < (p->view ? p->view->rank + 1 : p->nranks); r++)
         for (int l = 0; l < p->nlanes; l++) {
             const acc_lane_prog_t *prog = acc_plan_prog(p, r, l);

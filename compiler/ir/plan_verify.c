@@ -503,6 +503,11 @@ static acc_status_t verify(const acc_plan_t *plan, int inplace, uint8_t *finals,
                              "acc_plan_verify: rank %d's view of %s holds one rank's programs; "
                              "only a whole plan is proven",
                              plan->view->rank, plan->algo);
+    if (plan->period)
+        return acc_error_set(ACC_ERR_INVALID,
+                             "acc_plan_verify: %s lists %d of its %d ranks' programs (a quotient "
+                             "for the simulator); only a whole plan is proven",
+                             plan->algo, plan->period, plan->nranks);
     memset(&v, 0, sizeof(v));
     v.finals = finals;
     v.final_base = base;

@@ -84,6 +84,11 @@ acc_status_t acc_plan_dump_yaml(const acc_plan_t *plan, acc_buf_t *out)
         return acc_error_set(ACC_ERR_INVALID,
                              "rank %d's view of %s holds one rank's programs: it has no text form",
                              plan->view->rank, plan->algo);
+    if (plan->period)
+        return acc_error_set(ACC_ERR_INVALID,
+                             "%s lists %d of its %d ranks' programs (a quotient for the "
+                             "simulator): it has no text form",
+                             plan->algo, plan->period, plan->nranks);
     if (plan->coll < 0 || plan->coll >= ACC_COLL_COUNT || plan->proto < 0 ||
         plan->proto >= ACC_PROTO_COUNT)
         return acc_error_set(ACC_ERR_INVALID,
