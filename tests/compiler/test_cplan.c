@@ -12,54 +12,27 @@
 #include "acc_test.h"
 
 #include "acc_compiler.h"
-#include "algos/algo_util.h"
+#include "class_forms.h"
 #include "plan_fixtures.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static acc_topo_t *load(const char *src)
-{
-    acc_topo_t *t = NULL;
-    CHECK_MSG(acc_topo_load(src, &t) == ACC_OK, "%s: %s", src, acc_error_message());
-    return t;
-}
-
-static const algo_class_form_t *const forms[] = {
-    &algo_allreduce_ring_class,
-    &algo_allgather_ring_class,
-    &algo_reduce_scatter_ring_class,
-    &algo_allreduce_hier_class,
-};
-#define NFORMS (sizeof(forms) / sizeof(forms[0]))
-
-/* The arguments the class form of forms[f] covers: hier's with rings inside and between nodes. */
-static acc_algo_args_t form_args(size_t f, int lanes, int chunks)
-{
-    acc_algo_args_t args;
-    memset(&args, 0, sizeof(args));
-    args.lanes = lanes;
-    args.chunks = chunks;
-    if (forms[f] == &algo_allreduce_hier_class)
-        args.inner = args.outer = "ring";
-    return args;
-}
 
 /* The old way and the new way, compared as text (yaml) or operation by operation. */
 static void compare(const acc_topo_t *t, const char *what, int lanes, int chunks, int yaml)
 {
     size_t f;
 
-    for (f = 0; f < NFORMS; f++) {
-        acc_algo_args_t args = form_args(f, lanes, chunks);
+    for (f = 0; f < CF_NFORMS; f++) {
+        acc_algo_args_t args = cf_args(f, lanes, chunks);
         acc_plan_t *old = NULL, *neu = NULL;
         acc_buf_t a, b;
-        if (forms[f]->algo->supports(t, &args) != ACC_OK)
+        if (cf_forms[f]->algo->supports(t, &args) != ACC_OK)
             continue;
-        CHECK(acc_algo_has_class(forms[f]->algo, t, &args));
-        CHECK_MSG(algo_class_build_explicit(forms[f], t, &args, &old) == ACC_OK, "%s: %s", what,
+        CHECK(acc_algo_has_class(cf_forms[f]->algo, t, &args));
+        CHECK_MSG(algo_class_build_explicit(cf_forms[f], t, &args, &old) == ACC_OK, "%s: %s", what,
                   acc_error_message());
-        CHECK_MSG(forms[f]->algo->build(t, &args, &neu) == ACC_OK, "%s: %s", what,
+        CHECK_MSG(cf_forms[f]->algo->build(t, &args, &neu) == ACC_OK, "%s: %s", what,
                   acc_error_message());
         if (yaml) {
             acc_buf_init(&a);
@@ -68,12 +41,12 @@ static void compare(const acc_topo_t *t, const char *what, int lanes, int chunks
             CHECK_OK(acc_plan_dump_yaml(neu, &b));
             CHECK_MSG(a.len == b.len && memcmp(a.data, b.data, a.len) == 0,
                       "%s %s lanes=%d chunks=%d: the expansion's YAML differs", what,
-                      acc_coll_name(forms[f]->algo->coll), lanes, chunks);
+                      acc_coll_name(cf_forms[f]->algo->coll), lanes, chunks);
             acc_buf_free(&a);
             acc_buf_free(&b);
         } else {
             CHECK_MSG(acc_plan_equal(old, neu), "%s %s lanes=%d chunks=%d: the expansion differs",
-                      what, acc_coll_name(forms[f]->algo->coll), lanes, chunks);
+                      what, acc_coll_name(cf_forms[f]->algo->coll), lanes, chunks);
         }
         acc_plan_destroy(old);
         acc_plan_destroy(neu);
@@ -91,7 +64,7 @@ ACC_TEST(expansion_equals_explicit_small)
             acc_topo_t *t;
             snprintf(desc, sizeof(desc), "nodes=%d gpus=%d%s nic=%dx400", nodes[i], gpus[j],
                      gpus[j] > 1 ? " nvlink=18" : "", gpus[j]);
-            t = load(desc);
+            t = cf_load(desc);
             compare(t, desc, 0, 0, 1);
             compare(t, desc, 1, 3, 1);
             compare(t, desc, 3, 2, 1);
@@ -109,7 +82,7 @@ ACC_TEST(expansion_equals_explicit_large)
         "nodes=128 gpus=8 nvlink=18 nic=8x400"};
     size_t i;
     for (i = 0; i < sizeof(descs) / sizeof(descs[0]); i++) {
-        acc_topo_t *t = load(descs[i]);
+        acc_topo_t *t = cf_load(descs[i]);
         compare(t, descs[i], i + 1 < sizeof(descs) / sizeof(descs[0]) ? 0 : 1, 1, 0);
         acc_topo_destroy(t);
     }
@@ -135,7 +108,7 @@ ACC_TEST(expansion_equals_explicit_platforms)
 /* Every other generator's plan, converted one class per rank and expanded, is itself. */
 ACC_TEST(degenerate_form_round_trips)
 {
-    acc_topo_t *t = load("nodes=2 gpus=4 nvlink=18 nic=4x400");
+    acc_topo_t *t = cf_load("nodes=2 gpus=4 nvlink=18 nic=4x400");
     size_t n, i;
     const acc_algo_t *const *algos = acc_algo_list(&n);
     for (i = 0; i < n; i++) {
@@ -169,18 +142,18 @@ ACC_TEST(ring_proven_by_class)
                                         "nodes=5 gpus=2 nvlink=18 nic=2x400"};
     size_t i, f;
     for (i = 0; i < sizeof(descs) / sizeof(descs[0]); i++) {
-        acc_topo_t *t = load(descs[i]);
-        for (f = 0; f < NFORMS; f++) {
-            acc_algo_args_t args = form_args(f, 0, 0);
+        acc_topo_t *t = cf_load(descs[i]);
+        for (f = 0; f < CF_NFORMS; f++) {
+            acc_algo_args_t args = cf_args(f, 0, 0);
             acc_cplan_t *cp = NULL;
             acc_plan_t *p = NULL;
             acc_cplan_proof_t proof;
-            if (forms[f]->algo->supports(t, &args) != ACC_OK)
+            if (cf_forms[f]->algo->supports(t, &args) != ACC_OK)
                 continue;
-            CHECK_MSG(acc_algo_generate_class(forms[f]->algo, t, &args, &cp, &proof) == ACC_OK,
+            CHECK_MSG(acc_algo_generate_class(cf_forms[f]->algo, t, &args, &cp, &proof) == ACC_OK,
                       "%s: %s", descs[i], acc_error_message());
             CHECK_MSG(proof.by_class, "%s %s: by_class %d (%s)", descs[i],
-                      acc_coll_name(forms[f]->algo->coll), proof.by_class, proof.why);
+                      acc_coll_name(cf_forms[f]->algo->coll), proof.by_class, proof.why);
             CHECK_OK(acc_cplan_expand(cp, &p));
             CHECK_INT((long long)acc_cplan_op_count(cp), (long long)acc_plan_op_count(p));
             acc_plan_destroy(p);
@@ -280,10 +253,10 @@ ACC_TEST(mutations_agree)
     for (tries = 0; total < 600 && tries < 5000; tries++) {
         /* The 512-rank plans are few: each explicit proof of one takes a while. */
         size_t di = fx_rnd(&g, 40) == 0 ? 7 : fx_rnd(&g, 7);
-        size_t fi = fx_rnd(&g, NFORMS);
-        const algo_class_form_t *f = forms[fi];
+        size_t fi = fx_rnd(&g, CF_NFORMS);
+        const algo_class_form_t *f = cf_forms[fi];
         acc_algo_args_t args;
-        acc_topo_t *t = load(descs[di]);
+        acc_topo_t *t = cf_load(descs[di]);
         acc_cplan_t *cp = NULL;
         acc_plan_t *p = NULL;
         acc_cplan_proof_t proof;
@@ -291,8 +264,8 @@ ACC_TEST(mutations_agree)
         const char *kind = "";
         uint32_t l;
 
-        args = form_args(fi, di == 7 ? 1 : 1 + (int)fx_rnd(&g, 2),
-                         di == 7 ? 1 : 1 + (int)fx_rnd(&g, 2));
+        args =
+            cf_args(fi, di == 7 ? 1 : 1 + (int)fx_rnd(&g, 2), di == 7 ? 1 : 1 + (int)fx_rnd(&g, 2));
         if (f->algo->supports(t, &args) != ACC_OK) {
             acc_topo_destroy(t);
             continue;
@@ -340,8 +313,8 @@ ACC_TEST(mutations_agree)
  * refuses there), and the operation count from the class form. */
 ACC_TEST(hier_at_131072_ranks)
 {
-    acc_topo_t *t = load("nodes=16384 gpus=8 nvlink=18 nic=8x400");
-    acc_algo_args_t args = form_args(3, 0, 0);
+    acc_topo_t *t = cf_load("nodes=16384 gpus=8 nvlink=18 nic=8x400");
+    acc_algo_args_t args = cf_args(3, 0, 0);
     acc_cplan_t *cp = NULL;
     acc_cplan_proof_t proof;
     CHECK_OK(acc_algo_generate_class(algo_allreduce_hier_class.algo, t, &args, &cp, &proof));
@@ -355,7 +328,7 @@ ACC_TEST(hier_at_131072_ranks)
 
 ACC_TEST(ring_at_8192_ranks)
 {
-    acc_topo_t *t = load("nodes=1024 gpus=8 nvlink=18 nic=8x400");
+    acc_topo_t *t = cf_load("nodes=1024 gpus=8 nvlink=18 nic=8x400");
     acc_cplan_t *cp = NULL;
     acc_cplan_proof_t proof;
     CHECK_OK(acc_algo_generate_class(algo_allreduce_ring_class.algo, t, NULL, &cp, &proof));

@@ -11,35 +11,10 @@
 
 #include "acc_compiler.h"
 #include "acc_cost.h"
-#include "algos/algo_util.h"
+#include "class_forms.h"
 
 #include <math.h>
 #include <string.h>
-
-static acc_topo_t *load(const char *src)
-{
-    acc_topo_t *t = NULL;
-    CHECK_MSG(acc_topo_load(src, &t) == ACC_OK, "%s: %s", src, acc_error_message());
-    return t;
-}
-
-static const algo_class_form_t *const forms[] = {
-    &algo_allreduce_ring_class,
-    &algo_allgather_ring_class,
-    &algo_reduce_scatter_ring_class,
-    &algo_allreduce_hier_class,
-};
-#define NFORMS (sizeof(forms) / sizeof(forms[0]))
-
-static acc_algo_args_t form_args(size_t f, int lanes)
-{
-    acc_algo_args_t args;
-    memset(&args, 0, sizeof(args));
-    args.lanes = lanes;
-    if (forms[f] == &algo_allreduce_hier_class)
-        args.inner = args.outer = "ring";
-    return args;
-}
 
 /* Quotient and whole plan, simulated alike: equal times (to rounding), link utilisation and
  * transfer counts.  Returns how many comparisons ran. */
@@ -50,21 +25,21 @@ static int compare(const char *desc, int lanes)
      * see (checked apart below). */
     static const uint64_t per_rank[] = {4 * 840, 4 * 840 * 64, 4 * 840 * 4096};
     static const acc_proto_t protos[] = {ACC_PROTO_SIMPLE, ACC_PROTO_LL128, ACC_PROTO_LL};
-    acc_topo_t *t = load(desc);
+    acc_topo_t *t = cf_load(desc);
     acc_sim_t *sim = NULL;
     int gpn = acc_topo_gpus_per_node(t), n = 0;
     size_t f, i, k;
 
     CHECK_OK(acc_sim_create(t, &sim));
-    for (f = 0; f < NFORMS; f++) {
-        acc_algo_args_t args = form_args(f, lanes);
+    for (f = 0; f < CF_NFORMS; f++) {
+        acc_algo_args_t args = cf_args(f, lanes, 0);
         acc_cplan_t *cp = NULL;
         acc_plan_t *whole = NULL, *quot = NULL;
-        if (forms[f]->algo->supports(t, &args) != ACC_OK) {
+        if (cf_forms[f]->algo->supports(t, &args) != ACC_OK) {
             acc_error_clear();
             continue;
         }
-        CHECK_OK(acc_algo_generate_class(forms[f]->algo, t, &args, &cp, NULL));
+        CHECK_OK(acc_algo_generate_class(cf_forms[f]->algo, t, &args, &cp, NULL));
         CHECK_OK(acc_cplan_expand(cp, &whole));
         CHECK_MSG(acc_cplan_quotient(cp, gpn, &quot) == ACC_OK, "%s %s %s: %s", desc,
                   acc_coll_name(cp->coll), cp->algo, acc_error_message());
@@ -121,7 +96,7 @@ ACC_TEST(quotient_times_equal_whole)
 /* A plan that is not the same moved by a node has no quotient, and says where. */
 ACC_TEST(quotient_refused_where_not_periodic)
 {
-    acc_topo_t *t = load("nodes=4 gpus=4 nvlink=18 nic=4x400");
+    acc_topo_t *t = cf_load("nodes=4 gpus=4 nvlink=18 nic=4x400");
     acc_plan_t *plan = NULL, *quot = NULL;
     acc_cplan_t *cp = NULL;
     acc_sim_t *sim = NULL;
@@ -148,7 +123,7 @@ ACC_TEST(quotient_refused_where_not_periodic)
 
     /* A ring whose order differs on one node alone: no period short of every rank. */
     {
-        acc_algo_args_t args = form_args(0, 1);
+        acc_algo_args_t args = cf_args(0, 1, 0);
         int order[16] = {0, 1, 2, 3, 5, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
         CHECK_OK(acc_algo_generate_class(algo_allreduce_ring_class.algo, t, &args, &cp, NULL));
         CHECK_OK(acc_cplan_set_ranks(cp, 0, order));
@@ -191,8 +166,8 @@ ACC_TEST(quotient_refused_where_not_periodic)
 /* 65,536 ranks: the hierarchical allreduce priced by playing one node, in seconds. */
 ACC_TEST(quotient_at_65536_ranks)
 {
-    acc_topo_t *t = load("nodes=8192 gpus=8 nvlink=18 nic=8x400");
-    acc_algo_args_t args = form_args(3, 0);
+    acc_topo_t *t = cf_load("nodes=8192 gpus=8 nvlink=18 nic=8x400");
+    acc_algo_args_t args = cf_args(3, 0, 0);
     acc_cplan_t *cp = NULL;
     acc_plan_t *quot = NULL;
     acc_sim_t *sim = NULL;
