@@ -71,9 +71,22 @@ acc_status_t acc_db_put_sweep(acc_db_t *db, const char *topo_fingerprint,
                              "%s, the one being stored; build it from that topology",
                              db->path, acc_coll_name(r->coll), r->table->topo_fingerprint,
                              topo_fingerprint);
-    for (i = 0; i < r->nplans; i++)
-        if ((st = acc_db_put_plan(db, r->plans[i].plan, NULL)) != ACC_OK)
+    for (i = 0; i < r->nplans; i++) {
+        const acc_select_plan_t *sp = &r->plans[i];
+        char hash[ACC_SHA256_HEX_LEN + 1];
+        /* By class, the class form alone: the explicit one is what the table was built
+         * without. */
+        if (!sp->cplan)
+            st = acc_db_put_plan(db, sp->plan, NULL);
+        else if ((st = acc_db_put_cplan(db, sp->cplan, NULL, hash)) == ACC_OK && sp->hash[0] &&
+                 strcmp(hash, sp->hash) != 0)
+            st = acc_error_set(ACC_ERR_INTERNAL,
+                               "%s: %s class plan %s was stored as %s, not under the name its "
+                               "table gives it",
+                               db->path, sp->cplan->algo, sp->hash, hash);
+        if (st != ACC_OK)
             return st;
+    }
     if ((st = acc_db_put_selection(db, r->table)) != ACC_OK || !r->nccl)
         return st;
     return acc_db_put_nccl_choices(db, r->nccl);
@@ -144,7 +157,9 @@ static acc_status_t store_kernels(acc_db_t *db, acc_kbuild_t *kb, const acc_kbui
     s.kopts = kopts;
     s.compiler = acc_kbuild_compiler(kb);
     for (i = 0; i < r->nplans && st == ACC_OK; i++) {
-        if (!r->plans[i].hash[0] || !runs_on_gpus(r->table, r->plans[i].hash))
+        /* A class plan's quotient is no kernel's input; class plans are multi-node plans,
+         * which GPUs leave to NCCL. */
+        if (!r->plans[i].hash[0] || r->plans[i].cplan || !runs_on_gpus(r->table, r->plans[i].hash))
             continue;
         s.plan_hash = r->plans[i].hash;
         st = acc_kbuild_plan(kb, r->plans[i].plan, store_module, &s);

@@ -68,22 +68,12 @@ acc_status_t acc_db_put_cplan(acc_db_t *db, const acc_cplan_t *cp, const acc_pla
 {
     char hash[ACC_SHA256_HEX_LEN + 1], what[96];
     acc_cplan_bin_t bin;
-    acc_sha256_t *h = NULL;
-    uint8_t digest[ACC_SHA256_LEN];
     acc_status_t s;
 
     if ((s = acc_cplan_encode(cp, expl, &bin)) != ACC_OK)
         return acc_error_prefix(s, "%s: storing a class plan: ", db->path);
-    /* Its name: the SHA-256 of its bytes, head and programs in order. */
-    if ((s = acc_sha256_create(&h)) == ACC_OK) {
-        acc_sha256_update(h, bin.head.data, bin.head.len);
-        for (uint32_t i = 0; i < bin.nprogs; i++)
-            acc_sha256_update(h, bin.progs[i].data, bin.progs[i].len);
-        s = acc_sha256_final(h, digest);
-        acc_sha256_destroy(h);
-    }
-    if (s == ACC_OK) {
-        acc_hex_encode(digest, sizeof(digest), hash);
+    /* Its name: the SHA-256 of its bytes. */
+    if ((s = acc_cplan_bin_hash(&bin, hash)) == ACC_OK) {
         put_class_t p = {hash, cp, &bin};
         snprintf(what, sizeof(what), "storing %s class plan %.12s", cp->algo, hash);
         s = db_txn(db, 1, what, put_class, &p);

@@ -27,10 +27,13 @@
  * operations per lane at least.  Each takes sizeof(acc_op_t) in the plan and about as much
  * again in the verifier and the simulator (measured: 129 bytes per operation above the
  * program's own in a 512-rank sweep), so twice that times `lanes` is a floor of the need.
- * Other algorithms grow with N x log N or N x nodes, and pass.  `what` begins the message
- * ("the selection sweep of"). */
-acc_status_t algo_check_memory(const acc_topo_t *topo, acc_coll_t coll, const char *name, int lanes,
-                               const char *what);
+ * A hierarchical one whose rail step is a ring ("hier", "hier_pipe", outer ring, the default)
+ * passes chunks around the nodes the same way: phases x N x (nodes - 1) operations per lane;
+ * at 8,192 nodes that is a thousand million, refused at once instead of after half a minute
+ * of building.  Other algorithms grow with N x log N, and pass.  `what` begins the message
+ * ("the selection sweep of"); args (may be NULL) give the lanes and the outer algorithm. */
+acc_status_t algo_check_memory(const acc_topo_t *topo, acc_coll_t coll, const char *name,
+                               const acc_algo_args_t *args, const char *what);
 
 /* ---- arguments and plans ------------------------------------------------------------------ */
 

@@ -49,13 +49,19 @@ const acc_algo_t *acc_algo_find(acc_coll_t coll, const char *name)
     return NULL;
 }
 
-acc_status_t algo_check_memory(const acc_topo_t *topo, acc_coll_t coll, const char *name, int lanes,
-                               const char *what)
+acc_status_t algo_check_memory(const acc_topo_t *topo, acc_coll_t coll, const char *name,
+                               const acc_algo_args_t *args, const char *what)
 {
-    uint64_t n = (uint64_t)acc_topo_ranks(topo), phases, ops;
+    uint64_t n = (uint64_t)acc_topo_ranks(topo), nodes = (uint64_t)acc_topo_nodes(topo);
+    uint64_t phases, ops, lanes = args && args->lanes > 0 ? (uint64_t)args->lanes : 1, around;
+    int hier = strcmp(name, "hier") == 0 || strcmp(name, "hier_pipe") == 0;
     char text[256];
 
-    if (strcmp(name, "ring") != 0)
+    if (strcmp(name, "ring") == 0)
+        around = n;
+    else if (hier && (!args || !args->outer || strcmp(args->outer, "ring") == 0))
+        around = nodes;
+    else
         return ACC_OK;
     if (coll == ACC_COLL_ALLREDUCE)
         phases = 2;
@@ -63,10 +69,10 @@ acc_status_t algo_check_memory(const acc_topo_t *topo, acc_coll_t coll, const ch
         phases = 1;
     else
         return ACC_OK;
-    ops = phases * n * (n > 0 ? n - 1 : 0) * (uint64_t)(lanes > 0 ? lanes : 1);
-    snprintf(text, sizeof(text),
-             "%s %s on %llu ranks (a ring over every rank%s has %.3g operations)", what,
-             acc_coll_name(coll), (unsigned long long)n, lanes > 1 ? "" : " alone", (double)ops);
+    ops = phases * n * (around > 0 ? around - 1 : 0) * lanes;
+    snprintf(text, sizeof(text), "%s %s on %llu ranks (a ring over every %s%s has %.3g operations)",
+             what, acc_coll_name(coll), (unsigned long long)n, hier ? "node" : "rank",
+             lanes > 1 ? "" : " alone", (double)ops);
     return acc_mem_check(ops * 2 * sizeof(acc_op_t), text,
                          "acc's plans list every rank's operations, so flat ones grow with the "
                          "square of the rank count; build tables for fewer ranks (fewer nodes) "
@@ -85,16 +91,35 @@ static acc_status_t not_verified(const acc_algo_t *algo, acc_status_t st)
 acc_status_t acc_algo_generate(const acc_algo_t *algo, const acc_topo_t *topo,
                                const acc_algo_args_t *args, acc_plan_t **out)
 {
+    return acc_algo_generate_within(algo, topo, args, 0, out);
+}
+
+acc_status_t acc_algo_generate_within(const acc_algo_t *algo, const acc_topo_t *topo,
+                                      const acc_algo_args_t *args, uint64_t max_locations,
+                                      acc_plan_t **out)
+{
     acc_plan_t *plan = NULL;
+    uint64_t locations;
     acc_status_t st;
 
     *out = NULL;
     if ((st = algo->supports(topo, args)) != ACC_OK ||
-        (st = algo_check_memory(topo, algo->coll, algo->name, args && args->lanes ? args->lanes : 1,
-                                "the plan of")) != ACC_OK)
+        (st = algo_check_memory(topo, algo->coll, algo->name, args, "the plan of")) != ACC_OK)
         return st;
     if ((st = algo->build(topo, args, &plan)) != ACC_OK)
         return acc_error_prefix(st, "%s %s: ", acc_coll_name(algo->coll), algo->name);
+    locations = (uint64_t)plan->nranks *
+                ((uint64_t)plan->in_chunks + plan->out_chunks + plan->scratch_chunks);
+    if (max_locations && locations > max_locations) {
+        st = acc_error_set(ACC_ERR_RANGE,
+                           "%s %s: its proof rank by rank would track %d ranks x (%u + %u + %u) "
+                           "chunks, %.3g locations, more than the %.3g allowed here",
+                           acc_coll_name(algo->coll), algo->name, plan->nranks, plan->in_chunks,
+                           plan->out_chunks, plan->scratch_chunks, (double)locations,
+                           (double)max_locations);
+        acc_plan_destroy(plan);
+        return st;
+    }
     /* Every plan that leaves the compiler is proven correct first. */
     if ((st = acc_plan_verify(plan)) != ACC_OK) {
         acc_plan_destroy(plan);

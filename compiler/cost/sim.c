@@ -27,37 +27,36 @@ uint32_t sim_map_get(const sim_map_t *m, uint64_t key)
     uint32_t i;
     if (!m->cap)
         return SIM_NONE;
-    for (i = slot_of(key, m->cap); m->vals[i] != SIM_NONE; i = (i + 1) & (m->cap - 1))
-        if (m->keys[i] == key)
-            return m->vals[i];
+    for (i = slot_of(key, m->cap); m->slots[i].val != SIM_NONE; i = (i + 1) & (m->cap - 1))
+        if (m->slots[i].key == key)
+            return m->slots[i].val;
     return SIM_NONE;
+}
+
+static void map_empty(sim_map_slot_t *slots, uint32_t cap)
+{
+    for (uint32_t i = 0; i < cap; i++)
+        slots[i].val = SIM_NONE;
 }
 
 static acc_status_t map_grow(sim_map_t *m)
 {
     uint32_t cap = m->cap ? m->cap * 2 : 1024, i;
-    uint64_t *keys = acc_mem_alloc((size_t)cap * sizeof(uint64_t));
-    uint32_t *vals = acc_mem_alloc((size_t)cap * sizeof(uint32_t));
+    sim_map_slot_t *slots = acc_mem_alloc((size_t)cap * sizeof(sim_map_slot_t));
 
-    if (!keys || !vals) {
-        acc_mem_free(keys);
-        acc_mem_free(vals);
+    if (!slots)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for the simulator's maps");
-    }
-    memset(vals, 0xff, (size_t)cap * sizeof(uint32_t));
+    map_empty(slots, cap);
     for (i = 0; i < m->cap; i++) {
         uint32_t j;
-        if (m->vals[i] == SIM_NONE)
+        if (m->slots[i].val == SIM_NONE)
             continue;
-        for (j = slot_of(m->keys[i], cap); vals[j] != SIM_NONE; j = (j + 1) & (cap - 1))
+        for (j = slot_of(m->slots[i].key, cap); slots[j].val != SIM_NONE; j = (j + 1) & (cap - 1))
             ;
-        keys[j] = m->keys[i];
-        vals[j] = m->vals[i];
+        slots[j] = m->slots[i];
     }
-    acc_mem_free(m->keys);
-    acc_mem_free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
+    acc_mem_free(m->slots);
+    m->slots = slots;
     m->cap = cap;
     return ACC_OK;
 }
@@ -68,28 +67,26 @@ acc_status_t sim_map_put(sim_map_t *m, uint64_t key, uint32_t val)
     acc_status_t st;
     if ((m->n + 1) * 2 > m->cap && (st = map_grow(m)) != ACC_OK)
         return st;
-    for (i = slot_of(key, m->cap); m->vals[i] != SIM_NONE; i = (i + 1) & (m->cap - 1))
-        if (m->keys[i] == key) {
-            m->vals[i] = val;
+    for (i = slot_of(key, m->cap); m->slots[i].val != SIM_NONE; i = (i + 1) & (m->cap - 1))
+        if (m->slots[i].key == key) {
+            m->slots[i].val = val;
             return ACC_OK;
         }
-    m->keys[i] = key;
-    m->vals[i] = val;
+    m->slots[i].key = key;
+    m->slots[i].val = val;
     m->n++;
     return ACC_OK;
 }
 
 void sim_map_clear(sim_map_t *m)
 {
-    if (m->cap)
-        memset(m->vals, 0xff, (size_t)m->cap * sizeof(uint32_t));
+    map_empty(m->slots, m->cap);
     m->n = 0;
 }
 
 void sim_map_free(sim_map_t *m)
 {
-    acc_mem_free(m->keys);
-    acc_mem_free(m->vals);
+    acc_mem_free(m->slots);
     memset(m, 0, sizeof(*m));
 }
 
@@ -315,7 +312,9 @@ static acc_status_t prepare(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nby
         th->in_conn = SIM_NONE;
         th->next_wait = SIM_NONE;
         th->dep_head = SIM_NONE;
-        th->cache_in_peer = th->cache_out_peer = SIM_NONE;
+        memset(th->cin_peer, 0xff, sizeof(th->cin_peer));
+        memset(th->cout_peer, 0xff, sizeof(th->cout_peer));
+        memset(th->cctr_key, 0xff, sizeof(th->cctr_key));
         th->in_ready = 1;
         sim->ready[sim->nready++] = t;
     }

@@ -96,8 +96,10 @@ acc_status_t sim_out_conn_slow(acc_sim_t *sim, uint32_t t, int peer, uint32_t *o
     int nl = sim->plan->nlanes;
     acc_status_t st = conn_of(sim, (int)t / nl, peer, (int)t % nl, out);
     if (st == ACC_OK) {
-        sim->th[t].cache_out_peer = (uint32_t)peer;
-        sim->th[t].cache_out_conn = *out;
+        sim_thread_t *th = &sim->th[t];
+        th->cout_peer[th->cout_next] = (uint32_t)peer;
+        th->cout_conn[th->cout_next] = *out;
+        th->cout_next = (uint8_t)((th->cout_next + 1) % SIM_CONN_CACHE);
     }
     return st;
 }
@@ -107,8 +109,10 @@ acc_status_t sim_in_conn_slow(acc_sim_t *sim, uint32_t t, int peer, uint32_t *ou
     int nl = sim->plan->nlanes;
     acc_status_t st = conn_of(sim, peer, (int)t / nl, (int)t % nl, out);
     if (st == ACC_OK) {
-        sim->th[t].cache_in_peer = (uint32_t)peer;
-        sim->th[t].cache_in_conn = *out;
+        sim_thread_t *th = &sim->th[t];
+        th->cin_peer[th->cin_next] = (uint32_t)peer;
+        th->cin_conn[th->cin_next] = *out;
+        th->cin_next = (uint8_t)((th->cin_next + 1) % SIM_CONN_CACHE);
     }
     return st;
 }

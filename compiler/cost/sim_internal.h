@@ -217,6 +217,10 @@ acc_status_t sim_prog_build(acc_sim_t *sim);
 
 /* ---- execution state (sim.c, sim_ops.c) ----------------------------------------------- */
 
+/* Connections each lane remembers: a ring lane talks to two peers for thousands of
+ * operations, a tree lane to its parent and two children in turn. */
+#define SIM_CONN_CACHE 4
+
 typedef enum {
     SIM_TH_READY = 0, /* may try its next operation */
     SIM_TH_RUNNING,   /* an operation is in progress */
@@ -238,7 +242,13 @@ typedef struct {
     uint32_t in_conn;   /* connection a running fused operation consumes from; SIM_NONE */
     uint32_t next_wait; /* intrusive list of waiters (dependency or counter) */
     uint32_t dep_head;  /* threads waiting for one of my operations */
-    uint32_t cache_in_peer, cache_in_conn, cache_out_peer, cache_out_conn;
+    /* the last SIM_CONN_CACHE peers it received from and sent to, with their connections */
+    uint32_t cin_peer[SIM_CONN_CACHE], cin_conn[SIM_CONN_CACHE];
+    uint32_t cout_peer[SIM_CONN_CACHE], cout_conn[SIM_CONN_CACHE];
+    /* and the last counters it signalled or waited on: (from, to, slot) and the counter */
+    uint64_t cctr_key[SIM_CONN_CACHE];
+    uint32_t cctr_id[SIM_CONN_CACHE];
+    uint8_t cin_next, cout_next, cctr_next; /* the entry replaced next */
     double finish; /* when its last operation completed */
 } sim_thread_t;
 
@@ -269,10 +279,15 @@ typedef struct {
     uint32_t waiters; /* threads waiting on it */
 } sim_counter_t;
 
-/* Open addressing map from 64-bit keys to indices. */
+/* Open addressing map from 64-bit keys to indices; a key and its value side by side, so
+ * that a probe is one cache miss. */
 typedef struct {
-    uint64_t *keys;
-    uint32_t *vals;
+    uint64_t key;
+    uint32_t val; /* SIM_NONE: empty */
+} sim_map_slot_t;
+
+typedef struct {
+    sim_map_slot_t *slots;
     uint32_t cap, n;
 } sim_map_t;
 
@@ -447,22 +462,27 @@ acc_status_t sim_peer_flow(acc_sim_t *sim, uint32_t t, int src, int dst, double 
 acc_status_t sim_local_flow(acc_sim_t *sim, uint32_t t, int rank, double bytes, double w,
                             double cap);
 
-/* Thread t's connection to (out) or from (in) a peer, through its one-entry caches: a ring
- * lane talks to the same two peers for thousands of operations. */
+/* Thread t's connection to (out) or from (in) a peer, through its caches (SIM_CONN_CACHE). */
 static inline acc_status_t sim_out_conn(acc_sim_t *sim, uint32_t t, int peer, uint32_t *out)
 {
-    if (sim->th[t].cache_out_peer != (uint32_t)peer)
-        return sim_out_conn_slow(sim, t, peer, out);
-    *out = sim->th[t].cache_out_conn;
-    return ACC_OK;
+    const sim_thread_t *th = &sim->th[t];
+    for (int i = 0; i < SIM_CONN_CACHE; i++)
+        if (th->cout_peer[i] == (uint32_t)peer) {
+            *out = th->cout_conn[i];
+            return ACC_OK;
+        }
+    return sim_out_conn_slow(sim, t, peer, out);
 }
 
 static inline acc_status_t sim_in_conn(acc_sim_t *sim, uint32_t t, int peer, uint32_t *out)
 {
-    if (sim->th[t].cache_in_peer != (uint32_t)peer)
-        return sim_in_conn_slow(sim, t, peer, out);
-    *out = sim->th[t].cache_in_conn;
-    return ACC_OK;
+    const sim_thread_t *th = &sim->th[t];
+    for (int i = 0; i < SIM_CONN_CACHE; i++)
+        if (th->cin_peer[i] == (uint32_t)peer) {
+            *out = th->cin_conn[i];
+            return ACC_OK;
+        }
+    return sim_in_conn_slow(sim, t, peer, out);
 }
 
 /* The message at ring position pos of connection c. */

@@ -137,6 +137,8 @@ acc_status_t acc_cplan_add_class(acc_cplan_t *cp, int lane, const int32_t *lo, c
 /* Append an operation to class cls of lane. */
 acc_status_t acc_cplan_add(acc_cplan_t *cp, int lane, uint32_t cls, const acc_cop_t *op);
 acc_status_t acc_cplan_set_params(acc_cplan_t *cp, const char *params);
+/* A deep copy. */
+acc_status_t acc_cplan_clone(const acc_cplan_t *cp, acc_cplan_t **out);
 /* An acc_cop_t with every field "unused". */
 acc_cop_t acc_cop_init(acc_opcode_t code);
 /* A constant range, and one with a term added (ACC_ERR_INTERNAL past ACC_CREF_MAX_TERMS). */
@@ -205,6 +207,11 @@ typedef struct {
 
 acc_status_t acc_cplan_encode(const acc_cplan_t *cp, const acc_plan_t *expl, acc_cplan_bin_t *out);
 void acc_cplan_bin_free(acc_cplan_bin_t *bin);
+/* The name of a binary form: the SHA-256 of its head and programs in order, in hex.  A class
+ * plan stored without its explicit form (acc_db_put_cplan) goes by it; acc_cplan_hash encodes
+ * cp without an explicit plan and names the result. */
+acc_status_t acc_cplan_bin_hash(const acc_cplan_bin_t *bin, char hash[ACC_SHA256_HEX_LEN + 1]);
+acc_status_t acc_cplan_hash(const acc_cplan_t *cp, char hash[ACC_SHA256_HEX_LEN + 1]);
 
 /* A head read back, checked (every field in range, the lanes' tables permutations, the classes
  * a partition), with no program.  name is for errors ("acc.db: plan 1a2b..."). */

@@ -19,6 +19,7 @@
 #ifndef ACC_SELECT_H
 #define ACC_SELECT_H
 
+#include "acc_cplan.h"
 #include "acc_plan.h"
 
 #ifdef __cplusplus
@@ -183,10 +184,14 @@ typedef struct {
 
 /* A plan the table names, with the params and hash its entries carry. */
 typedef struct {
-    acc_plan_t *plan;                  /* verified; plan->proto is the protocol chosen */
+    acc_plan_t *plan;                  /* verified; plan->proto is the protocol chosen; by
+                                          class, the quotient the simulator played */
+    acc_cplan_t *cplan;                /* by class (above ACC_SELECT_CLASS_RANKS): the class
+                                          plan, proven by class, its proto set too; else NULL */
     char params[ACC_PLAN_PARAMS_MAX];  /* the generator's params and "proto=..." */
-    char hash[ACC_SHA256_HEX_LEN + 1]; /* SHA-256 of acc_plan_dump_yaml(plan); "" when no
-                                          table entry names the plan (NCCL keeps its sizes) */
+    char hash[ACC_SHA256_HEX_LEN + 1]; /* SHA-256 of acc_plan_dump_yaml(plan), or by class of
+                                          its binary form (acc_cplan_hash); "" when no table
+                                          entry names the plan (NCCL keeps its sizes) */
 } acc_select_plan_t;
 
 typedef struct {
@@ -207,7 +212,17 @@ typedef struct {
      * candidate is pruned at a size once another has beaten it there), so it varies between
      * identical runs while the table does not; reports leave it out. */
     size_t simulations;
+    /* Above ACC_SELECT_CLASS_RANKS: a line for each generator the sweep left out, and why
+     * ("allreduce hier (inner=direct outer=ring): ..."); NULL when none was. */
+    char *left_out;
 } acc_select_result_t;
+
+/* Above this many ranks a sweep works by class: a generator with a class form (acc_cplan.h)
+ * is built and proven in it and priced on its quotient, one node's ranks played
+ * (acc_cplan_quotient); one without is built rank by rank as below this, and left out, with
+ * its reason in left_out, where that cannot be done (the explicit form's limits).  At and
+ * below it every plan is built rank by rank, as tables were before classes. */
+#define ACC_SELECT_CLASS_RANKS 4096
 
 typedef struct acc_select_builder acc_select_builder_t;
 

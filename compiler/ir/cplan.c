@@ -71,6 +71,64 @@ void acc_cplan_destroy(acc_cplan_t *cp)
     acc_mem_free(cp);
 }
 
+/* A copy of n elements of size each, or NULL (with *ok cleared) when out of memory. */
+static void *dup_array(const void *src, size_t n, size_t size, int *ok)
+{
+    void *p;
+    if (!src || !n)
+        return NULL;
+    if (!(p = acc_mem_alloc(n * size))) {
+        *ok = 0;
+        return NULL;
+    }
+    memcpy(p, src, n * size);
+    return p;
+}
+
+acc_status_t acc_cplan_clone(const acc_cplan_t *cp, acc_cplan_t **out)
+{
+    acc_cplan_t *c;
+    int ok = 1, l;
+    uint32_t k;
+
+    *out = NULL;
+    if (!(c = acc_mem_alloc(sizeof(*c))))
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory copying a class plan");
+    *c = *cp;
+    c->lanes = acc_mem_calloc((size_t)cp->nlanes, sizeof(acc_clane_t));
+    c->peer_pool = dup_array(cp->peer_pool, cp->npeer_pool, sizeof(uint32_t), &ok);
+    c->peer_pool_cap = cp->npeer_pool;
+    if (!c->lanes) {
+        acc_mem_free(c->peer_pool);
+        acc_mem_free(c);
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory copying a class plan");
+    }
+    for (l = 0; l < cp->nlanes; l++) {
+        const acc_clane_t *s = &cp->lanes[l];
+        acc_clane_t *d = &c->lanes[l];
+        if (s->rank_of) {
+            d->rank_of = dup_array(s->rank_of, (size_t)cp->nranks, sizeof(int32_t), &ok);
+            d->point_of = dup_array(s->point_of, (size_t)cp->nranks, sizeof(int32_t), &ok);
+        }
+        if (!(d->classes = dup_array(s->classes, s->nclasses, sizeof(acc_cclass_t), &ok)))
+            continue;
+        d->nclasses = d->cap = s->nclasses;
+        for (k = 0; k < s->nclasses; k++) {
+            d->classes[k].ops =
+                dup_array(s->classes[k].ops, s->classes[k].nops, sizeof(acc_cop_t), &ok);
+            d->classes[k].cap = s->classes[k].nops;
+            if (!d->classes[k].ops)
+                d->classes[k].nops = 0; /* freed as empty if the copy is abandoned */
+        }
+    }
+    if (!ok) {
+        acc_cplan_destroy(c);
+        return acc_error_set(ACC_ERR_NOMEM, "out of memory copying a class plan");
+    }
+    *out = c;
+    return ACC_OK;
+}
+
 acc_status_t acc_cplan_set_ranks(acc_cplan_t *cp, int lane, const int *rank_of)
 {
     acc_clane_t *ln;

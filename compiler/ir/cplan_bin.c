@@ -537,3 +537,32 @@ out:
         acc_cplan_bin_free(out);
     return st;
 }
+
+acc_status_t acc_cplan_bin_hash(const acc_cplan_bin_t *bin, char hash[ACC_SHA256_HEX_LEN + 1])
+{
+    acc_sha256_t *h = NULL;
+    uint8_t digest[ACC_SHA256_LEN];
+    acc_status_t st;
+
+    if ((st = acc_sha256_create(&h)) != ACC_OK)
+        return st;
+    acc_sha256_update(h, bin->head.data, bin->head.len);
+    for (uint32_t i = 0; i < bin->nprogs; i++)
+        acc_sha256_update(h, bin->progs[i].data, bin->progs[i].len);
+    st = acc_sha256_final(h, digest);
+    acc_sha256_destroy(h);
+    if (st == ACC_OK)
+        acc_hex_encode(digest, sizeof(digest), hash);
+    return st;
+}
+
+acc_status_t acc_cplan_hash(const acc_cplan_t *cp, char hash[ACC_SHA256_HEX_LEN + 1])
+{
+    acc_cplan_bin_t bin;
+    acc_status_t st = acc_cplan_encode(cp, NULL, &bin);
+    if (st != ACC_OK)
+        return st;
+    st = acc_cplan_bin_hash(&bin, hash);
+    acc_cplan_bin_free(&bin);
+    return st;
+}

@@ -15,6 +15,22 @@ static void nccl_name(const acc_nccl_choice_t *c, char *out, size_t cap)
 
 static void table_text(const acc_select_result_t *r, acc_buf_t *out);
 
+/* The generators a sweep by class left out, indented, each with why. */
+static void left_out_text(const acc_select_result_t *r, acc_buf_t *out)
+{
+    const char *p = r->left_out;
+    if (!p)
+        return;
+    acc_buf_printf(out, "left out at %d ranks (plans by class above %d):\n", r->nranks,
+                   ACC_SELECT_CLASS_RANKS);
+    while (*p) {
+        const char *end = strchr(p, '\n');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        acc_buf_printf(out, "  %.*s\n", (int)n, p);
+        p += n + (end != NULL);
+    }
+}
+
 static void text_one(const acc_select_result_t *r, acc_buf_t *out)
 {
     char size[32], plan[ACC_PLAN_NAME_MAX + ACC_PLAN_PARAMS_MAX], params[ACC_PLAN_PARAMS_MAX];
@@ -34,6 +50,7 @@ static void text_one(const acc_select_result_t *r, acc_buf_t *out)
                    r->nodes == 1 ? "" : "s", r->gpus_per_node, acc_dtype_name(r->dtype),
                    r->variants,
                    modelled ? "NCCL 2.28's model for NCCL" : "no NCCL model for this collective");
+    left_out_text(r, out);
     acc_buf_printf(out, "%6s  %-54s %10s  %-20s %10s %8s  %-6s %9s %9s %10s %6s\n", "size",
                    "acc's best plan", "acc_us", "NCCL's choice", "nccl_us", "speedup", "choice",
                    "algbw", "busbw", "bound_us", "bound");
@@ -206,6 +223,7 @@ acc_status_t acc_select_report_ranges(const acc_select_result_t *const *res, siz
                        i ? "\n" : "", acc_coll_name(r->coll), r->topo_name, r->nranks, r->nodes,
                        r->nodes == 1 ? "" : "s", r->gpus_per_node, acc_dtype_name(r->dtype),
                        r->table->n, r->table->n == 1 ? "" : "s");
+        left_out_text(r, out);
         table_text(r, out);
     }
     return acc_buf_status(out);
@@ -334,6 +352,16 @@ acc_status_t acc_select_report_json(const acc_select_result_t *const *res, size_
         for (j = 0; j < r->table->n; j++) {
             acc_buf_puts(out, j ? ",\n       " : "\n       ");
             json_entry(out, r, &r->table->entries[j]);
+        }
+        acc_buf_puts(out, "],\n     \"left_out\": [");
+        for (const char *p = r->left_out, *end; p && *p; p = end + (*end != '\0')) {
+            char line[1024];
+            end = strchr(p, '\n');
+            if (!end)
+                end = p + strlen(p);
+            snprintf(line, sizeof(line), "%.*s", (int)(end - p), p);
+            acc_buf_puts(out, p == r->left_out ? "" : ", ");
+            acc_buf_put_json(out, line);
         }
         acc_buf_puts(out, "]}");
     }

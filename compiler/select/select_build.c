@@ -163,9 +163,12 @@ void acc_select_result_destroy(acc_select_result_t *r)
     size_t i;
     if (!r)
         return;
-    for (i = 0; i < r->nplans; i++)
+    for (i = 0; i < r->nplans; i++) {
         acc_plan_destroy(r->plans[i].plan);
+        acc_cplan_destroy(r->plans[i].cplan);
+    }
     acc_mem_free(r->plans);
+    acc_mem_free(r->left_out);
     acc_mem_free(r->rows);
     acc_select_destroy(r->table);
     acc_select_nccl_destroy(r->nccl);
@@ -225,14 +228,23 @@ static acc_status_t collect_plans(acc_select_builder_t *b, acc_select_result_t *
             uses += best[j].var == best[i].var && best[j].proto != best[i].proto;
         sp = &r->plans[r->nplans];
         if (uses) {
-            if ((st = acc_plan_clone(slots[best[i].var].plan, &sp->plan)) != ACC_OK)
+            if ((st = acc_plan_clone(slots[best[i].var].plan, &sp->plan)) != ACC_OK ||
+                (slots[best[i].var].cplan &&
+                 (st = acc_cplan_clone(slots[best[i].var].cplan, &sp->cplan)) != ACC_OK)) {
+                acc_plan_destroy(sp->plan);
+                sp->plan = NULL;
                 break;
+            }
         } else {
             sp->plan = slots[best[i].var].plan;
+            sp->cplan = slots[best[i].var].cplan;
             slots[best[i].var].plan = NULL;
+            slots[best[i].var].cplan = NULL;
         }
         r->rows[i].plan = (int)r->nplans++;
         sp->plan->proto = best[i].proto;
+        if (sp->cplan)
+            sp->cplan->proto = best[i].proto;
         entry_params(sp->plan->params, best[i].proto, sp->params);
     }
     return st;
@@ -255,7 +267,8 @@ static acc_status_t hash_plans(acc_select_result_t *r)
         sp = &r->plans[r->rows[i].plan];
         if (sp->hash[0])
             continue;
-        st = acc_plan_dump_yaml_hash(sp->plan, &yaml, sp->hash);
+        st = sp->cplan ? acc_cplan_hash(sp->cplan, sp->hash)
+                       : acc_plan_dump_yaml_hash(sp->plan, &yaml, sp->hash);
     }
     acc_buf_free(&yaml);
     return st;
@@ -393,8 +406,9 @@ acc_status_t acc_select_build(acc_select_builder_t *b, acc_coll_t coll, acc_sele
     if (coll < 0 || coll >= ACC_COLL_COUNT)
         return acc_error_set(ACC_ERR_INVALID, "unknown collective %d", (int)coll);
     /* The ring every sweep of these collectives generates is its largest plan: refused now,
-     * not after minutes of the others. */
-    if ((st = algo_check_memory(b->topo, coll, "ring", 1, "the selection sweep of")) != ACC_OK)
+     * not after minutes of the others.  By class it is a few kilobytes. */
+    if (acc_topo_ranks(b->topo) <= ACC_SELECT_CLASS_RANKS &&
+        (st = algo_check_memory(b->topo, coll, "ring", NULL, "the selection sweep of")) != ACC_OK)
         return st;
     r = acc_mem_calloc(1, sizeof(*r));
     sw.best = acc_mem_calloc(b->nsizes, sizeof(*sw.best));
@@ -425,6 +439,9 @@ acc_status_t acc_select_build(acc_select_builder_t *b, acc_coll_t coll, acc_sele
     st = select_sweep(&sw, coll);
     r->variants = sw.variants;
     r->simulations = sw.simulations;
+    r->left_out = sw.left_out.len ? sw.left_out.data : NULL;
+    if (r->left_out)
+        acc_buf_init(&sw.left_out); /* taken */
     ACC_INFO(COMPILER, "select %s: %zu variants verified, %zu simulations on %d threads",
              acc_coll_name(coll), sw.variants, sw.simulations, sw.nthreads);
     if (st != ACC_OK || (st = collect_plans(b, r, sw.slots, sw.best)) != ACC_OK)

@@ -54,7 +54,8 @@ static inline double select_best_us(const select_best_t *b)
 
 /* A variant: its plan, alive while it holds a size (or is being simulated). */
 typedef struct {
-    acc_plan_t *plan;
+    acc_plan_t *plan;   /* what the simulator plays: the plan, or by class its quotient */
+    acc_cplan_t *cplan; /* by class: the class plan; else NULL */
     size_t wins; /* sizes it holds */
     size_t ops;  /* its plan's operations */
     int lanes;   /* its plan's lanes, kept after the plan is freed */
@@ -78,7 +79,14 @@ typedef struct {
     select_slot_t *slots; /* every variant tried; free with select_sweep_free */
     size_t nslots, cap;
     size_t variants, simulations;
+    acc_buf_t left_out; /* by class: a line per generator left out, and why */
 } select_sweep_t;
+
+/* By class, a generator without a class form is proven rank by rank only where its proof
+ * tracks at most this many chunk locations (24 bytes each, 768 MiB): a sweep by class is for
+ * clusters of thousands of ranks, where one explicit proof past it takes a minute and 10 GiB
+ * (halving-doubling at 8,192 ranks), and is left out instead. */
+#define SELECT_CLASS_LOCATIONS (1ull << 25)
 
 /* A size keeps the next smaller size's plan when that plan is at most this much slower there
  * than the best (0.5 %). */

@@ -26,6 +26,13 @@
  * Memory.  A plan that holds no size is freed as soon as it loses its last one, unless its own
  * thread is still simulating it; at 1024 ranks plans reach hundreds of megabytes.
  *
+ * By class.  Above ACC_SELECT_CLASS_RANKS a generator with a class form is built and proven in
+ * it (acc_algo_generate_class) and simulated on its quotient (acc_cplan_quotient: one node's
+ * ranks played for all), so that a 65,536-rank ring costs what an 8-rank one does.  A generator
+ * without one is built rank by rank; where that is refused (the verifier's limit, the memory
+ * estimate, a plan with no quotient) it is left out, and left_out says why, rather than
+ * failing the sweep.
+ *
  * Steadiness.  After the passes, a size whose best differs from the next smaller size's keeps
  * that one's candidate when it is within SELECT_KEEP of the best there: a table that flips
  * between two plans at every power of two for a 0.1 % gain (reduce_scatter on p4d, lanes=16
@@ -95,16 +102,20 @@ static double measured_at(const select_sweep_t *sw, acc_coll_t coll, const char 
 
 /* The plan's hash with its protocol set when some measurement names it, else "".  Only hashed
  * when some measurement is of its collective: the text of a plan of millions of operations
- * takes seconds to write. */
-static acc_status_t measured_hash(const select_sweep_t *sw, const acc_plan_t *plan,
+ * takes seconds to write.  A class plan goes by its binary form's hash, as it is stored. */
+static acc_status_t measured_hash(const select_sweep_t *sw, const select_slot_t *slot,
                                   char hash[ACC_SHA256_HEX_LEN + 1])
 {
+    const acc_plan_t *plan = slot->plan;
     size_t j;
     acc_status_t st;
     hash[0] = '\0';
     for (j = 0; j < sw->nmeasured && sw->measured[j].coll != plan->coll; j++)
         ;
-    if (j == sw->nmeasured || (st = acc_plan_hash(plan, hash)) != ACC_OK)
+    if (j < sw->nmeasured && slot->cplan)
+        slot->cplan->proto = plan->proto;
+    if (j == sw->nmeasured || (st = slot->cplan ? acc_cplan_hash(slot->cplan, hash)
+                                                : acc_plan_hash(plan, hash)) != ACC_OK)
         return j == sw->nmeasured ? ACC_OK : st;
     for (j = 0; j < sw->nmeasured; j++)
         if (sw->measured[j].coll == plan->coll && strcmp(sw->measured[j].plan_hash, hash) == 0)
@@ -113,22 +124,40 @@ static acc_status_t measured_hash(const select_sweep_t *sw, const acc_plan_t *pl
     return ACC_OK;
 }
 
-/* Under the lock: record a result (measured < 0: none); returns a plan that lost its last size
- * (to free unlocked). */
-static acc_plan_t *record(select_sweep_t *sw, size_t i, int var, size_t k,
-                          const acc_sim_result_t *res, double measured)
+/* A slot's plans, taken from it under the lock to be freed unlocked. */
+typedef struct {
+    acc_plan_t *plan;
+    acc_cplan_t *cplan;
+} taken_t;
+
+static taken_t take(select_slot_t *slot)
+{
+    taken_t t = {slot->plan, slot->cplan};
+    slot->plan = NULL;
+    slot->cplan = NULL;
+    return t;
+}
+
+static void drop(taken_t t)
+{
+    acc_plan_destroy(t.plan);
+    acc_cplan_destroy(t.cplan);
+}
+
+/* Under the lock: record a result (measured < 0: none); returns the plans of a slot that lost
+ * its last size (to free unlocked). */
+static taken_t record(select_sweep_t *sw, size_t i, int var, size_t k, const acc_sim_result_t *res,
+                      double measured)
 {
     select_best_t *b = &sw->best[i];
-    acc_plan_t *victim = NULL;
+    taken_t victim = {NULL, NULL};
 
     if (!better(measured >= 0 ? measured : res->time_us, key_of(var, k), b))
-        return NULL;
+        return victim;
     if (b->var >= 0) {
         select_slot_t *old = &sw->slots[b->var];
-        if (--old->wins == 0 && !old->active) {
-            victim = old->plan;
-            old->plan = NULL;
-        }
+        if (--old->wins == 0 && !old->active)
+            victim = take(old);
     }
     b->var = var;
     b->key = key_of(var, k);
@@ -147,19 +176,21 @@ static acc_status_t sweep_plan(pool_t *pool, int thread, int var)
     size_t k, i, nsim[NPROTO] = {0};
     acc_status_t st;
 
+    if (!plan) /* left out */
+        return ACC_OK;
     for (k = 0; k < NPROTO; k++) {
         double lower = 0; /* the time at the last size simulated: a bound for larger ones */
         char hash[ACC_SHA256_HEX_LEN + 1];
         if (!select_proto_worth(sw->topo, plan, sw->slots[var].ops, protos[k]))
             continue;
         plan->proto = protos[k];
-        if ((st = measured_hash(sw, plan, hash)) != ACC_OK)
+        if ((st = measured_hash(sw, &sw->slots[var], hash)) != ACC_OK)
             return st;
         for (i = 0; i < sw->nsizes; i++) {
             const select_best_t *b = &sw->best[i];
             double measured = measured_at(sw, plan->coll, hash, sw->sizes[i]);
             acc_sim_result_t res;
-            acc_plan_t *victim;
+            taken_t victim;
             int skip;
 
             /* A measured candidate is never pruned: its times need not grow with the size. */
@@ -182,14 +213,49 @@ static acc_status_t sweep_plan(pool_t *pool, int thread, int var)
             sw->simulations++;
             victim = record(sw, i, var, k, &res, measured);
             pthread_mutex_unlock(&pool->lock);
-            acc_plan_destroy(victim);
+            drop(victim);
         }
     }
     ACC_DEBUG(COMPILER, "select %s: %s %s, %zu operations: %zu/%zu/%zu sizes simulated (%s/%s/%s)",
-              acc_coll_name(plan->coll), plan->algo, plan->params, acc_plan_op_count(plan), nsim[0],
+              acc_coll_name(plan->coll), plan->algo, plan->params, sw->slots[var].ops, nsim[0],
               nsim[1], nsim[2], acc_proto_name(protos[0]), acc_proto_name(protos[1]),
               acc_proto_name(protos[2]));
     return ACC_OK;
+}
+
+/* By class: the class plan proven and its quotient by one node, or the explicit plan where
+ * the generator has no class form. */
+static acc_status_t build_by_class(const select_sweep_t *sw, const acc_algo_t *algo,
+                                   const acc_algo_args_t *args, acc_plan_t **plan, acc_cplan_t **cp)
+{
+    acc_status_t st;
+
+    if (!acc_algo_has_class(algo, sw->topo, args))
+        return acc_algo_generate_within(algo, sw->topo, args, SELECT_CLASS_LOCATIONS, plan);
+    if ((st = acc_algo_generate_class(algo, sw->topo, args, cp, NULL)) == ACC_OK &&
+        (st = acc_cplan_quotient(*cp, acc_topo_gpus_per_node(sw->topo), plan)) != ACC_OK) {
+        acc_cplan_destroy(*cp);
+        *cp = NULL;
+    }
+    return st;
+}
+
+/* Under the lock: note a generator the sweep leaves out, and why (without the generator's name
+ * the message may begin with). */
+static void leave_out(select_sweep_t *sw, const group_t *g, const char *why)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "%s %s: ", acc_coll_name(g->algo->coll), g->algo->name);
+    if (strncmp(why, name, strlen(name)) == 0)
+        why += strlen(name);
+    if (g->base.inner || g->base.outer)
+        acc_buf_printf(&sw->left_out, "%s %s (inner=%s outer=%s): %s\n",
+                       acc_coll_name(g->algo->coll), g->algo->name,
+                       g->base.inner ? g->base.inner : "default",
+                       g->base.outer ? g->base.outer : "default", why);
+    else
+        acc_buf_printf(&sw->left_out, "%s %s: %s\n", acc_coll_name(g->algo->coll), g->algo->name,
+                       why);
 }
 
 /* Stage 0 of a pass: generate and verify task k's plan into its slot. */
@@ -200,15 +266,29 @@ static acc_status_t generate(pool_t *pool, size_t k)
     group_t *g = &pool->groups[task->group];
     select_slot_t *slot = &sw->slots[pool->slot0 + k];
     acc_plan_t *plan = NULL;
+    acc_cplan_t *cp = NULL;
+    int by_class = acc_topo_ranks(sw->topo) > ACC_SELECT_CLASS_RANKS;
     acc_status_t st;
 
-    if ((st = acc_algo_generate(g->algo, sw->topo, &task->args, &plan)) != ACC_OK)
+    st = by_class ? build_by_class(sw, g->algo, &task->args, &plan, &cp)
+                  : acc_algo_generate(g->algo, sw->topo, &task->args, &plan);
+    if (st != ACC_OK && by_class &&
+        (st == ACC_ERR_RANGE || st == ACC_ERR_NOMEM || st == ACC_ERR_UNSUPPORTED)) {
+        pthread_mutex_lock(&pool->lock);
+        leave_out(sw, g, acc_error_message());
+        slot->group = task->group;
+        pthread_mutex_unlock(&pool->lock);
+        acc_error_clear();
+        return ACC_OK;
+    }
+    if (st != ACC_OK)
         return st;
     if (task->is_default) /* only this task writes its group's params */
         memcpy(g->def_params, plan->params, sizeof(g->def_params));
     pthread_mutex_lock(&pool->lock);
     slot->plan = plan;
-    slot->ops = acc_plan_op_count(plan);
+    slot->cplan = cp;
+    slot->ops = cp ? (size_t)acc_cplan_op_count(cp) : acc_plan_op_count(plan);
     slot->lanes = plan->nlanes;
     slot->group = task->group;
     slot->active = 1; /* until swept: a slot holding no size is freed only when inactive */
@@ -221,16 +301,15 @@ static acc_status_t generate(pool_t *pool, size_t k)
 static acc_status_t sweep(pool_t *pool, int thread, int var)
 {
     select_sweep_t *sw = pool->sw;
-    acc_plan_t *plan;
+    taken_t plans = {NULL, NULL};
     acc_status_t st = sweep_plan(pool, thread, var);
 
     pthread_mutex_lock(&pool->lock);
     sw->slots[var].active = 0;
-    plan = sw->slots[var].wins ? NULL : sw->slots[var].plan;
-    if (plan)
-        sw->slots[var].plan = NULL;
+    if (!sw->slots[var].wins)
+        plans = take(&sw->slots[var]);
     pthread_mutex_unlock(&pool->lock);
-    acc_plan_destroy(plan);
+    drop(plans);
     return st;
 }
 
@@ -310,7 +389,9 @@ static int by_ops(const void *a, const void *b)
 
 /* A pass: generate and verify every task's plan, then sweep them smallest first.  Small plans
  * are mostly the fast ones at small sizes (trees, halving-doubling, one-shot), so sweeping them
- * first gives the big ones (rings over every rank) a best to be pruned against. */
+ * first gives the big ones (rings over every rank) a best to be pruned against.  By class a
+ * plan's size is its quotient's: the class plans, fast to play and the best at the largest
+ * sizes, then prune the explicit ones there. */
 static acc_status_t run_pass(pool_t *pool)
 {
     select_sweep_t *sw = pool->sw;
@@ -332,8 +413,13 @@ static acc_status_t run_pass(pool_t *pool)
             pool->order = NULL;
             return acc_error_set(ACC_ERR_NOMEM, "out of memory ordering variants");
         }
+        /* By what the simulator plays: a class plan's quotient, a few nodes' operations,
+         * goes before explicit plans of every rank. */
         for (k = 0; k < pool->ntasks; k++) {
-            sorted[k].ops = sw->slots[pool->slot0 + k].ops;
+            const select_slot_t *slot = &sw->slots[pool->slot0 + k];
+            sorted[k].ops = !slot->plan   ? 0
+                            : slot->cplan ? acc_plan_op_count(slot->plan)
+                                          : slot->ops;
             sorted[k].k = k;
         }
         qsort(sorted, pool->ntasks, sizeof(*sorted), by_ops);
@@ -510,10 +596,8 @@ static acc_status_t keep_steady(select_sweep_t *sw)
         if (!(res.time_us <= cur->r.time_us * (1.0 + SELECT_KEEP)))
             continue;
         old = &sw->slots[cur->var];
-        if (--old->wins == 0 && !old->active) {
-            acc_plan_destroy(old->plan);
-            old->plan = NULL;
-        }
+        if (--old->wins == 0 && !old->active)
+            drop(take(old));
         sw->slots[prev->var].wins++;
         cur->var = prev->var;
         cur->key = prev->key;
@@ -527,7 +611,8 @@ void select_sweep_free(select_sweep_t *sw)
 {
     size_t i;
     for (i = 0; i < sw->nslots; i++)
-        acc_plan_destroy(sw->slots[i].plan);
+        drop(take(&sw->slots[i]));
+    acc_buf_free(&sw->left_out);
     acc_mem_free(sw->slots);
     sw->slots = NULL;
     sw->nslots = sw->cap = 0;

@@ -26,7 +26,9 @@
  *                  outer, at the default lanes and at 8;
  *   larger         the defaults of each generator and of each outer algorithm, and plans of
  *                  more than a million operations (rings over every rank, hierarchical
- *                  allgather and reduce-scatter) without LL.
+ *                  allgather and reduce-scatter) without LL;
+ *   > ACC_SELECT_CLASS_RANKS   the same, and hierarchical generators with rings inside and
+ *                  between nodes, whose class form the sweep then prices on its quotient.
  *
  * Protocols.  A variant is simulated with every protocol acc has a kernel for with that plan
  * (acc_kernel_supports: Simple always, LL when the plan passes messages, LL128 never), so that a
@@ -100,6 +102,19 @@ size_t select_pairs(const acc_topo_t *topo, const acc_algo_t *algo, select_pair_
             out[n].outer = a.outer;
             n++;
         }
+    }
+    /* By class, rings inside and between nodes too: the pair with a class form, unless the
+     * generator's own choice already is it. */
+    for (i = 0, j = 0; i < n; i++) {
+        a.inner = out[i].inner;
+        a.outer = out[i].outer;
+        j += acc_algo_has_class(algo, topo, &a);
+    }
+    a.inner = a.outer = "ring";
+    if (acc_topo_ranks(topo) > ACC_SELECT_CLASS_RANKS && n < SELECT_PAIRS_MAX && j == 0 &&
+        algo->supports(topo, &a) == ACC_OK && acc_algo_has_class(algo, topo, &a)) {
+        out[n].inner = out[n].outer = "ring";
+        n++;
     }
     acc_error_clear();
     return n;
