@@ -15,7 +15,6 @@ static inline double bench_cpu_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Peak resident memory of the process in MiB (Linux reports ru_maxrss in kilobytes). */
 /* The process's peak resident memory: the kernel's high-water mark of its address space
  * (VmHWM), which starts again at an exec - getrusage's ru_maxrss keeps the peak of the
  * process that exec'd (a bench's parent), and is the answer only where /proc is missing. */

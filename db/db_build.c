@@ -57,6 +57,22 @@ acc_status_t acc_db_build_opts_check(const acc_db_build_opts_t *opts)
     return acc_kbuild_opts_check(&opts->kernels);
 }
 
+/* Does acc_db_put_sweep store this plan of r?  By class only those a table names: acc's best
+ * where NCCL keeps the size is reported, not stored, so that the database does not grow with
+ * the job. */
+static int stores(const acc_select_result_t *r, const acc_select_plan_t *sp)
+{
+    return r->nranks <= ACC_SELECT_CLASS_RANKS || sp->hash[0];
+}
+
+static size_t stored_plans(const acc_select_result_t *r)
+{
+    size_t i, n = 0;
+    for (i = 0; i < r->nplans; i++)
+        n += stores(r, &r->plans[i]);
+    return n;
+}
+
 acc_status_t acc_db_put_sweep(acc_db_t *db, const char *topo_fingerprint,
                               const acc_select_result_t *r)
 {
@@ -74,6 +90,8 @@ acc_status_t acc_db_put_sweep(acc_db_t *db, const char *topo_fingerprint,
     for (i = 0; i < r->nplans; i++) {
         const acc_select_plan_t *sp = &r->plans[i];
         char hash[ACC_SHA256_HEX_LEN + 1];
+        if (!stores(r, sp))
+            continue;
         /* By class, the class form alone: the explicit one is what the table was built
          * without. */
         if (!sp->cplan)
@@ -182,9 +200,9 @@ static acc_status_t build_coll(acc_db_t *db, acc_select_builder_t *b, acc_kbuild
         goto out;
     t->coll = coll;
     t->ranges = r->table->n;
-    t->plans = r->nplans;
+    t->plans = stored_plans(r);
     rep->ntables++;
-    rep->plans += r->nplans;
+    rep->plans += t->plans;
     if (kb)
         st = store_kernels(db, kb, &opts->kernels, r, &rep->cubins);
 out:

@@ -247,6 +247,30 @@ static const char step11[] = "CREATE TABLE plan_heads (\n"
                              "  PRIMARY KEY (hash, lane, cls)\n"
                              ") WITHOUT ROWID;\n";
 
+/* Version 12: a selection entry names a plan by its class form (plan_heads), which every
+ * stored plan has since version 11, instead of by its YAML (plans): a table built by class
+ * (above 4,096 ranks) names plans stored in class form alone.  SQLite cannot change a foreign
+ * key in place, so the table is made anew, its rows copied. */
+static const char step12[] =
+    "CREATE TABLE selection_entries_12 (\n"
+    "  selection_id INTEGER NOT NULL REFERENCES selections(id) ON DELETE CASCADE,\n"
+    "  min_bytes INTEGER NOT NULL,\n"
+    "  max_bytes INTEGER NOT NULL,\n"
+    "  use_nccl INTEGER NOT NULL CHECK (use_nccl IN (0, 1)),\n"
+    "  algo TEXT NOT NULL,\n"
+    "  params TEXT NOT NULL,\n"
+    "  plan_hash TEXT REFERENCES plan_heads(hash),\n"
+    "  predicted_us REAL NOT NULL,\n"
+    "  measured_us REAL NOT NULL DEFAULT -1,\n"
+    "  source TEXT NOT NULL DEFAULT 'model',\n"
+    "  backends TEXT NOT NULL DEFAULT '',\n"
+    "  PRIMARY KEY (selection_id, min_bytes)\n"
+    ") WITHOUT ROWID;\n"
+    "INSERT INTO selection_entries_12 SELECT selection_id, min_bytes, max_bytes, use_nccl, algo, "
+    "params, plan_hash, predicted_us, measured_us, source, backends FROM selection_entries;\n"
+    "DROP TABLE selection_entries;\n"
+    "ALTER TABLE selection_entries_12 RENAME TO selection_entries;\n";
+
 static const db_migration_t migrations[] = {
     {1, "topologies, plans and selection tables", step1, NULL},
     {2, "kernels", step2, NULL},
@@ -259,6 +283,7 @@ static const db_migration_t migrations[] = {
     {9, "the inputs each topology's tables were built from", step9, NULL},
     {10, "the backends that can run each stored choice", step10, db_fill_backends},
     {11, "each plan's class form, read a rank at a time", step11, db_fill_class_forms},
+    {12, "selection entries name plans by their class form", step12, NULL},
 };
 
 /* The list and the version constant must move together. */

@@ -92,7 +92,7 @@ static acc_status_t check_refs(acc_db_t *db, const acc_select_table_t *t)
     /* Each plan must exist and be a plan of this collective for every rank of the topology. */
     if (s != ACC_OK || (s = db_prepare(db,
                                        "SELECT p.coll, p.nranks, t.nodes * t.gpus_per_node "
-                                       "FROM plans p, topologies t WHERE p.hash = ?1 AND "
+                                       "FROM plan_heads p, topologies t WHERE p.hash = ?1 AND "
                                        "t.fingerprint = ?2",
                                        &st)) != ACC_OK)
         return s;

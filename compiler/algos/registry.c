@@ -5,6 +5,7 @@
  */
 #include "acc_compiler.h"
 #include "algo_util.h"
+#include "../ir/plan_internal.h"
 
 #include <string.h>
 
@@ -106,7 +107,12 @@ acc_status_t acc_algo_generate_within(const acc_algo_t *algo, const acc_topo_t *
     if ((st = algo->supports(topo, args)) != ACC_OK ||
         (st = algo_check_memory(topo, algo->coll, algo->name, args, "the plan of")) != ACC_OK)
         return st;
-    if ((st = algo->build(topo, args, &plan)) != ACC_OK)
+    /* A proof of more locations than allowed is not worth building a plan for; nor is one of
+     * more operations than that many (a plan's operations are its proof's steps). */
+    plan_op_limit(max_locations);
+    st = algo->build(topo, args, &plan);
+    plan_op_limit(0);
+    if (st != ACC_OK)
         return acc_error_prefix(st, "%s %s: ", acc_coll_name(algo->coll), algo->name);
     locations = (uint64_t)plan->nranks *
                 ((uint64_t)plan->in_chunks + plan->out_chunks + plan->scratch_chunks);

@@ -66,7 +66,8 @@ acc_status_t acc_algo_generate_class(const acc_algo_t *algo, const acc_topo_t *t
                                      acc_cplan_proof_t *proof);
 /* acc_algo_generate, refusing (ACC_ERR_RANGE, before the proof) a plan whose proof rank by
  * rank would track more than max_locations chunk locations (ranks x the chunks of its
- * buffers; 0: only the verifier's own limit). */
+ * buffers) or that has more than max_locations operations (stopped while it is built); 0:
+ * only the verifier's own limit. */
 acc_status_t acc_algo_generate_within(const acc_algo_t *algo, const acc_topo_t *topo,
                                       const acc_algo_args_t *args, uint64_t max_locations,
                                       acc_plan_t **out);

@@ -187,7 +187,9 @@ typedef struct {
     acc_plan_t *plan;                  /* verified; plan->proto is the protocol chosen; by
                                           class, the quotient the simulator played */
     acc_cplan_t *cplan;                /* by class (above ACC_SELECT_CLASS_RANKS): the class
-                                          plan, proven by class, its proto set too; else NULL */
+                                          plan, proven by class, its proto set too (for an
+                                          explicit plan a table names, its one-class-per-rank
+                                          form, which names and stores it); else NULL */
     char params[ACC_PLAN_PARAMS_MAX];  /* the generator's params and "proto=..." */
     char hash[ACC_SHA256_HEX_LEN + 1]; /* SHA-256 of acc_plan_dump_yaml(plan), or by class of
                                           its binary form (acc_cplan_hash); "" when no table

@@ -236,6 +236,15 @@ acc_op_t acc_op_init(acc_opcode_t code)
     return op;
 }
 
+/* plan_op_limit's cap on this thread's acc_plan_add calls, and the count since it was set. */
+static _Thread_local uint64_t op_limit, op_count;
+
+void plan_op_limit(uint64_t limit)
+{
+    op_limit = limit;
+    op_count = 0;
+}
+
 acc_status_t acc_plan_add(acc_plan_t *plan, int rank, int lane, const acc_op_t *op, uint32_t *index)
 {
     acc_lane_prog_t *prog = acc_plan_prog(plan, rank, lane);
@@ -251,6 +260,11 @@ acc_status_t acc_plan_add(acc_plan_t *plan, int rank, int lane, const acc_op_t *
                              "rank %d lane %d outside a plan of %d ranks x %d "
                              "lanes",
                              rank, lane, plan->nranks, plan->nlanes);
+    if (op_limit && ++op_count > op_limit)
+        return acc_error_set(ACC_ERR_RANGE,
+                             "its plan passed %llu operations, more than are built rank by rank "
+                             "here",
+                             (unsigned long long)op_limit);
     cap = prog->cap;
     p = prog->ops;
     if (acc_array_reserve(&p, &cap, (size_t)prog->nops + 1, sizeof(acc_op_t)) != ACC_OK ||

@@ -10,6 +10,9 @@
 /* The header fields a plan's copy keeps besides its shape (acc_plan_create's arguments): the
  * root, algorithm, parameters, slots, protocol and whether it runs in place. */
 void plan_copy_header(acc_plan_t *dst, const acc_plan_t *src);
+/* Make acc_plan_add on this thread fail (ACC_ERR_RANGE) once it has added `limit` operations
+ * from now on, so that a generator whose plan would be too large stops early; 0: no limit. */
+void plan_op_limit(uint64_t limit);
 
 /* Chunks of the message an operation sends (for explicit and class operations alike): its
  * source's for send and recv_reduce_send, else its destination's. */

@@ -252,7 +252,7 @@ static acc_status_t collect_plans(acc_select_builder_t *b, acc_select_result_t *
 
 /* The hash of every plan a table entry names.  Plans that are acc's best only where NCCL keeps
  * the size are not hashed: no entry points at them, and the YAML text of a plan of millions of
- * operations takes seconds to write. */
+ * operations takes seconds to write.  By class every plan is named by its class form. */
 static acc_status_t hash_plans(acc_select_result_t *r)
 {
     acc_buf_t yaml;
@@ -267,6 +267,11 @@ static acc_status_t hash_plans(acc_select_result_t *r)
         sp = &r->plans[r->rows[i].plan];
         if (sp->hash[0])
             continue;
+        /* By class, an explicit plan goes by its class form too (one class per rank): the
+         * YAML of every rank's operations is what a sweep by class does without. */
+        if (!sp->cplan && r->nranks > ACC_SELECT_CLASS_RANKS &&
+            (st = acc_cplan_from_plan(sp->plan, &sp->cplan)) != ACC_OK)
+            break;
         st = sp->cplan ? acc_cplan_hash(sp->cplan, sp->hash)
                        : acc_plan_dump_yaml_hash(sp->plan, &yaml, sp->hash);
     }

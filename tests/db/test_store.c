@@ -320,6 +320,20 @@ ACC_TEST(selection_needs_its_topology_and_plans)
                 memcpy(t->entries[i].plan_hash, h, sizeof(h));
         CHECK_ERR(acc_db_put_selection(db, t), ACC_ERR_INVALID);
         CHECK_MSG_HAS("for 8 ranks");
+        /* A plan stored in class form alone (as a table built by class stores it) is named by
+         * that form's hash (schema 12). */
+        {
+            acc_cplan_t *cp = NULL;
+            t->coll = ACC_COLL_ALLGATHER;
+            CHECK_OK(acc_cplan_from_plan(ag, &cp));
+            CHECK_OK(acc_db_put_cplan(db, cp, NULL, h));
+            for (i = 0; i < t->n; i++)
+                if (!t->entries[i].use_nccl)
+                    memcpy(t->entries[i].plan_hash, h, sizeof(h));
+            CHECK_OK(acc_db_put_selection(db, t));
+            CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM plans"), 2);
+            acc_cplan_destroy(cp);
+        }
         acc_plan_destroy(ag);
         acc_plan_destroy(ar8);
     }
