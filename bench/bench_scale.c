@@ -227,7 +227,8 @@ int main(int argc, char **argv)
     printf("| generator | ranks | operations |");
     for (k = 0; k < NSTEPS; k++)
         printf(" %s: s | %s: MiB |", step_names[k], step_names[k]);
-    printf(" stored bytes | 1 MiB / 1 GiB predicted, us | explicit: s | explicit: MiB |\n|---|---|---|");
+    printf(" stored bytes | 1 MiB / 1 GiB predicted, us | explicit: s | explicit: MiB "
+           "|\n|---|---|---|");
     for (k = 0; k < NSTEPS; k++)
         printf("---|---|");
     printf("---|---|---|---|\n");

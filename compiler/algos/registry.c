@@ -92,12 +92,12 @@ static acc_status_t not_verified(const acc_algo_t *algo, acc_status_t st)
 acc_status_t acc_algo_generate(const acc_algo_t *algo, const acc_topo_t *topo,
                                const acc_algo_args_t *args, acc_plan_t **out)
 {
-    return acc_algo_generate_within(algo, topo, args, 0, out);
+    return acc_algo_generate_within(algo, topo, args, 0, 0, out);
 }
 
 acc_status_t acc_algo_generate_within(const acc_algo_t *algo, const acc_topo_t *topo,
-                                      const acc_algo_args_t *args, uint64_t max_locations,
-                                      acc_plan_t **out)
+                                      const acc_algo_args_t *args, uint64_t max_ops,
+                                      uint64_t max_locations, acc_plan_t **out)
 {
     acc_plan_t *plan = NULL;
     uint64_t locations;
@@ -107,9 +107,7 @@ acc_status_t acc_algo_generate_within(const acc_algo_t *algo, const acc_topo_t *
     if ((st = algo->supports(topo, args)) != ACC_OK ||
         (st = algo_check_memory(topo, algo->coll, algo->name, args, "the plan of")) != ACC_OK)
         return st;
-    /* A proof of more locations than allowed is not worth building a plan for; nor is one of
-     * more operations than that many (a plan's operations are its proof's steps). */
-    plan_op_limit(max_locations);
+    plan_op_limit(max_ops);
     st = algo->build(topo, args, &plan);
     plan_op_limit(0);
     if (st != ACC_OK)

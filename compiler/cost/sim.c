@@ -198,8 +198,8 @@ void acc_sim_destroy(acc_sim_t *sim)
 
 /* ---- one call -------------------------------------------------------------------------- */
 
-static acc_status_t check_args(const acc_sim_t *sim, const acc_plan_t *plan, acc_dtype_t dt,
-                               const acc_sim_result_t *out)
+static acc_status_t check_args(const acc_sim_t *sim, const acc_plan_t *plan, acc_proto_t proto,
+                               acc_dtype_t dt, const acc_sim_result_t *out)
 {
     if (!sim || !plan || !out)
         return acc_error_set(ACC_ERR_INVALID, "acc_sim_plan: simulator, plan and result needed");
@@ -222,9 +222,8 @@ static acc_status_t check_args(const acc_sim_t *sim, const acc_plan_t *plan, acc
                              "acc_sim_plan: %s is a quotient by %d ranks, which is not a whole "
                              "number of this topology's nodes of %d GPUs dividing its %d ranks",
                              plan->algo, plan->period, sim->gpn, plan->nranks);
-    if ((unsigned)plan->proto >= ACC_PROTO_COUNT)
-        return acc_error_set(ACC_ERR_INVALID, "acc_sim_plan: unknown protocol %d",
-                             (int)plan->proto);
+    if ((unsigned)proto >= ACC_PROTO_COUNT)
+        return acc_error_set(ACC_ERR_INVALID, "acc_sim_plan: unknown protocol %d", (int)proto);
     if ((unsigned)dt >= ACC_DT_COUNT)
         return acc_error_set(ACC_ERR_INVALID, "acc_sim_plan: unknown element type %d", (int)dt);
     if ((unsigned)plan->coll >= ACC_COLL_COUNT)
@@ -234,7 +233,8 @@ static acc_status_t check_args(const acc_sim_t *sim, const acc_plan_t *plan, acc
 }
 
 /* Reset the per-call state and size the buffers for nbytes (NCCL's nBytes). */
-static acc_status_t prepare(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nbytes, acc_dtype_t dt)
+static acc_status_t prepare(acc_sim_t *sim, const acc_plan_t *plan, acc_proto_t proto,
+                            uint64_t nbytes, acc_dtype_t dt)
 {
     uint32_t nth = (uint32_t)(plan->period ? plan->period : plan->nranks) * (uint32_t)plan->nlanes,
              t;
@@ -245,7 +245,7 @@ static acc_status_t prepare(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nby
 
     sim->plan = plan;
     sim->period = plan->period == plan->nranks ? 0 : plan->period;
-    sim->proto = plan->proto;
+    sim->proto = proto;
     sim->esize = (double)es;
     switch (plan->coll) {
     case ACC_COLL_ALLGATHER:
@@ -279,8 +279,8 @@ static acc_status_t prepare(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nby
         for (i = 0; i <= k; i++)
             sim->bounds[b][i] = k ? (uint64_t)(((unsigned __int128)i * sim->elems[b]) / k) : 0;
     }
-    sim->lane_cap = sim_lane_cap_us(sim, plan->proto);
-    sim->slice = sim_slice_bytes(plan->proto);
+    sim->lane_cap = sim_lane_cap_us(sim, proto);
+    sim->slice = sim_slice_bytes(proto);
     sim->peer_trips = sim_peer_trips(sim);
     sim->reduces = acc_coll_reduces(plan->coll);
     sim->now = 0;
@@ -292,7 +292,7 @@ static acc_status_t prepare(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nby
     sim_map_clear(&sim->ctr_map);
     sim_queue_reset(&sim->q);
     sim_flows_reset(sim);
-    sim_set_caps(sim, plan->proto);
+    sim_set_caps(sim, proto);
     if (nth > sim->th_cap) {
         sim_thread_t *th = acc_mem_realloc_array(sim->th, nth, sizeof(sim_thread_t));
         uint32_t *rd = th ? acc_mem_realloc_array(sim->ready, nth, sizeof(uint32_t)) : NULL;
@@ -393,22 +393,22 @@ static acc_status_t run(acc_sim_t *sim)
     }
 }
 
-static acc_status_t simulate(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nbytes,
-                             acc_dtype_t dt, acc_sim_result_t *out)
+static acc_status_t simulate(acc_sim_t *sim, const acc_plan_t *plan, acc_proto_t proto,
+                             uint64_t nbytes, acc_dtype_t dt, acc_sim_result_t *out)
 {
     acc_status_t st;
     double end = 0, util = 0, busy;
     uint32_t i;
 
-    if ((st = check_args(sim, plan, dt, out)) != ACC_OK)
+    if ((st = check_args(sim, plan, proto, dt, out)) != ACC_OK)
         return st;
     memset(out, 0, sizeof(*out));
-    if ((st = prepare(sim, plan, nbytes, dt)) != ACC_OK || (st = run(sim)) != ACC_OK)
+    if ((st = prepare(sim, plan, proto, nbytes, dt)) != ACC_OK || (st = run(sim)) != ACC_OK)
         return st;
     for (i = 0; i < sim->nth; i++)
         if (sim->th[i].finish > end)
             end = sim->th[i].finish;
-    out->time_us = end + sim_overhead_us(sim, plan->proto);
+    out->time_us = end + sim_overhead_us(sim, proto);
     out->algbw = out->time_us > 0 ? (double)nbytes / out->time_us / 1e3 : 0.0;
     out->busbw = out->algbw * sim_busbw_factor(plan->coll, plan->nranks);
     /* Bytes of messages are counted per connection; spread them over their routes. */
@@ -442,7 +442,15 @@ acc_status_t acc_sim_plan(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nbyte
 {
     if (sim)
         sim->trace = NULL;
-    return simulate(sim, plan, nbytes, dt, out);
+    return simulate(sim, plan, plan ? plan->proto : ACC_PROTO_SIMPLE, nbytes, dt, out);
+}
+
+acc_status_t acc_sim_plan_proto(acc_sim_t *sim, const acc_plan_t *plan, acc_proto_t proto,
+                                uint64_t nbytes, acc_dtype_t dt, acc_sim_result_t *out)
+{
+    if (sim)
+        sim->trace = NULL;
+    return simulate(sim, plan, proto, nbytes, dt, out);
 }
 
 acc_status_t acc_sim_plan_trace(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nbytes,
@@ -453,7 +461,7 @@ acc_status_t acc_sim_plan_trace(acc_sim_t *sim, const acc_plan_t *plan, uint64_t
 
     if (!times)
         return acc_error_set(ACC_ERR_INVALID, "acc_sim_plan_trace: no array for the times");
-    if ((st = check_args(sim, plan, dt, out)) != ACC_OK)
+    if ((st = check_args(sim, plan, plan ? plan->proto : ACC_PROTO_SIMPLE, dt, out)) != ACC_OK)
         return st;
     if (plan->period)
         return acc_error_set(ACC_ERR_INVALID,
@@ -466,7 +474,7 @@ acc_status_t acc_sim_plan_trace(acc_sim_t *sim, const acc_plan_t *plan, uint64_t
     for (t = 0; t < nth; t++)
         sim->trace_off[t + 1] = sim->trace_off[t] + plan->progs[t].nops;
     sim->trace = times;
-    st = simulate(sim, plan, nbytes, dt, out);
+    st = simulate(sim, plan, plan->proto, nbytes, dt, out);
     sim->trace = NULL;
     acc_mem_free(sim->trace_off);
     sim->trace_off = NULL;

@@ -64,13 +64,13 @@ acc_status_t acc_algo_build_class(const acc_algo_t *algo, const acc_topo_t *topo
 acc_status_t acc_algo_generate_class(const acc_algo_t *algo, const acc_topo_t *topo,
                                      const acc_algo_args_t *args, acc_cplan_t **out,
                                      acc_cplan_proof_t *proof);
-/* acc_algo_generate, refusing (ACC_ERR_RANGE, before the proof) a plan whose proof rank by
- * rank would track more than max_locations chunk locations (ranks x the chunks of its
- * buffers) or that has more than max_locations operations (stopped while it is built); 0:
- * only the verifier's own limit. */
+/* acc_algo_generate, refusing (ACC_ERR_RANGE) a plan of more than max_ops operations (stopped
+ * while it is built) or whose proof rank by rank would track more than max_locations chunk
+ * locations (ranks x the chunks of its buffers; checked before the proof); 0: no limit but the
+ * verifier's own. */
 acc_status_t acc_algo_generate_within(const acc_algo_t *algo, const acc_topo_t *topo,
-                                      const acc_algo_args_t *args, uint64_t max_locations,
-                                      acc_plan_t **out);
+                                      const acc_algo_args_t *args, uint64_t max_ops,
+                                      uint64_t max_locations, acc_plan_t **out);
 /* The plan of every algorithm of coll (ACC_COLL_COUNT: of every collective) that applies to
  * the topology, with its default arguments, in registry order, each through
  * acc_algo_generate.  ACC_ERR_NOT_FOUND when none applies.  *plans is taken: destroy each of

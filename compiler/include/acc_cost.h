@@ -224,6 +224,10 @@ void acc_sim_destroy(acc_sim_t *sim);
 /* plan->nranks must equal acc_topo_ranks(topo); dt decides element size and reduction cost. */
 acc_status_t acc_sim_plan(acc_sim_t *sim, const acc_plan_t *plan, uint64_t nbytes, acc_dtype_t dt,
                           acc_sim_result_t *out);
+/* acc_sim_plan with protocol proto in place of plan->proto: threads that price one plan with
+ * several protocols at once share it unchanged. */
+acc_status_t acc_sim_plan_proto(acc_sim_t *sim, const acc_plan_t *plan, acc_proto_t proto,
+                                uint64_t nbytes, acc_dtype_t dt, acc_sim_result_t *out);
 /* acc_sim_plan, and when each operation ran: times[2 i] its start and times[2 i + 1] its end,
  * in microseconds from the call's start (the launch overhead, which precedes every
  * operation, left out), i numbering the operations rank by rank, lane by lane, in order

@@ -82,10 +82,16 @@ typedef struct {
     acc_buf_t left_out; /* by class: a line per generator left out, and why */
 } select_sweep_t;
 
-/* By class, a generator without a class form is proven rank by rank only where its proof
- * tracks at most this many chunk locations (24 bytes each, 768 MiB): a sweep by class is for
- * clusters of thousands of ranks, where one explicit proof past it takes a minute and 10 GiB
- * (halving-doubling at 8,192 ranks), and is left out instead. */
+/* By class, a generator without a class form is built, proven and simulated rank by rank
+ * only where its plan has at most SELECT_CLASS_OPS operations (stopped while it is built) and
+ * its proof tracks at most SELECT_CLASS_LOCATIONS chunk locations (24 bytes each, 768 MiB);
+ * otherwise it is left out.  A sweep by class is for clusters of thousands of ranks, where an
+ * explicit plan costs what every rank's operations cost at every size swept: at 65,536 ranks a
+ * hierarchical allreduce with a tree between nodes has 17.6 million operations, takes 29 s to
+ * build and 40-80 s per size to simulate on nodes of 64 GPUs sharing 8 NICs; halving-doubling's
+ * proof at 8,192 ranks takes a minute and 10 GiB.  A million operations keeps recursive
+ * doubling and trees up to 16,384-32,768 ranks. */
+#define SELECT_CLASS_OPS       (1ull << 20)
 #define SELECT_CLASS_LOCATIONS (1ull << 25)
 
 /* A size keeps the next smaller size's plan when that plan is at most this much slower there

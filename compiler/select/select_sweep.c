@@ -69,6 +69,10 @@ typedef struct {
     size_t ngroups;
     task_t *tasks; /* the current pass; task k fills slot slot0 + k */
     size_t ntasks, next, slot0;
+    /* Stage 1 sweeps each plan in nparts parts, every nparts-th size each, on as many threads:
+     * by class a pass has a plan or two, each of them seconds per size, and one thread a plan
+     * would leave the others idle.  1 below ACC_SELECT_CLASS_RANKS. */
+    size_t nparts;
     int stage;     /* 0: generate every task's plan; 1: sweep them in `order` */
     size_t *order; /* tasks by operation count, fewest first */
     pthread_mutex_t lock;
@@ -103,20 +107,27 @@ static double measured_at(const select_sweep_t *sw, acc_coll_t coll, const char 
 /* The plan's hash with its protocol set when some measurement names it, else "".  Only hashed
  * when some measurement is of its collective: the text of a plan of millions of operations
  * takes seconds to write.  A class plan goes by its binary form's hash, as it is stored. */
-static acc_status_t measured_hash(const select_sweep_t *sw, const select_slot_t *slot,
+static acc_status_t measured_hash(const select_sweep_t *sw, select_slot_t *slot, acc_proto_t proto,
                                   char hash[ACC_SHA256_HEX_LEN + 1])
 {
-    const acc_plan_t *plan = slot->plan;
+    acc_plan_t *plan = slot->plan;
+    acc_proto_t was = plan->proto;
     size_t j;
     acc_status_t st;
     hash[0] = '\0';
     for (j = 0; j < sw->nmeasured && sw->measured[j].coll != plan->coll; j++)
         ;
-    if (j < sw->nmeasured && slot->cplan)
-        slot->cplan->proto = plan->proto;
-    if (j == sw->nmeasured || (st = slot->cplan ? acc_cplan_hash(slot->cplan, hash)
-                                                : acc_plan_hash(plan, hash)) != ACC_OK)
-        return j == sw->nmeasured ? ACC_OK : st;
+    if (j == sw->nmeasured)
+        return ACC_OK;
+    /* Under the pool's lock: the plan's protocol is set for the hash and put back, while the
+     * other parts' threads simulate it with theirs (acc_sim_plan_proto). */
+    if (slot->cplan)
+        slot->cplan->proto = proto;
+    plan->proto = proto;
+    st = slot->cplan ? acc_cplan_hash(slot->cplan, hash) : acc_plan_hash(plan, hash);
+    plan->proto = was;
+    if (st != ACC_OK)
+        return st;
     for (j = 0; j < sw->nmeasured; j++)
         if (sw->measured[j].coll == plan->coll && strcmp(sw->measured[j].plan_hash, hash) == 0)
             return ACC_OK;
@@ -168,8 +179,9 @@ static taken_t record(select_sweep_t *sw, size_t i, int var, size_t k, const acc
     return victim;
 }
 
-/* Simulate one variant with every protocol over the sweep. */
-static acc_status_t sweep_plan(pool_t *pool, int thread, int var)
+/* Simulate one variant with every protocol over part `part` of the sweep's sizes (every
+ * nparts-th from the part's own), sharing the plan with the other parts' threads. */
+static acc_status_t sweep_plan(pool_t *pool, int thread, int var, size_t part)
 {
     select_sweep_t *sw = pool->sw;
     acc_plan_t *plan = sw->slots[var].plan; /* alive: active until this returns */
@@ -183,10 +195,12 @@ static acc_status_t sweep_plan(pool_t *pool, int thread, int var)
         char hash[ACC_SHA256_HEX_LEN + 1];
         if (!select_proto_worth(sw->topo, plan, sw->slots[var].ops, protos[k]))
             continue;
-        plan->proto = protos[k];
-        if ((st = measured_hash(sw, &sw->slots[var], hash)) != ACC_OK)
+        pthread_mutex_lock(&pool->lock);
+        st = measured_hash(sw, &sw->slots[var], protos[k], hash);
+        pthread_mutex_unlock(&pool->lock);
+        if (st != ACC_OK)
             return st;
-        for (i = 0; i < sw->nsizes; i++) {
+        for (i = part; i < sw->nsizes; i += pool->nparts) {
             const select_best_t *b = &sw->best[i];
             double measured = measured_at(sw, plan->coll, hash, sw->sizes[i]);
             acc_sim_result_t res;
@@ -201,7 +215,8 @@ static acc_status_t sweep_plan(pool_t *pool, int thread, int var)
             pthread_mutex_unlock(&pool->lock);
             if (skip)
                 continue;
-            st = acc_sim_plan(sw->sims[thread], plan, sw->sizes[i], sw->dtype, &res);
+            st = acc_sim_plan_proto(sw->sims[thread], plan, protos[k], sw->sizes[i], sw->dtype,
+                                    &res);
             if (st != ACC_OK)
                 return acc_error_prefix(
                     st, "simulating %s %s (%s, %s) at %llu bytes: ", acc_coll_name(plan->coll),
@@ -216,10 +231,12 @@ static acc_status_t sweep_plan(pool_t *pool, int thread, int var)
             drop(victim);
         }
     }
-    ACC_DEBUG(COMPILER, "select %s: %s %s, %zu operations: %zu/%zu/%zu sizes simulated (%s/%s/%s)",
+    ACC_DEBUG(COMPILER,
+              "select %s: %s %s, %zu operations: %zu/%zu/%zu sizes simulated (%s/%s/%s), part %zu "
+              "of %zu",
               acc_coll_name(plan->coll), plan->algo, plan->params, sw->slots[var].ops, nsim[0],
               nsim[1], nsim[2], acc_proto_name(protos[0]), acc_proto_name(protos[1]),
-              acc_proto_name(protos[2]));
+              acc_proto_name(protos[2]), part + 1, pool->nparts);
     return ACC_OK;
 }
 
@@ -231,7 +248,8 @@ static acc_status_t build_by_class(const select_sweep_t *sw, const acc_algo_t *a
     acc_status_t st;
 
     if (!acc_algo_has_class(algo, sw->topo, args))
-        return acc_algo_generate_within(algo, sw->topo, args, SELECT_CLASS_LOCATIONS, plan);
+        return acc_algo_generate_within(algo, sw->topo, args, SELECT_CLASS_OPS,
+                                        SELECT_CLASS_LOCATIONS, plan);
     if ((st = acc_algo_generate_class(algo, sw->topo, args, cp, NULL)) == ACC_OK &&
         (st = acc_cplan_quotient(*cp, acc_topo_gpus_per_node(sw->topo), plan)) != ACC_OK) {
         acc_cplan_destroy(*cp);
@@ -291,22 +309,25 @@ static acc_status_t generate(pool_t *pool, size_t k)
     slot->ops = cp ? (size_t)acc_cplan_op_count(cp) : acc_plan_op_count(plan);
     slot->lanes = plan->nlanes;
     slot->group = task->group;
-    slot->active = 1; /* until swept: a slot holding no size is freed only when inactive */
+    slot->active = (int)pool->nparts; /* parts not yet swept: a slot holding no size is freed
+                                         only when none is left */
     sw->variants++;
     pthread_mutex_unlock(&pool->lock);
     return ACC_OK;
 }
 
-/* Stage 1: sweep a plan, then free it if it holds no size. */
-static acc_status_t sweep(pool_t *pool, int thread, int var)
+/* Stage 1: sweep a part of a plan's sizes, then, after its last part, free it if it holds no
+ * size. */
+static acc_status_t sweep(pool_t *pool, int thread, int var, size_t part)
 {
     select_sweep_t *sw = pool->sw;
     taken_t plans = {NULL, NULL};
-    acc_status_t st = sweep_plan(pool, thread, var);
+    acc_status_t st = sweep_plan(pool, thread, var, part);
 
     pthread_mutex_lock(&pool->lock);
-    sw->slots[var].active = 0;
-    if (!sw->slots[var].wins)
+    if (sw->slots[var].active)
+        sw->slots[var].active--;
+    if (!sw->slots[var].active && !sw->slots[var].wins)
         plans = take(&sw->slots[var]);
     pthread_mutex_unlock(&pool->lock);
     drop(plans);
@@ -327,14 +348,17 @@ static void *worker(void *arg)
         size_t k;
         acc_status_t st;
         pthread_mutex_lock(&pool->lock);
-        if (pool->st != ACC_OK || pool->next == pool->ntasks) {
+        if (pool->st != ACC_OK ||
+            pool->next == (pool->stage == 0 ? pool->ntasks : pool->ntasks * pool->nparts)) {
             pthread_mutex_unlock(&pool->lock);
             return NULL;
         }
         k = pool->next++;
         pthread_mutex_unlock(&pool->lock);
-        st = pool->stage == 0 ? generate(pool, k)
-                              : sweep(pool, w->thread, (int)(pool->slot0 + pool->order[k]));
+        st = pool->stage == 0
+                 ? generate(pool, k)
+                 : sweep(pool, w->thread, (int)(pool->slot0 + pool->order[k / pool->nparts]),
+                         k % pool->nparts);
         if (st != ACC_OK) {
             pthread_mutex_lock(&pool->lock);
             if (pool->st == ACC_OK) {
@@ -362,7 +386,7 @@ static acc_status_t run_stage(pool_t *pool, int stage)
         w[t].thread = t;
     }
     /* No more threads than tasks; thread 0 is the caller. */
-    for (t = 1; t < sw->nthreads && (size_t)t < pool->ntasks; t++) {
+    for (t = 1; t < sw->nthreads && (size_t)t < pool->ntasks * (stage ? pool->nparts : 1); t++) {
         if (pthread_create(&tid[t], NULL, worker, &w[t]) != 0)
             break;
         started = t;
@@ -531,6 +555,7 @@ acc_status_t select_sweep(select_sweep_t *sw, acc_coll_t coll)
 
     memset(&pool, 0, sizeof(pool));
     pool.sw = sw;
+    pool.nparts = acc_topo_ranks(sw->topo) > ACC_SELECT_CLASS_RANKS ? (size_t)sw->nthreads : 1;
     for (i = 0; i < sw->nsizes; i++) {
         sw->best[i].var = -1;
         sw->best[i].measured_us = -1;
@@ -588,8 +613,8 @@ static acc_status_t keep_steady(select_sweep_t *sw)
             (prev->var == cur->var && prev->proto == cur->proto))
             continue;
         plan = sw->slots[prev->var].plan;
-        plan->proto = prev->proto;
-        if ((st = acc_sim_plan(sw->sims[0], plan, sw->sizes[i], sw->dtype, &res)) != ACC_OK)
+        if ((st = acc_sim_plan_proto(sw->sims[0], plan, prev->proto, sw->sizes[i], sw->dtype,
+                                     &res)) != ACC_OK)
             return acc_error_prefix(st, "simulating %s %s at %llu bytes: ", plan->algo,
                                     plan->params, (unsigned long long)sw->sizes[i]);
         sw->simulations++;
