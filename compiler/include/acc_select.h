@@ -246,8 +246,10 @@ const acc_coll_t *acc_select_colls(size_t *count);
  * speedup and the fraction of the bound, then the merged table, each range with the backends
  * that run it (acc_select_backends_text) and the notes that say why GPUs get NCCL.  JSON: the
  * same as one object {"topology", "ranks", "dtype", "collectives": [{"collective", "sizes":
- * [...], "selection": [...]}]}, each selection entry with "backends" (["host", "cuda"]), "gpus"
- * ("acc" or "nccl": what a GPU job runs there) and "gpus_why" (the rule, "" where acc).  SVG: busbw
+ * [...], "selection": [...], "left_out": [...]}]}, each selection entry with "backends" (["host",
+ * "cuda"]), "gpus" ("acc" or "nccl": what a GPU job runs there) and "gpus_why" (the rule, ""
+ * where acc), "left_out" the lines of acc_select_result_t.left_out (the text has them under the
+ * result's first line).  SVG: busbw
  * against size for acc, NCCL (model) and the bound, one panel per result. */
 acc_status_t acc_select_report_text(const acc_select_result_t *const *res, size_t n,
                                     acc_buf_t *out);
