@@ -362,6 +362,7 @@ ACC_TEST(cli_report_json_and_plot)
     CHECK_MSG(json_parses(out, strlen(out)), "stdout is not JSON:\n%s", out);
     CHECK(strstr(out, "\"collective\": \"allreduce\"") != NULL);
     CHECK(strstr(out, "\"collective\": \"allgather\"") == NULL);
+    CHECK(strstr(out, "\"left_out\": []") != NULL); /* nothing at 8 ranks */
     CHECK_STR(err, "");
     CHECK_OK(acc_read_file(plot, &svg, &len));
     check_svg(svg, len, 1);
@@ -373,6 +374,23 @@ ACC_TEST(cli_report_json_and_plot)
     CHECK(strstr(out, "reduce_scatter on dgx-h100") != NULL);
     CHECK(strstr(out, "Selection table for reduce_scatter") != NULL);
     CHECK(strstr(out, "GPUs, path matrix") == NULL); /* no topology summary with --report */
+    acc_mem_free(out);
+    acc_mem_free(err);
+}
+
+/* Above 4,096 ranks the JSON lists the generators the sweep by class left out, and parses. */
+ACC_TEST(cli_report_json_by_class)
+{
+    char *out, *err;
+    CHECK_INT(run_cli("--topo 'nodes=520 gpus=8 nvlink=18 nic=8x400' --report --coll allreduce "
+                      "--json",
+                      &out, &err),
+              0);
+    CHECK_MSG(json_parses(out, strlen(out)), "stdout is not JSON:\n%s", out);
+    CHECK_MSG(strstr(out, "\"left_out\": [\"allreduce rhd: its proof rank by rank would track") !=
+                  NULL,
+              "%s", out);
+    CHECK(strstr(out, "\"ranks\": 4160") != NULL);
     acc_mem_free(out);
     acc_mem_free(err);
 }
