@@ -130,9 +130,13 @@ static void print_table(acc_db_t *db, const acc_topo_t *topo, const acc_select_t
     for (i = 0; i < t->n; i++) {
         const acc_select_entry_t *e = &t->entries[i];
         acc_plan_t *plan = NULL;
+        /* A plan stored in class form alone (a table built by class) has no YAML: rank 0's
+         * view answers for it (the rule is the rank count's, or its steps between nodes). */
         if (!e->use_nccl && !acc_select_entry_runs_on(e, ACC_BACKEND_CUDA) &&
-            acc_db_get_plan(db, e->plan_hash, &plan) != ACC_OK)
+            acc_db_get_plan(db, e->plan_hash, &plan) != ACC_OK &&
+            acc_db_get_rank_plan(db, e->plan_hash, 0, &plan) != ACC_OK)
             plan = NULL;
+        acc_error_clear();
         acc_select_gpu_rule(e, plan, acc_topo_gpus_per_node(topo), rule, sizeof(rule));
         acc_select_backends_text(e, &notes, rule, runs, sizeof(runs));
         acc_plan_destroy(plan);

@@ -29,6 +29,25 @@ ACC_TEST(report_by_class_above_4096_ranks)
     /* the class plans were swept: acc's best at 4G is hierarchical with rings */
     TR_HAS(tr_out, "inner=ring outer=ring", line);
 
+    /* Its database keeps the tables' plans in class form alone, which --print-selection
+     * reads for the rule that keeps GPUs on NCCL. */
+    {
+        char cmd[1024];
+        tr_fill(cmd, sizeof(cmd),
+                "acc-compile --topo 'nodes=520 gpus=8 nvlink=18 nic=8x400' --coll allreduce "
+                "--db '{db}'",
+                "db", acc_test_tmp("by_class.db"));
+        CHECK_INT(tr_run(cmd, NULL, 0), 0);
+        TR_HAS(tr_out, "allreduce", cmd);
+        tr_fill(cmd, sizeof(cmd),
+                "acc-compile --topo 'nodes=520 gpus=8 nvlink=18 nic=8x400' --db '{db}' "
+                "--print-selection",
+                "db", acc_test_tmp("by_class.db"));
+        CHECK_INT(tr_run(cmd, NULL, 0), 0);
+        TR_HAS(tr_out, "the cuda backend runs acc's plans on up to 64 ranks; NCCL serves 4160",
+               cmd);
+    }
+
     line = "acc-compile --topo 'nodes=1024 gpus=64 nic=8x400' --coll allgather --algo ring "
            "--emit-plan -";
     CHECK_INT(tr_run(line, NULL, 0), 1);
