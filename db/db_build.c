@@ -62,7 +62,7 @@ acc_status_t acc_db_build_opts_check(const acc_db_build_opts_t *opts)
  * the job. */
 static int stores(const acc_select_result_t *r, const acc_select_plan_t *sp)
 {
-    return r->nranks <= ACC_SELECT_CLASS_RANKS || sp->hash[0];
+    return !acc_select_by_class(r->nranks) || sp->hash[0];
 }
 
 static size_t stored_plans(const acc_select_result_t *r)

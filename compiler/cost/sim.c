@@ -314,7 +314,6 @@ static acc_status_t prepare(acc_sim_t *sim, const acc_plan_t *plan, acc_proto_t 
         th->dep_head = SIM_NONE;
         memset(th->cin_peer, 0xff, sizeof(th->cin_peer));
         memset(th->cout_peer, 0xff, sizeof(th->cout_peer));
-        memset(th->cctr_key, 0xff, sizeof(th->cctr_key));
         th->in_ready = 1;
         sim->ready[sim->nready++] = t;
     }

@@ -245,10 +245,7 @@ typedef struct {
     /* the last SIM_CONN_CACHE peers it received from and sent to, with their connections */
     uint32_t cin_peer[SIM_CONN_CACHE], cin_conn[SIM_CONN_CACHE];
     uint32_t cout_peer[SIM_CONN_CACHE], cout_conn[SIM_CONN_CACHE];
-    /* and the last counters it signalled or waited on: (from, to, slot) and the counter */
-    uint64_t cctr_key[SIM_CONN_CACHE];
-    uint32_t cctr_id[SIM_CONN_CACHE];
-    uint8_t cin_next, cout_next, cctr_next; /* the entry replaced next */
+    uint8_t cin_next, cout_next; /* the entry replaced next */
     double finish; /* when its last operation completed */
 } sim_thread_t;
 

@@ -193,27 +193,6 @@ static int ctr_ready(const acc_sim_t *sim, uint32_t w, uint32_t id)
     return op->code != ACC_OP_WAIT || sim->ctrs[id].arrived >= (uint32_t)op->peer2;
 }
 
-/* sim_counter through thread t's cache: the inner steps of a plan on peer memory signal and
- * wait on the same few counters over and over. */
-static acc_status_t counter_of(acc_sim_t *sim, uint32_t t, int from, int to, uint32_t slot,
-                               uint32_t *out)
-{
-    sim_thread_t *th = &sim->th[t];
-    uint64_t key = ((uint64_t)(uint32_t)from << 40) | ((uint64_t)(uint32_t)to << 16) | slot;
-    acc_status_t st;
-    for (int i = 0; i < SIM_CONN_CACHE; i++)
-        if (th->cctr_key[i] == key) {
-            *out = th->cctr_id[i];
-            return ACC_OK;
-        }
-    if ((st = sim_counter(sim, from, to, slot, out)) != ACC_OK)
-        return st;
-    th->cctr_key[th->cctr_next] = key;
-    th->cctr_id[th->cctr_next] = *out;
-    th->cctr_next = (uint8_t)((th->cctr_next + 1) % SIM_CONN_CACHE);
-    return ACC_OK;
-}
-
 static acc_status_t start_op(acc_sim_t *sim, uint32_t t, const sim_op_t *op, int *how)
 {
     int nl = sim->plan->nlanes, rank = (int)t / nl;
@@ -323,7 +302,7 @@ static acc_status_t start_op(acc_sim_t *sim, uint32_t t, const sim_op_t *op, int
     }
     case ACC_OP_SIGNAL: {
         sim_path_t path;
-        if ((st = counter_of(sim, t, rank, op->peer, op->slot, &c)) != ACC_OK)
+        if ((st = sim_counter(sim, rank, op->peer, op->slot, &c)) != ACC_OK)
             return st;
         if (op->peer != rank) {
             if ((st = sim_path(sim, rank, op->peer, (int)(t % (uint32_t)sim->plan->nlanes),
@@ -334,7 +313,7 @@ static acc_status_t start_op(acc_sim_t *sim, uint32_t t, const sim_op_t *op, int
         return sim_queue_push(&sim->q, sim->now + lat, SIM_EV_SIGNAL, c, 0);
     }
     case ACC_OP_WAIT:
-        if ((st = counter_of(sim, t, op->peer, rank, op->slot, &c)) != ACC_OK)
+        if ((st = sim_counter(sim, op->peer, rank, op->slot, &c)) != ACC_OK)
             return st;
         if (sim->ctrs[c].arrived >= (uint32_t)op->peer2) {
             unregister(sim, t);

@@ -215,8 +215,9 @@ typedef struct {
      * identical runs while the table does not; reports leave it out. */
     size_t simulations;
     /* Above ACC_SELECT_CLASS_RANKS: a line for each generator the sweep left out, and why
-     * ("allreduce hier (inner=direct outer=ring): ..."); NULL when none was. */
-    char *left_out;
+     * ("allreduce hier (inner=direct outer=ring): ..."). */
+    char **left_out;
+    size_t nleft_out;
 } acc_select_result_t;
 
 /* Above this many ranks a sweep works by class: a generator with a class form (acc_cplan.h)
@@ -225,6 +226,12 @@ typedef struct {
  * its reason in left_out, where that cannot be done (the explicit form's limits).  At and
  * below it every plan is built rank by rank, as tables were before classes. */
 #define ACC_SELECT_CLASS_RANKS 4096
+
+/* Is a sweep of nranks ranks by class? */
+static inline int acc_select_by_class(int nranks)
+{
+    return nranks > ACC_SELECT_CLASS_RANKS;
+}
 
 typedef struct acc_select_builder acc_select_builder_t;
 

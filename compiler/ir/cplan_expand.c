@@ -20,24 +20,25 @@ acc_op_t cplan_op_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, cons
     return op;
 }
 
-/* Every point of a lane in exactly one class: a point in none would silently run nothing. */
-static acc_status_t check_partition(const acc_cplan_t *cp, int lane, uint8_t *seen)
+acc_status_t cplan_class_map(const acc_cplan_t *cp, int lane, uint32_t *cls)
 {
     const acc_clane_t *ln = &cp->lanes[lane];
     uint32_t c, p;
     uint64_t i;
 
-    memset(seen, 0, (size_t)cp->nranks);
+    for (p = 0; p < (uint32_t)cp->nranks; p++)
+        cls[p] = UINT32_MAX;
     for (c = 0; c < ln->nclasses; c++) {
         for (i = 0; i < cplan_box_volume(cp, &ln->classes[c]); i++) {
             p = cplan_box_point(cp, &ln->classes[c], i);
-            if (seen[p]++)
+            if (cls[p] != UINT32_MAX)
                 return acc_error_set(ACC_ERR_INVALID,
                                      "class plan: lane %d's point %u is in two classes", lane, p);
+            cls[p] = c;
         }
     }
     for (p = 0; p < (uint32_t)cp->nranks; p++)
-        if (!seen[p])
+        if (cls[p] == UINT32_MAX)
             return acc_error_set(ACC_ERR_INVALID,
                                  "class plan: lane %d's point %u (rank %d) is in no class", lane, p,
                                  acc_cplan_rank(cp, lane, p));
@@ -47,7 +48,7 @@ static acc_status_t check_partition(const acc_cplan_t *cp, int lane, uint8_t *se
 acc_status_t acc_cplan_expand(const acc_cplan_t *cp, acc_plan_t **out)
 {
     acc_plan_t *p = NULL, hdr;
-    uint8_t *seen = NULL;
+    uint32_t *cls_of = NULL;
     uint64_t ops = acc_cplan_op_count(cp), i;
     char what[160];
     acc_status_t st;
@@ -71,13 +72,14 @@ acc_status_t acc_cplan_expand(const acc_cplan_t *cp, acc_plan_t **out)
     plan_copy_header(p, &hdr);
     if (cp->npeer_pool && (st = acc_plan_add_peers(p, cp->peer_pool, cp->npeer_pool, &c)) != ACC_OK)
         goto out;
-    if (!(seen = acc_mem_alloc((size_t)cp->nranks))) {
+    if (!(cls_of = acc_mem_alloc((size_t)cp->nranks * sizeof(uint32_t)))) {
         st = acc_error_set(ACC_ERR_NOMEM, "out of memory expanding a class plan");
         goto out;
     }
     for (lane = 0; lane < cp->nlanes && st == ACC_OK; lane++) {
         const acc_clane_t *ln = &cp->lanes[lane];
-        if ((st = check_partition(cp, lane, seen)) != ACC_OK)
+        /* Every point in exactly one class: a point in none would silently run nothing. */
+        if ((st = cplan_class_map(cp, lane, cls_of)) != ACC_OK)
             break;
         for (c = 0; c < ln->nclasses && st == ACC_OK; c++) {
             const acc_cclass_t *cls = &ln->classes[c];
@@ -94,7 +96,7 @@ acc_status_t acc_cplan_expand(const acc_cplan_t *cp, acc_plan_t **out)
         }
     }
 out:
-    acc_mem_free(seen);
+    acc_mem_free(cls_of);
     if (st != ACC_OK) {
         acc_plan_destroy(p);
         return st;

@@ -22,6 +22,9 @@ acc_ref_t cplan_ref_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, co
 /* A class operation as the explicit operation it is at a prepared point. */
 acc_op_t cplan_op_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const acc_cop_t *c);
 
+/* The class of each point of lane (cls: nranks entries), or ACC_ERR_INVALID naming a point
+ * in two classes or in none. */
+acc_status_t cplan_class_map(const acc_cplan_t *cp, int lane, uint32_t *cls);
 /* The header of the explicit plan cp means, in hdr (no programs; the peer pool borrowed). */
 void cplan_header(const acc_cplan_t *cp, acc_plan_t *hdr);
 

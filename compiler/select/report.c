@@ -18,17 +18,12 @@ static void table_text(const acc_select_result_t *r, acc_buf_t *out);
 /* The generators a sweep by class left out, indented, each with why. */
 static void left_out_text(const acc_select_result_t *r, acc_buf_t *out)
 {
-    const char *p = r->left_out;
-    if (!p)
+    if (!r->nleft_out)
         return;
     acc_buf_printf(out, "left out at %d ranks (plans by class above %d):\n", r->nranks,
                    ACC_SELECT_CLASS_RANKS);
-    while (*p) {
-        const char *end = strchr(p, '\n');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        acc_buf_printf(out, "  %.*s\n", (int)n, p);
-        p += n + (end != NULL);
-    }
+    for (size_t i = 0; i < r->nleft_out; i++)
+        acc_buf_printf(out, "  %s\n", r->left_out[i]);
 }
 
 static void text_one(const acc_select_result_t *r, acc_buf_t *out)
@@ -354,14 +349,9 @@ acc_status_t acc_select_report_json(const acc_select_result_t *const *res, size_
             json_entry(out, r, &r->table->entries[j]);
         }
         acc_buf_puts(out, "],\n     \"left_out\": [");
-        for (const char *p = r->left_out, *end; p && *p; p = end + (*end != '\0')) {
-            char line[1024];
-            end = strchr(p, '\n');
-            if (!end)
-                end = p + strlen(p);
-            snprintf(line, sizeof(line), "%.*s", (int)(end - p), p);
-            acc_buf_puts(out, p == r->left_out ? "" : ", ");
-            acc_buf_put_json(out, line);
+        for (j = 0; j < r->nleft_out; j++) {
+            acc_buf_puts(out, j ? ", " : "");
+            acc_buf_put_json(out, r->left_out[j]);
         }
         acc_buf_puts(out, "]}");
     }

@@ -168,7 +168,7 @@ void acc_select_result_destroy(acc_select_result_t *r)
         acc_cplan_destroy(r->plans[i].cplan);
     }
     acc_mem_free(r->plans);
-    acc_mem_free(r->left_out);
+    acc_strv_free(r->left_out, r->nleft_out);
     acc_mem_free(r->rows);
     acc_select_destroy(r->table);
     acc_select_nccl_destroy(r->nccl);
@@ -269,7 +269,7 @@ static acc_status_t hash_plans(acc_select_result_t *r)
             continue;
         /* By class, an explicit plan goes by its class form too (one class per rank): the
          * YAML of every rank's operations is what a sweep by class does without. */
-        if (!sp->cplan && r->nranks > ACC_SELECT_CLASS_RANKS &&
+        if (!sp->cplan && acc_select_by_class(r->nranks) &&
             (st = acc_cplan_from_plan(sp->plan, &sp->cplan)) != ACC_OK)
             break;
         st = sp->cplan ? acc_cplan_hash(sp->cplan, sp->hash)
@@ -412,7 +412,7 @@ acc_status_t acc_select_build(acc_select_builder_t *b, acc_coll_t coll, acc_sele
         return acc_error_set(ACC_ERR_INVALID, "unknown collective %d", (int)coll);
     /* The ring every sweep of these collectives generates is its largest plan: refused now,
      * not after minutes of the others.  By class it is a few kilobytes. */
-    if (acc_topo_ranks(b->topo) <= ACC_SELECT_CLASS_RANKS &&
+    if (!acc_select_by_class(acc_topo_ranks(b->topo)) &&
         (st = algo_check_memory(b->topo, coll, "ring", NULL, "the selection sweep of")) != ACC_OK)
         return st;
     r = acc_mem_calloc(1, sizeof(*r));
@@ -444,9 +444,10 @@ acc_status_t acc_select_build(acc_select_builder_t *b, acc_coll_t coll, acc_sele
     st = select_sweep(&sw, coll);
     r->variants = sw.variants;
     r->simulations = sw.simulations;
-    r->left_out = sw.left_out.len ? sw.left_out.data : NULL;
-    if (r->left_out)
-        acc_buf_init(&sw.left_out); /* taken */
+    r->left_out = sw.left_out; /* taken */
+    r->nleft_out = sw.nleft_out;
+    sw.left_out = NULL;
+    sw.nleft_out = 0;
     ACC_INFO(COMPILER, "select %s: %zu variants verified, %zu simulations on %d threads",
              acc_coll_name(coll), sw.variants, sw.simulations, sw.nthreads);
     if (st != ACC_OK || (st = collect_plans(b, r, sw.slots, sw.best)) != ACC_OK)

@@ -79,7 +79,8 @@ typedef struct {
     select_slot_t *slots; /* every variant tried; free with select_sweep_free */
     size_t nslots, cap;
     size_t variants, simulations;
-    acc_buf_t left_out; /* by class: a line per generator left out, and why */
+    char **left_out; /* by class: a line per generator left out, and why */
+    size_t nleft_out, left_out_cap;
 } select_sweep_t;
 
 /* By class, a generator without a class form is built, proven and simulated rank by rank

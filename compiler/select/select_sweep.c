@@ -259,21 +259,25 @@ static acc_status_t build_by_class(const select_sweep_t *sw, const acc_algo_t *a
 }
 
 /* Under the lock: note a generator the sweep leaves out, and why (without the generator's name
- * the message may begin with). */
+ * the message may begin with); out of memory, the note is lost, not the sweep. */
 static void leave_out(select_sweep_t *sw, const group_t *g, const char *why)
 {
-    char name[64];
-    snprintf(name, sizeof(name), "%s %s: ", acc_coll_name(g->algo->coll), g->algo->name);
-    if (strncmp(why, name, strlen(name)) == 0)
-        why += strlen(name);
+    char name[64], line[1024];
+    void *p = sw->left_out;
+    snprintf(name, sizeof(name), "%s %s", acc_coll_name(g->algo->coll), g->algo->name);
+    if (strncmp(why, name, strlen(name)) == 0 && strncmp(why + strlen(name), ": ", 2) == 0)
+        why += strlen(name) + 2;
     if (g->base.inner || g->base.outer)
-        acc_buf_printf(&sw->left_out, "%s %s (inner=%s outer=%s): %s\n",
-                       acc_coll_name(g->algo->coll), g->algo->name,
-                       g->base.inner ? g->base.inner : "default",
-                       g->base.outer ? g->base.outer : "default", why);
+        snprintf(line, sizeof(line), "%s (inner=%s outer=%s): %s", name,
+                 g->base.inner ? g->base.inner : "default",
+                 g->base.outer ? g->base.outer : "default", why);
     else
-        acc_buf_printf(&sw->left_out, "%s %s: %s\n", acc_coll_name(g->algo->coll), g->algo->name,
-                       why);
+        snprintf(line, sizeof(line), "%s: %s", name, why);
+    if (acc_array_reserve(&p, &sw->left_out_cap, sw->nleft_out + 1, sizeof(char *)) != ACC_OK)
+        return;
+    sw->left_out = p;
+    if ((sw->left_out[sw->nleft_out] = acc_mem_strdup(line)) != NULL)
+        sw->nleft_out++;
 }
 
 /* Stage 0 of a pass: generate and verify task k's plan into its slot. */
@@ -285,7 +289,7 @@ static acc_status_t generate(pool_t *pool, size_t k)
     select_slot_t *slot = &sw->slots[pool->slot0 + k];
     acc_plan_t *plan = NULL;
     acc_cplan_t *cp = NULL;
-    int by_class = acc_topo_ranks(sw->topo) > ACC_SELECT_CLASS_RANKS;
+    int by_class = acc_select_by_class(acc_topo_ranks(sw->topo));
     acc_status_t st;
 
     st = by_class ? build_by_class(sw, g->algo, &task->args, &plan, &cp)
@@ -555,7 +559,7 @@ acc_status_t select_sweep(select_sweep_t *sw, acc_coll_t coll)
 
     memset(&pool, 0, sizeof(pool));
     pool.sw = sw;
-    pool.nparts = acc_topo_ranks(sw->topo) > ACC_SELECT_CLASS_RANKS ? (size_t)sw->nthreads : 1;
+    pool.nparts = acc_select_by_class(acc_topo_ranks(sw->topo)) ? (size_t)sw->nthreads : 1;
     for (i = 0; i < sw->nsizes; i++) {
         sw->best[i].var = -1;
         sw->best[i].measured_us = -1;
@@ -637,7 +641,9 @@ void select_sweep_free(select_sweep_t *sw)
     size_t i;
     for (i = 0; i < sw->nslots; i++)
         drop(take(&sw->slots[i]));
-    acc_buf_free(&sw->left_out);
+    acc_strv_free(sw->left_out, sw->nleft_out);
+    sw->left_out = NULL;
+    sw->nleft_out = sw->left_out_cap = 0;
     acc_mem_free(sw->slots);
     sw->slots = NULL;
     sw->nslots = sw->cap = 0;

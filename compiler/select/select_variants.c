@@ -111,7 +111,7 @@ size_t select_pairs(const acc_topo_t *topo, const acc_algo_t *algo, select_pair_
         j += acc_algo_has_class(algo, topo, &a);
     }
     a.inner = a.outer = "ring";
-    if (acc_topo_ranks(topo) > ACC_SELECT_CLASS_RANKS && n < SELECT_PAIRS_MAX && j == 0 &&
+    if (acc_select_by_class(acc_topo_ranks(topo)) && n < SELECT_PAIRS_MAX && j == 0 &&
         algo->supports(topo, &a) == ACC_OK && acc_algo_has_class(algo, topo, &a)) {
         out[n].inner = out[n].outer = "ring";
         n++;
