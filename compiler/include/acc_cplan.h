@@ -67,11 +67,16 @@ typedef struct {
     acc_cterm_t term[ACC_CREF_MAX_TERMS];
 } acc_cref_t;
 
-typedef enum { ACC_CPEER_NONE = 0, ACC_CPEER_REL, ACC_CPEER_ABS } acc_cpeer_kind_t;
+/* ROW names a list, the peers of a REDUCE_PEERS (its npeers 0): every point that has the
+ * point's coordinates but along dimension v[0], the point itself included, in increasing
+ * coordinate along it (a node's GPUs, on a grid [nodes, gpn] and v[0] = 1).  It moves with the
+ * point, where a list in the peer pool names ranks absolutely. */
+typedef enum { ACC_CPEER_NONE = 0, ACC_CPEER_REL, ACC_CPEER_ABS, ACC_CPEER_ROW } acc_cpeer_kind_t;
 
 typedef struct {
     uint8_t kind;                  /* acc_cpeer_kind_t */
-    int32_t v[ACC_CPLAN_MAX_DIMS]; /* REL: offset per dimension; ABS: v[0] is the rank */
+    int32_t v[ACC_CPLAN_MAX_DIMS]; /* REL: offset per dimension; ABS: v[0] is the rank; ROW:
+                                      v[0] is the dimension */
 } acc_cpeer_t;
 
 /* One operation of a class program: acc_op_t with peers and chunks relative to the point. */
@@ -81,7 +86,8 @@ typedef struct {
     acc_cpeer_t peer, peer2;
     acc_cref_t src, dst;
     uint32_t value;
-    uint32_t peers_off, npeers; /* REDUCE_PEERS: absolute ranks in the plan's peer_pool */
+    uint32_t peers_off, npeers; /* REDUCE_PEERS: absolute ranks in the plan's peer_pool, or
+                                   npeers 0 and peer a ROW */
     int32_t dep_lane, dep_op;
 } acc_cop_t;
 
@@ -147,6 +153,8 @@ acc_status_t acc_cref_add_term(acc_cref_t *r, acc_cterm_kind_t kind, int dim, in
                                uint32_t coef);
 /* A relative peer: offset off along dimension dim. */
 acc_cpeer_t acc_cpeer_rel(int dim, int32_t off);
+/* A REDUCE_PEERS list: the row through the point along dimension dim. */
+acc_cpeer_t acc_cpeer_row(int dim);
 
 /* ---- reading --------------------------------------------------------------------------- */
 /* The rank at a point of lane's grid, and the point (row major index) of a rank. */

@@ -216,6 +216,13 @@ acc_status_t acc_cplan_add(acc_cplan_t *cp, int lane, uint32_t cls, const acc_co
     if (lane < 0 || lane >= cp->nlanes || cls >= cp->lanes[lane].nclasses)
         return acc_error_set(ACC_ERR_INVALID, "class plan: no class %u in lane %d", cls, lane);
     c = &cp->lanes[lane].classes[cls];
+    if (op->peer2.kind == ACC_CPEER_ROW ||
+        (op->peer.kind == ACC_CPEER_ROW && (op->code != ACC_OP_REDUCE_PEERS || op->npeers ||
+                                            op->peer.v[0] < 0 || op->peer.v[0] >= cp->ndims)))
+        return acc_error_set(ACC_ERR_INVALID,
+                             "class plan: lane %d class %u: a row of peers is a reduce_peers "
+                             "list along a dimension of the grid, nothing else",
+                             lane, cls);
     if (!room((void **)&c->ops, &c->cap, c->nops, sizeof(acc_cop_t)))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a class program");
     c->ops[c->nops++] = *op;
@@ -273,6 +280,15 @@ acc_cpeer_t acc_cpeer_rel(int dim, int32_t off)
     return p;
 }
 
+acc_cpeer_t acc_cpeer_row(int dim)
+{
+    acc_cpeer_t p;
+    memset(&p, 0, sizeof(p));
+    p.kind = ACC_CPEER_ROW;
+    p.v[0] = dim;
+    return p;
+}
+
 int acc_cplan_rank(const acc_cplan_t *cp, int lane, uint32_t point)
 {
     const int32_t *t = cp->lanes[lane].rank_of;
@@ -325,6 +341,14 @@ int cplan_peer_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const a
             idx = idx - (uint32_t)at->x[d] * at->step[d] +
                   (uint32_t)wrap((int64_t)at->x[d] + peer->v[d], cp->dims[d]) * at->step[d];
     return acc_cplan_rank(cp, lane, idx);
+}
+
+void cplan_row_ranks(const acc_cplan_t *cp, int lane, const cplan_at_t *at, int dim,
+                     uint32_t *ranks)
+{
+    uint32_t first = at->point - (uint32_t)at->x[dim] * at->step[dim];
+    for (int32_t y = 0; y < cp->dims[dim]; y++)
+        ranks[y] = (uint32_t)acc_cplan_rank(cp, lane, first + (uint32_t)y * at->step[dim]);
 }
 
 acc_ref_t cplan_ref_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const acc_cref_t *r)

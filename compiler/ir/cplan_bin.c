@@ -121,7 +121,7 @@ void cplan_op_fields(const acc_cop_t *op, int64_t f[CPLAN_OP_FIELDS])
 static const int64_t *get_peer(const int64_t *f, acc_cpeer_t *p, int *ok)
 {
     *ok = 0;
-    TAKE(p->kind, 0, ACC_CPEER_ABS);
+    TAKE(p->kind, 0, ACC_CPEER_ROW);
     for (int d = 0; d < ACC_CPLAN_MAX_DIMS; d++)
         TAKE(p->v[d], INT32_MIN, INT32_MAX);
     *ok = 1;

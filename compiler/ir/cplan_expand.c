@@ -20,6 +20,50 @@ acc_op_t cplan_op_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, cons
     return op;
 }
 
+void cplan_rowpool_free(cplan_rowpool_t *rows)
+{
+    acc_mem_free(rows->off);
+    acc_mem_free(rows->ranks);
+    memset(rows, 0, sizeof(*rows));
+}
+
+acc_status_t cplan_op_pool(const acc_cplan_t *cp, int lane, const cplan_at_t *at,
+                           const acc_cop_t *c, acc_plan_t *p, cplan_rowpool_t *rows, acc_op_t *op)
+{
+    cplan_rowpool_t own = {NULL, NULL, -1, -1}, *rp = rows ? rows : &own;
+    int dim = c->peer.v[0];
+    uint32_t row;
+    acc_status_t st = ACC_OK;
+
+    *op = cplan_op_at(cp, lane, at, c);
+    if (c->peer.kind != ACC_CPEER_ROW)
+        return ACC_OK;
+    row = at->point - (uint32_t)at->x[dim] * at->step[dim];
+    if (!rp->ranks) {
+        if (!(rp->ranks = acc_mem_alloc((size_t)cp->nranks * sizeof(uint32_t))))
+            return acc_error_set(ACC_ERR_NOMEM, "out of memory for a row of peers");
+    }
+    if (rows && (rp->lane != lane || rp->dim != dim || !rp->off)) {
+        acc_mem_free(rp->off);
+        if (!(rp->off = acc_mem_calloc((size_t)cp->nranks, sizeof(uint32_t))))
+            return acc_error_set(ACC_ERR_NOMEM, "out of memory for rows of peers");
+        rp->lane = lane;
+        rp->dim = dim;
+    }
+    if (rows && rp->off[row]) {
+        op->peers_off = rp->off[row] - 1;
+    } else {
+        cplan_row_ranks(cp, lane, at, dim, rp->ranks);
+        st = acc_plan_add_peers(p, rp->ranks, (uint32_t)cp->dims[dim], &op->peers_off);
+        if (st == ACC_OK && rows)
+            rp->off[row] = op->peers_off + 1;
+    }
+    op->npeers = (uint32_t)cp->dims[dim];
+    if (!rows)
+        cplan_rowpool_free(&own);
+    return st;
+}
+
 acc_status_t cplan_class_map(const acc_cplan_t *cp, int lane, uint32_t *cls)
 {
     const acc_clane_t *ln = &cp->lanes[lane];
@@ -49,6 +93,7 @@ acc_status_t acc_cplan_expand(const acc_cplan_t *cp, acc_plan_t **out)
 {
     acc_plan_t *p = NULL, hdr;
     uint32_t *cls_of = NULL;
+    cplan_rowpool_t rows = {NULL, NULL, -1, -1};
     uint64_t ops = acc_cplan_op_count(cp), i;
     char what[160];
     acc_status_t st;
@@ -89,14 +134,16 @@ acc_status_t acc_cplan_expand(const acc_cplan_t *cp, acc_plan_t **out)
                 cplan_at_t at;
                 cplan_at(cp, pt, &at);
                 for (k = 0; k < cls->nops && st == ACC_OK; k++) {
-                    acc_op_t op = cplan_op_at(cp, lane, &at, &cls->ops[k]);
-                    st = acc_plan_add(p, rank, lane, &op, NULL);
+                    acc_op_t op;
+                    if ((st = cplan_op_pool(cp, lane, &at, &cls->ops[k], p, &rows, &op)) == ACC_OK)
+                        st = acc_plan_add(p, rank, lane, &op, NULL);
                 }
             }
         }
     }
 out:
     acc_mem_free(cls_of);
+    cplan_rowpool_free(&rows);
     if (st != ACC_OK) {
         acc_plan_destroy(p);
         return st;

@@ -19,8 +19,23 @@ void cplan_at(const acc_cplan_t *cp, uint32_t point, cplan_at_t *at);
 /* acc_cplan_peer_at and acc_cplan_ref_at at a prepared point. */
 int cplan_peer_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const acc_cpeer_t *peer);
 acc_ref_t cplan_ref_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const acc_cref_t *r);
-/* A class operation as the explicit operation it is at a prepared point. */
+/* A class operation as the explicit operation it is at a prepared point.  A ROW list of peers
+ * is left empty (npeers 0): cplan_op_pool puts it in a plan's pool. */
 acc_op_t cplan_op_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const acc_cop_t *c);
+/* The ranks of the ROW along dim through a point: dims[dim] of them. */
+void cplan_row_ranks(const acc_cplan_t *cp, int lane, const cplan_at_t *at, int dim,
+                     uint32_t *ranks);
+/* The rows of one lane and dimension already in a plan's pool (the offset + 1 of each row's
+ * list, by the row-major index of its first point), so that a row's points share one list. */
+typedef struct {
+    uint32_t *off;
+    uint32_t *ranks;
+    int lane, dim;
+} cplan_rowpool_t;
+void cplan_rowpool_free(cplan_rowpool_t *rows);
+/* cplan_op_at, with a ROW list added to p's pool (once per row where rows is given). */
+acc_status_t cplan_op_pool(const acc_cplan_t *cp, int lane, const cplan_at_t *at,
+                           const acc_cop_t *c, acc_plan_t *p, cplan_rowpool_t *rows, acc_op_t *op);
 
 /* The class of each point of lane (cls: nranks entries), or ACC_ERR_INVALID naming a point
  * in two classes or in none. */

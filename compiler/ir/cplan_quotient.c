@@ -80,6 +80,7 @@ static int lane_periodic(const acc_cplan_t *cp, int lane, int period, const uint
 static acc_status_t build(const acc_cplan_t *cp, int period, const uint32_t *cls, acc_plan_t **out)
 {
     acc_plan_t *p = NULL, hdr;
+    cplan_rowpool_t rows = {NULL, NULL, -1, -1};
     uint64_t ops = 0;
     char what[160];
     acc_status_t st;
@@ -106,10 +107,12 @@ static acc_status_t build(const acc_cplan_t *cp, int period, const uint32_t *cls
             cplan_at_t at;
             cplan_at(cp, pt, &at);
             for (k = 0; k < kl->nops && st == ACC_OK; k++) {
-                acc_op_t op = cplan_op_at(cp, lane, &at, &kl->ops[k]);
-                st = acc_plan_add(p, r, lane, &op, NULL);
+                acc_op_t op;
+                if ((st = cplan_op_pool(cp, lane, &at, &kl->ops[k], p, &rows, &op)) == ACC_OK)
+                    st = acc_plan_add(p, r, lane, &op, NULL);
             }
         }
+    cplan_rowpool_free(&rows);
     if (st != ACC_OK) {
         acc_plan_destroy(p);
         return st;

@@ -117,7 +117,7 @@ static int same_digit(const cv_digit_t *d, const acc_cterm_t *t)
 
 /* Learn the digits of each buffer from the terms of lane L's ranges; 0 (with why) when two
  * ranges of one buffer disagree on a digit. */
-static int learn_digits(cv_lane_t *L, const acc_cref_t *r, char *why, size_t cap)
+int cv_learn_digits(cv_lane_t *L, const acc_cref_t *r, char *why, size_t cap)
 {
     cv_digits_t *g = &L->dig[r->buf];
     unsigned i, k;
@@ -150,7 +150,7 @@ static int learn_digits(cv_lane_t *L, const acc_cref_t *r, char *why, size_t cap
     return 1;
 }
 
-static int share_digits(cv_lane_t *L, char *why, size_t cap)
+int cv_share_digits(cv_lane_t *L, char *why, size_t cap)
 {
     int b;
     uint32_t k;
@@ -160,7 +160,7 @@ static int share_digits(cv_lane_t *L, char *why, size_t cap)
             acc_cref_t r = acc_cref_const(b ? ACC_BUF_OUT : ACC_BUF_IN, 0, 1);
             if (acc_cref_add_term(&r, (acc_cterm_kind_t)from->d[k].kind, from->d[k].dim, 0,
                                   from->d[k].stride) != ACC_OK ||
-                !learn_digits(L, &r, why, cap))
+                !cv_learn_digits(L, &r, why, cap))
                 return 0;
         }
     }
@@ -168,7 +168,7 @@ static int share_digits(cv_lane_t *L, char *why, size_t cap)
 }
 
 /* Digits must occupy separate places of the mixed radix, or a permutation would not be one. */
-static int digits_disjoint(const cv_digits_t *g)
+int cv_digits_disjoint(const cv_digits_t *g)
 {
     uint32_t a, b;
     for (a = 0; a < g->n; a++)
@@ -286,8 +286,8 @@ static int check_op(cv_lane_t *L, const acc_cop_t *o, uint32_t i, char *why, siz
         snprintf(why, cap, "lane %d op %u: a peer that is the point itself", L->lane, i);
         return 0;
     }
-    return ((u & U_SRC) ? learn_digits(L, &o->src, why, cap) : 1) &&
-           ((u & U_DST) ? learn_digits(L, &o->dst, why, cap) : 1);
+    return ((u & U_SRC) ? cv_learn_digits(L, &o->src, why, cap) : 1) &&
+           ((u & U_DST) ? cv_learn_digits(L, &o->dst, why, cap) : 1);
 }
 
 static int check_bounds(const cv_lane_t *L, const acc_cref_t *r)
@@ -336,7 +336,7 @@ static int lane_applies(const acc_cplan_t *cp, int lane, int inplace, cv_lane_t 
     /* An allreduce's out[k] sums in[k]: the two buffers share their digits, also where one
      * buffer's ranges span a digit the other's drive (a hierarchical plan reads whole node
      * blocks of its input and cuts its output per node). */
-    if (cp->coll == ACC_COLL_ALLREDUCE && !share_digits(L, why, cap))
+    if (cp->coll == ACC_COLL_ALLREDUCE && !cv_share_digits(L, why, cap))
         return 0;
     for (d = 0; d < ACC_BUF_COUNT; d++) {
         uint32_t k, ranks = 0;
@@ -344,7 +344,7 @@ static int lane_applies(const acc_cplan_t *cp, int lane, int inplace, cv_lane_t 
             ranks += L->dig[d].d[k].kind == ACC_CTERM_RANK;
         /* A rank digit moves with every dimension, a coordinate digit with one: together
          * their orbits need not be whole key classes. */
-        if (!digits_disjoint(&L->dig[d]) || (ranks && ranks != L->dig[d].n)) {
+        if (!cv_digits_disjoint(&L->dig[d]) || (ranks && ranks != L->dig[d].n)) {
             snprintf(why, cap, "lane %d: the %s chunk terms overlap in the mixed radix", lane,
                      acc_buf_name((acc_bufid_t)d));
             return 0;
@@ -601,6 +601,21 @@ acc_status_t acc_cplan_verify(const acc_cplan_t *cp, const acc_topo_t *topo,
             proof->orbits = (uint32_t)cp->nlanes;
         }
         return ACC_OK;
+    }
+    {
+        /* Not one program for every point: perhaps the same moved by a period of ranks. */
+        char pwhy[256] = "";
+        int period;
+        st = cv_prove_period(cp, pwhy, sizeof(pwhy), &applies, &period);
+        if (applies || st != ACC_OK) {
+            if (proof && applies) {
+                proof->by_class = 1;
+                proof->orbits = (uint32_t)period * (uint32_t)cp->nlanes;
+            }
+            return st;
+        }
+        if (strlen(why) + strlen(pwhy) + 16 < sizeof(why))
+            snprintf(why + strlen(why), sizeof(why) - strlen(why), "; by period: %s", pwhy);
     }
 expand:
     /* Not the quotient's kind of plan: the explicit verifier decides, within its limits. */

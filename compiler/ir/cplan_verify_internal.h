@@ -59,6 +59,22 @@ uint32_t cv_offset(const acc_cplan_t *cp, const acc_cpeer_t *peer);
 /* -t as an offset. */
 uint32_t cv_negate(const acc_cplan_t *cp, uint32_t t);
 
+/* Digits (cplan_verify.c): learn those of range r into L (0, with why, when two ranges of a
+ * buffer disagree); give an allreduce's input and output each other's; are a buffer's digits
+ * in separate places of the mixed radix? */
+int cv_learn_digits(cv_lane_t *L, const acc_cref_t *r, char *why, size_t cap);
+int cv_share_digits(cv_lane_t *L, char *why, size_t cap);
+int cv_digits_disjoint(const cv_digits_t *g);
+
+/* The proof on a period of ranks (cplan_verify_period.c), for plans the lock step of one point
+ * does not take (peer memory and signals inside a node, a class per position along it): when
+ * the plan is the same moved by a period of ranks (acc_cplan_quotient), the explicit verifier
+ * runs that period alone in each buffer mode, every other rank being a translate.  *applies 0,
+ * with why, when the plan has no such period or moving it does not map it onto itself (then
+ * it is expanded); otherwise the verifier's decision.  *period receives the period. */
+acc_status_t cv_prove_period(const acc_cplan_t *cp, char *why, size_t cap, int *applies,
+                             int *period);
+
 /* Run lane L's program at point 0, every other point being its translate: ACC_OK, or
  * ACC_ERR_VERIFY naming the operation and what went wrong, as acc_plan_verify would reject
  * the expansion. */

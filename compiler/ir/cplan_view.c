@@ -358,6 +358,10 @@ static int ref_ok(const acc_plan_t *p, const acc_ref_t *ref)
 static int cop_ok(const acc_cplan_t *cp, const acc_cop_t *op)
 {
     const acc_cref_t *refs[2] = {&op->src, &op->dst};
+    if (op->peer2.kind == ACC_CPEER_ROW ||
+        (op->peer.kind == ACC_CPEER_ROW && (op->code != ACC_OP_REDUCE_PEERS || op->npeers ||
+                                            op->peer.v[0] < 0 || op->peer.v[0] >= cp->ndims)))
+        return 0;
     for (int i = 0; i < 2; i++)
         for (int t = 0; t < refs[i]->nterms; t++)
             if (refs[i]->term[t].dim >= cp->ndims)
@@ -378,7 +382,7 @@ static int op_ok(const acc_plan_t *p, const acc_op_t *op)
 /* A class's program at the point pt of lane: each operation decoded, checked and made concrete
  * as it is read (no class program is kept); or, given cops, the class's operations as they are
  * (no point); then its flags, when it stored them and flags is given. */
-static int get_prog(cplan_rd_t *r, const acc_plan_t *v, const acc_cplan_t *cp, int lane,
+static int get_prog(cplan_rd_t *r, acc_plan_t *v, const acc_cplan_t *cp, int lane,
                     const cplan_at_t *pt, uint32_t nops, acc_op_t *out, acc_cop_t *cops,
                     uint8_t *flags, int *has_flags)
 {
@@ -397,7 +401,8 @@ static int get_prog(cplan_rd_t *r, const acc_plan_t *v, const acc_cplan_t *cp, i
             cops[i] = op;
             continue;
         }
-        out[i] = cplan_op_at(cp, lane, pt, &op);
+        if (cplan_op_pool(cp, lane, pt, &op, v, NULL, &out[i]) != ACC_OK)
+            return rd_fail(r, "operation %lld: %s", (long long)i, acc_error_message());
         if (!op_ok(v, &out[i]))
             return rd_fail(r, "operation %lld at this rank is out of the plan's bounds",
                            (long long)i);

@@ -27,6 +27,21 @@ static inline int plan_peer_memory_op(uint8_t code)
     return code == ACC_OP_PUT || code == ACC_OP_GET || code == ACC_OP_REDUCE_PEERS;
 }
 
+/* ---- proving a quotient (plan_verify.c; cplan_verify_period.c builds the map) ---------- */
+/* How moving every rank by a quotient's period (acc_plan_t.period) moves chunks: chunk c of
+ * logical buffer b at rank r is, in what rank r + period holds, chunk perm[b][c]; inv[b] is the
+ * inverse.  Input chunks moved so are what the verifier's values carry. */
+typedef struct {
+    const uint32_t *perm[ACC_BUF_COUNT], *inv[ACC_BUF_COUNT];
+} plan_quot_map_t;
+/* acc_plan_verify_mode on a quotient: its period's ranks run, and every other rank is their
+ * translate, so a message from rank a outside the period is the message its translate a - s
+ * sent (s a multiple of the period), its values moved by s and its chunks by map.  The caller
+ * has checked that the plan is the same moved by its period (cplan_verify_period.c), and that
+ * peer memory and signals stay inside the period; the verifier refuses a peer-memory or signal
+ * peer outside it. */
+acc_status_t plan_verify_quotient(const acc_plan_t *q, int inplace, const plan_quot_map_t *map);
+
 /* ---- building a rank's view (plan_view.c; cplan_view.c builds one from the class form) --- */
 /* A view of rank `rank` with hdr's header and peer pool and nothing else yet: no programs, no
  * edges. */

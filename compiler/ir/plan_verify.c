@@ -117,12 +117,14 @@ static acc_status_t check_header(const acc_plan_t *p)
                                  (unsigned long long)out);
         break;
     }
-    if (n * (in + out + p->scratch_chunks) > PV_MAX_LOCATIONS)
+    /* A quotient keeps its period's ranks' chunks only. */
+    if ((p->period ? (uint64_t)p->period : n) * (in + out + p->scratch_chunks) > PV_MAX_LOCATIONS)
         return acc_error_set(ACC_ERR_RANGE,
                              "plan: %llu ranks x (%llu + %llu + %u) chunks is "
                              "more than the verifier handles (%u chunk locations)",
-                             (unsigned long long)n, (unsigned long long)in, (unsigned long long)out,
-                             p->scratch_chunks, PV_MAX_LOCATIONS);
+                             (unsigned long long)(p->period ? (uint64_t)p->period : n),
+                             (unsigned long long)in, (unsigned long long)out, p->scratch_chunks,
+                             PV_MAX_LOCATIONS);
     return ACC_OK;
 }
 
@@ -286,6 +288,12 @@ static acc_status_t check_op(const pv_t *v, int rank, int lane, uint32_t i, uint
         return st;
     if ((u & U_PEER2) && (st = check_peer(v, rank, lane, i, "peer2", o->peer2, 0)))
         return st;
+    /* A quotient shares memory and counters inside its period only (the caller checked). */
+    if (v->quot && o->peer >= v->nexec &&
+        (o->code == ACC_OP_PUT || o->code == ACC_OP_GET || o->code == ACC_OP_SIGNAL ||
+         o->code == ACC_OP_WAIT))
+        return pv_fail(v, rank, lane, i, "peer %d is outside the quotient's %d ranks", o->peer,
+                       v->nexec);
     if (o->dep_lane != -1 || o->dep_op != -1) {
         if (o->dep_lane < 0 || o->dep_lane >= v->nlanes || o->dep_op < 0 ||
             (uint32_t)o->dep_op >= p->progs[(size_t)rank * v->nlanes + o->dep_lane].nops)
@@ -322,7 +330,7 @@ static acc_status_t check_op(const pv_t *v, int rank, int lane, uint32_t i, uint
                            o->npeers, o->peers_off, p->npeer_pool);
         for (k = 0; k < o->npeers; k++) {
             uint32_t r = p->peer_pool[o->peers_off + k], j;
-            if (r >= (uint32_t)v->nranks)
+            if (r >= (uint32_t)v->nexec)
                 return pv_fail(v, rank, lane, i, "peer list names %u, which is not a rank", r);
             for (j = 0; j < k; j++)
                 if (p->peer_pool[o->peers_off + j] == r)
@@ -344,7 +352,7 @@ static acc_status_t check_ops(const pv_t *v)
     int r, l;
     uint32_t i;
     acc_status_t st;
-    for (r = 0; r < v->nranks; r++)
+    for (r = 0; r < v->nexec; r++)
         for (l = 0; l < v->nlanes; l++) {
             const acc_lane_prog_t *prog = &v->plan->progs[(size_t)r * v->nlanes + l];
             if (prog->nops && !prog->ops)
@@ -369,7 +377,7 @@ static acc_status_t check_ops(const pv_t *v)
 static acc_status_t init_locations(pv_t *v)
 {
     const acc_plan_t *p = v->plan;
-    size_t total = (size_t)v->nranks * v->rank_locs;
+    size_t total = (size_t)v->nexec * v->rank_locs;
     char what[96];
     acc_status_t st;
     int r;
@@ -389,7 +397,7 @@ static acc_status_t init_locations(pv_t *v)
     if (!v->locs)
         return acc_error_set(ACC_ERR_NOMEM, "out of memory verifying a plan of %d ranks",
                              v->nranks);
-    for (r = 0; r < v->nranks; r++) {
+    for (r = 0; r < v->nexec; r++) {
         for (i = 0; i < v->rank_locs; i++) {
             pv_loc_t *l = &v->locs[(size_t)r * v->rank_locs + i];
             l->val = 0;
@@ -451,7 +459,7 @@ static acc_status_t check_post(pv_t *v)
     acc_buf_t b;
 
     acc_buf_init(&b);
-    for (r = 0; r < v->nranks; r++) {
+    for (r = 0; r < v->nexec; r++) {
         for (k = 0; k < p->out_chunks; k++) {
             pv_loc_t *l = pv_loc(v, r, ACC_BUF_OUT, k);
             int ok;
@@ -491,7 +499,8 @@ static acc_status_t check_post(pv_t *v)
 /* ---- entry points ----------------------------------------------------------------------- */
 
 /* Verify in one buffer mode; finals (optional) receives the PV_FINAL_* bits per operation. */
-static acc_status_t verify(const acc_plan_t *plan, int inplace, uint8_t *finals, size_t *base)
+static acc_status_t verify(const acc_plan_t *plan, int inplace, uint8_t *finals, size_t *base,
+                           const plan_quot_map_t *quot)
 {
     pv_t v;
     acc_status_t st;
@@ -503,7 +512,7 @@ static acc_status_t verify(const acc_plan_t *plan, int inplace, uint8_t *finals,
                              "acc_plan_verify: rank %d's view of %s holds one rank's programs; "
                              "only a whole plan is proven",
                              plan->view->rank, plan->algo);
-    if (plan->period)
+    if (plan->period && (!quot || plan->nranks % plan->period))
         return acc_error_set(ACC_ERR_INVALID,
                              "acc_plan_verify: %s lists %d of its %d ranks' programs (a quotient "
                              "for the simulator); only a whole plan is proven",
@@ -514,6 +523,8 @@ static acc_status_t verify(const acc_plan_t *plan, int inplace, uint8_t *finals,
     v.plan = plan;
     v.inplace = inplace ? 1 : 0;
     v.nranks = plan->nranks;
+    v.nexec = plan->period ? plan->period : plan->nranks;
+    v.quot = plan->period ? quot : NULL;
     v.nlanes = plan->nlanes;
     v.values.nranks = (uint32_t)plan->nranks;
     if ((st = check_header(plan)) != ACC_OK)
@@ -542,7 +553,12 @@ out:
 
 acc_status_t acc_plan_verify_mode(const acc_plan_t *plan, int inplace)
 {
-    return verify(plan, inplace, NULL, NULL);
+    return verify(plan, inplace, NULL, NULL, NULL);
+}
+
+acc_status_t plan_verify_quotient(const acc_plan_t *q, int inplace, const plan_quot_map_t *map)
+{
+    return verify(q, inplace, NULL, NULL, map);
 }
 
 acc_status_t acc_plan_final_reductions(const acc_plan_t *plan, uint8_t **flags, size_t *n)
@@ -566,7 +582,7 @@ acc_status_t acc_plan_final_reductions(const acc_plan_t *plan, uint8_t **flags, 
         acc_mem_free(base);
         return acc_error_set(ACC_ERR_NOMEM, "out of memory");
     }
-    st = verify(plan, 0, f, base);
+    st = verify(plan, 0, f, base, NULL);
     for (i = 0; i < total && st == ACC_OK; i++) {
         if (f[i] == (PV_FINAL_ALL | PV_FINAL_PART))
             st = acc_error_set(ACC_ERR_UNSUPPORTED,

@@ -14,6 +14,7 @@
 #define PLAN_VERIFY_INTERNAL_H
 
 #include "acc_plan.h"
+#include "plan_internal.h"
 
 /* Largest plans the verifier accepts: chunk locations over all ranks (24 bytes each, checked
  * against the memory the process may use before they are allocated; 2^28 keeps every value id
@@ -53,6 +54,9 @@ int pv_value_is_all(const pv_values_t *vs, uint32_t id, uint32_t nranks);
 /* "{0-2,5}" (long sets are shortened). */
 void pv_value_ranks(const pv_values_t *vs, uint32_t id, acc_buf_t *b);
 uint32_t pv_value_first_rank(const pv_values_t *vs, uint32_t id);
+/* Value id with every rank moved by shift (mod nranks) and its chunk made `chunk`: what a
+ * translate of the plan holds.  PV_NONE when out of memory. */
+uint32_t pv_value_moved(pv_values_t *vs, uint32_t id, uint32_t chunk, uint32_t shift);
 
 /* A map from 64-bit keys to uint32_t values (connections, counters, snapshots). */
 typedef struct {
@@ -84,9 +88,12 @@ typedef struct {
     uint32_t *vals; /* cnt values (points at `one` when cnt is 1) */
 } pv_msg_t;
 
-/* A FIFO connection (sender, receiver, lane). */
+/* A FIFO connection (sender, receiver, lane).  On a quotient, from is in the period and to
+ * may not be: rto receives on it (the rank of the period that to's translate by `shift` is). */
 typedef struct {
     int from, to, lane;
+    int rto;
+    uint32_t shift;
     uint32_t nsend, nrecv; /* static counts, for reports */
     pv_msg_t *ring;
     uint32_t cap, head, len;
@@ -142,6 +149,10 @@ typedef struct pv {
     const acc_plan_t *plan;
     int inplace;
     int nranks, nlanes;
+    /* The ranks that run: nranks, or a quotient's period, with how chunks move (plan.period). */
+    int nexec;
+    const plan_quot_map_t *quot;
+    uint32_t *xbuf; /* a moved message and its chunks' places (received(), plan_verify_sim.c) */
     /* Physical layout per rank: storages IN, OUT, SCRATCH of size psize[], a logical buffer b
      * at rank r maps to storage pmap[b] at chunk off + r * pshift[b]. */
     uint32_t psize[ACC_BUF_COUNT];

@@ -66,7 +66,7 @@ static acc_status_t make_groups(pv_t *v)
 {
     pv_order_t *o = &v->order;
     const acc_plan_t *p = v->plan;
-    uint32_t n = (uint32_t)v->nranks, r, g, *parent, *fill = NULL;
+    uint32_t n = (uint32_t)v->nexec, r, g, *parent, *fill = NULL;
     size_t t;
     acc_status_t st = ACC_OK;
 
@@ -128,7 +128,7 @@ acc_status_t pv_order_setup(pv_t *v)
     pv_order_t *o = &v->order;
     const acc_plan_t *p = v->plan;
     uint64_t words = 0, snap_words = 0;
-    size_t t, nthr = (size_t)v->nranks * v->nlanes;
+    size_t t, nthr = (size_t)v->nexec * v->nlanes;
     uint32_t c, i;
     acc_status_t st;
     int r, l;
@@ -136,7 +136,7 @@ acc_status_t pv_order_setup(pv_t *v)
     o->stride = (uint32_t)v->nlanes + 1;
     if ((st = make_groups(v)) != ACC_OK)
         return st;
-    for (r = 0; r < v->nranks; r++)
+    for (r = 0; r < v->nexec; r++)
         words += (uint64_t)v->nlanes * dim(v, r);
     /* Snapshots: one per operation another lane depends on, one per signal. */
     for (t = 0; t < nthr; t++) {
@@ -174,7 +174,7 @@ acc_status_t pv_order_setup(pv_t *v)
         return nomem();
     o->nsnaps_words = (size_t)snap_words;
     words = 0;
-    for (r = 0; r < v->nranks; r++)
+    for (r = 0; r < v->nexec; r++)
         for (l = 0; l < v->nlanes; l++) {
             uint32_t *vc = o->vc_pool + words;
             o->vc[(size_t)r * v->nlanes + l] = vc;
@@ -441,7 +441,7 @@ acc_status_t pv_order_finish(pv_t *v)
     acc_status_t st = ACC_OK;
     int r, l;
 
-    for (r = 0; r < v->nranks && st == ACC_OK; r++) {
+    for (r = 0; r < v->nexec && st == ACC_OK; r++) {
         if (o->gsize[o->gid[r]] < 2)
             continue;
         d = dim(v, r);

@@ -40,10 +40,24 @@ static int receives(unsigned code)
     return code >= ACC_OP_RECV && code <= ACC_OP_RECV_REDUCE_COPY_SEND;
 }
 
+/* On a quotient, a connection from a rank outside the period is its translate's from inside:
+ * (from, to) moved back by from's distance s from the period (*shift: what the receiver moves
+ * the messages by). */
+static void conn_norm(const pv_t *v, int *from, int *to, uint32_t *shift)
+{
+    int s = v->quot ? *from - *from % v->nexec : 0;
+    *shift = (uint32_t)s;
+    *from -= s;
+    *to = (int)(((int64_t)*to - s + v->nranks) % v->nranks);
+}
+
 /* The connection for (from, to, lane), created on first sight. */
 static acc_status_t conn_at(pv_t *v, int from, int to, int lane, size_t *cap, uint32_t *out)
 {
-    uint64_t key = conn_key(from, to, lane);
+    uint32_t shift;
+    uint64_t key;
+    conn_norm(v, &from, &to, &shift);
+    key = conn_key(from, to, lane);
     uint32_t c = pv_map_get(&v->conn_map, key);
     acc_status_t st;
     if (c == PV_NONE) {
@@ -56,6 +70,9 @@ static acc_status_t conn_at(pv_t *v, int from, int to, int lane, size_t *cap, ui
         v->conns[c].from = from;
         v->conns[c].to = to;
         v->conns[c].lane = lane;
+        /* The one rank of the period that receives on it: to's translate. */
+        v->conns[c].rto = to % v->nexec;
+        v->conns[c].shift = (uint32_t)(((int64_t)v->conns[c].rto - to + v->nranks) % v->nranks);
         if ((st = pv_map_put(&v->conn_map, key, c)) != ACC_OK)
             return st;
     }
@@ -90,7 +107,7 @@ static acc_status_t ctr_at(pv_t *v, int from, int to, uint32_t slot, size_t *cap
  * one counter); allocate message rings of min(slots, sends) entries. */
 static acc_status_t index_plan(pv_t *v)
 {
-    size_t t, nthr = (size_t)v->nranks * v->nlanes, ccap = 0, kcap = 0;
+    size_t t, nthr = (size_t)v->nexec * v->nlanes, ccap = 0, kcap = 0;
     uint32_t i, c;
     acc_status_t st;
 
@@ -148,7 +165,7 @@ static acc_status_t index_plan(pv_t *v)
 
 acc_status_t pv_sim_setup(pv_t *v)
 {
-    size_t nthr = (size_t)v->nranks * v->nlanes;
+    size_t nthr = (size_t)v->nexec * v->nlanes;
     v->thr = acc_mem_calloc(nthr, sizeof(pv_thread_t));
     v->queue = acc_mem_alloc(nthr * sizeof(uint32_t));
     if (!v->thr || !v->queue)
@@ -178,6 +195,7 @@ void pv_sim_free(pv_t *v)
     pv_map_free(&v->ctr_map);
     acc_mem_free(v->thr);
     acc_mem_free(v->queue);
+    acc_mem_free(v->xbuf);
 }
 
 /* ---- scheduling ----------------------------------------------------------------------------- */
@@ -190,7 +208,7 @@ static void wake(pv_t *v, size_t t)
     th->state = PV_RUNNABLE;
     if (!th->queued) {
         th->queued = 1;
-        v->queue[(v->qhead + v->qlen++) % ((size_t)v->nranks * v->nlanes)] = (uint32_t)t;
+        v->queue[(v->qhead + v->qlen++) % ((size_t)v->nexec * v->nlanes)] = (uint32_t)t;
     }
 }
 
@@ -318,7 +336,7 @@ static acc_status_t push(pv_t *v, uint32_t c, uint32_t op, const uint32_t *vals,
         memcpy(m->vals, vals, (size_t)cnt * sizeof(uint32_t));
     }
     cn->len++;
-    wake(v, tid(v, cn->to, cn->lane));
+    wake(v, tid(v, cn->rto, cn->lane));
     return ACC_OK;
 }
 
@@ -334,6 +352,65 @@ static void pop(pv_t *v, uint32_t c)
     wake(v, tid(v, cn->from, cn->lane));
 }
 
+/* The connection for (from, to, lane), which index_plan made. */
+static uint32_t conn_find(const pv_t *v, int from, int to, int lane)
+{
+    uint32_t shift;
+    conn_norm(v, &from, &to, &shift);
+    return pv_map_get(&v->conn_map, conn_key(from, to, lane));
+}
+
+/* Chunk c of buf at a rank, in what the rank `shift` ranks on holds (a quotient's map applied
+ * shift / period times, or its inverse the other way round). */
+static uint32_t moved_chunk(const pv_t *v, uint8_t buf, uint32_t c, uint32_t shift)
+{
+    uint32_t turns = (uint32_t)(v->nranks / v->nexec), q = shift / (uint32_t)v->nexec, k;
+    int back = q > turns / 2;
+    for (k = back ? turns - q : q; k > 0; k--)
+        c = (back ? v->quot->inv : v->quot->perm)[buf][c];
+    return c;
+}
+
+/* The message at the head of connection c as its receiver sees it.  On a quotient its sender
+ * may be a translate: the message is then the one the period's rank sent, its values moved by
+ * the connection's shift and put in the order of the chunks they stand for at the translate
+ * (the range of the sending operation, moved, is the translate's range). */
+static acc_status_t received(pv_t *v, uint32_t c, const uint32_t **vals)
+{
+    const pv_conn_t *cn = &v->conns[c];
+    const pv_msg_t *m = &cn->ring[cn->head];
+    const acc_op_t *so;
+    acc_ref_t ref;
+    uint32_t k, lo = UINT32_MAX, *pos = v->xbuf + m->cnt;
+
+    *vals = m->vals;
+    if (!cn->shift)
+        return ACC_OK;
+    so = pv_op(v, cn->from, cn->lane, m->op);
+    ref = so->code == ACC_OP_RECV_COPY_SEND ? so->dst : so->src;
+    for (k = 0; k < m->cnt; k++) {
+        pos[k] = moved_chunk(v, ref.buf, ref.off + k, cn->shift);
+        if (pos[k] < lo)
+            lo = pos[k];
+    }
+    for (k = 0; k < m->cnt; k++) {
+        uint32_t val = m->vals[k], j = pos[k] - lo;
+        if (j >= m->cnt)
+            return acc_error_set(ACC_ERR_INTERNAL,
+                                 "the quotient's map does not carry rank %d lane %d op %u's "
+                                 "chunks onto a range",
+                                 cn->from, cn->lane, m->op);
+        if (val) {
+            uint32_t ch = moved_chunk(v, ACC_BUF_IN, pv_value_chunk(&v->values, val), cn->shift);
+            if ((val = pv_value_moved(&v->values, val, ch, cn->shift)) == PV_NONE)
+                return nomem();
+        }
+        v->xbuf[j] = val;
+    }
+    *vals = v->xbuf;
+    return ACC_OK;
+}
+
 /* ---- one operation ------------------------------------------------------------------------ */
 
 /* Execute the data movement of operation i (all its conditions hold).  tmp holds cnt values. */
@@ -343,6 +420,7 @@ static acc_status_t move(pv_t *v, int r, int l, uint32_t i, const acc_op_t *o, u
     const acc_plan_t *p = v->plan;
     acc_status_t st = ACC_OK;
     const pv_msg_t *m = NULL;
+    const uint32_t *mv = NULL;
     uint32_t k, j, cnt = 0, a;
     opnd_t om = {-1, -1, {0, 0, 0}, 0}, os = {-1, -1, {0, 0, 0}, 0};
 
@@ -352,13 +430,15 @@ static acc_status_t move(pv_t *v, int r, int l, uint32_t i, const acc_op_t *o, u
         if (m->cnt != cnt) {
             acc_buf_t b;
             acc_buf_init(&b);
-            pv_describe_op(v, o->peer, l, m->op, &b);
+            pv_describe_op(v, v->conns[cin].from, l, m->op, &b);
             st = pv_fail(v, r, l, i, "receives %u chunks but the matching send, %s, sends %u", cnt,
                          b.data ? b.data : "", m->cnt);
             acc_buf_free(&b);
             return st;
         }
         om.msg_from = o->peer;
+        if ((st = received(v, cin, &mv)) != ACC_OK)
+            return st;
     }
     os.ref = o->src;
     switch (o->code) {
@@ -371,7 +451,7 @@ static acc_status_t move(pv_t *v, int r, int l, uint32_t i, const acc_op_t *o, u
     case ACC_OP_RECV:
     case ACC_OP_RECV_COPY_SEND:
         for (k = 0; k < cnt && !st; k++)
-            st = wr(v, r, l, i, r, o->dst, k, tmp[k] = m->vals[k]);
+            st = wr(v, r, l, i, r, o->dst, k, tmp[k] = mv[k]);
         break;
     case ACC_OP_RECV_REDUCE_COPY:
     case ACC_OP_RECV_REDUCE_SEND:
@@ -379,7 +459,7 @@ static acc_status_t move(pv_t *v, int r, int l, uint32_t i, const acc_op_t *o, u
         for (k = 0; k < cnt && !st; k++) {
             os.k = k;
             if ((st = rd(v, r, l, i, r, o->src, k, &a)) == ACC_OK &&
-                (st = reduce(v, r, l, i, a, &os, m->vals[k], &om, &tmp[k])) == ACC_OK) {
+                (st = reduce(v, r, l, i, a, &os, mv[k], &om, &tmp[k])) == ACC_OK) {
                 note_final(v, r, l, i, tmp[k]);
                 if (o->code != ACC_OP_RECV_REDUCE_SEND)
                     st = wr(v, r, l, i, r, o->dst, k, tmp[k]);
@@ -468,15 +548,14 @@ static acc_status_t step(pv_t *v, int r, int l, uint32_t *tmp, int *res)
         return ACC_OK;
     }
     if (receives(o->code)) {
-        cin = pv_map_get(&v->conn_map, conn_key(o->peer, r, l));
+        cin = conn_find(v, o->peer, r, l);
         if (!v->conns[cin].len) {
             *res = block(v, r, l, PV_WHY_RECV, cin);
             return ACC_OK;
         }
     }
     if (sends(o->code)) {
-        cout =
-            pv_map_get(&v->conn_map, conn_key(r, o->code == ACC_OP_SEND ? o->peer : o->peer2, l));
+        cout = conn_find(v, r, o->code == ACC_OP_SEND ? o->peer : o->peer2, l);
         if (v->conns[cout].len == v->conns[cout].cap) {
             *res = block(v, r, l, PV_WHY_SEND, cout);
             return ACC_OK;
@@ -552,14 +631,14 @@ static uint32_t waits_for(const pv_t *v, size_t t, acc_buf_t *b)
                        "waits for a free slot toward rank %d lane %d (%u messages in flight, "
                        "slots %d)",
                        cn->to, l, cn->len, v->plan->slots);
-        if (v->thr[tid(v, cn->to, l)].state == PV_DONE) {
+        if (v->thr[tid(v, cn->rto, l)].state == PV_DONE) {
             acc_buf_printf(b,
                            ", which has finished: it receives %u of the %u messages sent on "
                            "this connection",
                            cn->nrecv, cn->nsend);
             return PV_NONE;
         }
-        return (uint32_t)tid(v, cn->to, l);
+        return (uint32_t)tid(v, cn->rto, l);
     case PV_WHY_WAIT:
         ct = &v->ctrs[th->on];
         acc_buf_printf(b, "waits for the counter from rank %d slot %u to reach %u (it is at %u)",
@@ -583,7 +662,7 @@ static uint32_t waits_for(const pv_t *v, size_t t, acc_buf_t *b)
 
 static acc_status_t report_deadlock(pv_t *v)
 {
-    size_t nthr = (size_t)v->nranks * v->nlanes, t, first = nthr, blocked = 0;
+    size_t nthr = (size_t)v->nexec * v->nlanes, t, first = nthr, blocked = 0;
     uint32_t *seen = NULL, *path = NULL, n = 0, cur, next, start, k;
     acc_buf_t b;
     acc_status_t st;
@@ -653,7 +732,7 @@ static acc_status_t report_leftovers(pv_t *v)
 
 acc_status_t pv_sim_run(pv_t *v)
 {
-    size_t nthr = (size_t)v->nranks * v->nlanes, t;
+    size_t nthr = (size_t)v->nexec * v->nlanes, t;
     uint32_t *tmp = NULL, maxcnt = 1;
     acc_status_t st = ACC_OK;
     int res;
@@ -673,8 +752,11 @@ acc_status_t pv_sim_run(pv_t *v)
     }
     v->qhead = 0;
     v->qlen = nthr;
-    if (!(tmp = acc_mem_alloc((size_t)maxcnt * sizeof(uint32_t))))
+    if (!(tmp = acc_mem_alloc((size_t)maxcnt * sizeof(uint32_t))) ||
+        !(v->xbuf = acc_mem_alloc((size_t)2 * maxcnt * sizeof(uint32_t)))) {
+        acc_mem_free(tmp);
         return nomem();
+    }
     while (v->qlen && st == ACC_OK) {
         int r, l;
         t = v->queue[v->qhead];

@@ -61,7 +61,71 @@ void pv_values_free(pv_values_t *vs)
 uint32_t pv_value_single(pv_values_t *vs, uint32_t chunk, uint32_t rank)
 {
     uint64_t x = (uint64_t)chunk * vs->nranks + rank;
-    return x < PV_SINGLE ? PV_SINGLE | (uint32_t)x : PV_NONE;
+    uint32_t r[4] = {chunk, 1, rank, rank + 1};
+    /* A quotient of a large plan has more chunks x ranks than an id holds: a record then. */
+    return x < PV_SINGLE ? PV_SINGLE | (uint32_t)x : append(vs, r, 4);
+}
+
+uint32_t pv_value_moved(pv_values_t *vs, uint32_t id, uint32_t chunk, uint32_t shift)
+{
+    uint32_t buf[4], n, i, k = 0, first = 0, *out;
+    const uint32_t *r;
+    void *p;
+
+    if (!id) /* nothing written moves as nothing */
+        return 0;
+    r = view(vs, id, buf);
+    n = r[1];
+    if (n == 1 && r[3] == r[2] + 1)
+        return pv_value_single(vs, chunk, (r[2] + shift) % vs->nranks);
+    p = vs->tmp;
+    if (acc_array_reserve(&p, &vs->tmp_cap, 2 + 2 * ((size_t)n + 1), sizeof(uint32_t)) != ACC_OK)
+        return PV_NONE;
+    vs->tmp = p;
+    r = view(vs, id, buf); /* the arena does not move here, but read again after the reserve */
+    out = vs->tmp + 2;
+    /* Intervals moved stay sorted but for the one that wraps past the last rank, which splits
+     * into a head (to the end) and a tail (from rank 0) that lead the list. */
+    for (i = 0; i < n; i++) {
+        uint32_t lo = (r[2 + 2 * i] + shift) % vs->nranks, len = r[3 + 2 * i] - r[2 + 2 * i];
+        if (lo + (uint64_t)len > vs->nranks) {
+            out[2 * k] = lo;
+            out[2 * k + 1] = vs->nranks;
+            k++;
+            out[2 * k] = 0;
+            out[2 * k + 1] = lo + len - vs->nranks;
+            k++;
+        } else {
+            out[2 * k] = lo;
+            out[2 * k + 1] = lo + len;
+            k++;
+        }
+    }
+    /* Rotate so that the lowest interval is first, then merge neighbours that touch. */
+    for (i = 1; i < k; i++)
+        if (out[2 * i] < out[2 * first])
+            first = i;
+    {
+        uint32_t *tmp = acc_mem_alloc((size_t)2 * k * sizeof(uint32_t)), m = 0;
+        if (!tmp)
+            return PV_NONE;
+        for (i = 0; i < k; i++) {
+            uint32_t j = (first + i) % k, lo = out[2 * j], hi = out[2 * j + 1];
+            if (m && lo == tmp[2 * m - 1]) {
+                tmp[2 * m - 1] = hi;
+                continue;
+            }
+            tmp[2 * m] = lo;
+            tmp[2 * m + 1] = hi;
+            m++;
+        }
+        memcpy(out, tmp, (size_t)2 * m * sizeof(uint32_t));
+        acc_mem_free(tmp);
+        k = m;
+    }
+    vs->tmp[0] = chunk;
+    vs->tmp[1] = k;
+    return append(vs, vs->tmp, 2 + 2 * k);
 }
 
 uint32_t pv_value_union(pv_values_t *vs, uint32_t a, uint32_t b, int *overlap)
