@@ -110,6 +110,73 @@ acc_status_t algo_hier_params(acc_plan_t *p, const algo_hier_t *h)
                                h->inner_name, h->outer_name);
 }
 
+int algo_hier_class_covers(const algo_spec_t *spec, const char *hd, int has_tree,
+                           const acc_topo_t *topo, const acc_algo_args_t *args, int direct)
+{
+    algo_hier_t h;
+    return algo_hier_setup(&h, spec, hd, has_tree, topo, args, 0) == ACC_OK &&
+           h.outer == ALGO_OUTER_RING && (!direct || h.inner == ALGO_INNER_DIRECT);
+}
+
+acc_status_t algo_hier_class_build(const algo_hier_t *h, acc_coll_t coll,
+                                   const acc_algo_args_t *args, uint32_t in, uint32_t out,
+                                   uint32_t scratch, int per_position,
+                                   algo_hier_class_round_fn round, acc_cplan_t **cpp)
+{
+    int32_t dims[2] = {h->nodes, h->gpn};
+    char params[ACC_PLAN_PARAMS_MAX];
+    acc_cplan_t *cp = NULL;
+    acc_status_t st = acc_cplan_create(coll, 2, dims, h->pr.lanes, in, out, scratch, &cp);
+
+    *cpp = NULL;
+    if (st != ACC_OK)
+        return st;
+    snprintf(cp->algo, sizeof(cp->algo), "hier");
+    cp->proto = args ? args->proto : ACC_PROTO_SIMPLE;
+    cp->inplace = 1;
+    /* Nodes are alike: translating by one node maps every link onto a like one. */
+    cp->sym_step[0] = 1;
+    snprintf(params, sizeof(params), "lanes=%d chunks=%d inner=%s outer=%s", h->pr.lanes,
+             h->pr.chunks, h->inner_name, h->outer_name);
+    st = acc_cplan_set_params(cp, params);
+    for (int lane = 0; lane < h->pr.lanes && st == ACC_OK; lane++) {
+        if ((st = acc_cplan_set_ranks(cp, lane, h->node[lane % 2])) != ACC_OK)
+            break;
+        for (int q = 0; q < (per_position ? h->gpn : 1) && st == ACC_OK; q++) {
+            int32_t lo[2] = {0, per_position ? q : 0};
+            int32_t hi[2] = {h->nodes, per_position ? q + 1 : h->gpn};
+            uint32_t cls;
+            if ((st = acc_cplan_add_class(cp, lane, lo, hi, &cls)) != ACC_OK)
+                break;
+            for (int j = 0; j < h->pr.chunks && st == ACC_OK; j++)
+                st = round(cp, lane, cls, h, per_position ? q : -1, (uint32_t)j);
+        }
+    }
+    if (st != ACC_OK) {
+        acc_cplan_destroy(cp);
+        return st;
+    }
+    *cpp = cp;
+    return ACC_OK;
+}
+
+acc_status_t algo_hier_class_signal_wait(acc_cplan_t *cp, int lane, uint32_t cls, int q, int m,
+                                         uint16_t slot, uint32_t value)
+{
+    acc_status_t st = ACC_OK;
+    for (int pass = 0; pass < 2; pass++)
+        for (int s = 0; s < m && st == ACC_OK; s++) {
+            acc_cop_t op = acc_cop_init(pass ? ACC_OP_WAIT : ACC_OP_SIGNAL);
+            if (s == q)
+                continue;
+            op.peer = acc_cpeer_rel(1, s - q);
+            op.slot = slot;
+            op.value = pass ? value : 0;
+            st = acc_cplan_add(cp, lane, cls, &op);
+        }
+    return st;
+}
+
 acc_status_t algo_hier_allreduce_outer(acc_plan_t *p, const algo_hier_t *h,
                                        const algo_tree_t *trees, int lane, const int *r,
                                        uint32_t base)

@@ -176,21 +176,26 @@ static acc_ref_t run(const algo_layout_t *l, int lo, int hi, uint32_t k)
         return acc_ref((acc_bufid_t)l->buf, l->base + b0 * l->stride,
                        (first_block(l, hi) - b0) * l->cnt);
     return acc_ref((acc_bufid_t)l->buf,
-                   l->base + (b0 + k / nsub) * l->stride + (k % nsub) * l->sub_stride, l->cnt);
+                   l->base + (b0 + k / nsub) * l->stride +
+                       ((l->sub_first + k % nsub) % nsub) * l->sub_stride,
+                   l->cnt);
 }
 
 int algo_layout_eq(const algo_layout_t *a, const algo_layout_t *b)
 {
     return a->buf == b->buf && a->base == b->base && a->stride == b->stride && a->cnt == b->cnt &&
-           a->nsub == b->nsub && a->sub_stride == b->sub_stride && a->fold == b->fold;
+           a->nsub == b->nsub && a->sub_stride == b->sub_stride && a->sub_first == b->sub_first &&
+           a->fold == b->fold;
 }
 
 algo_layout_t algo_layout_piece(const algo_layout_t *l, uint32_t s)
 {
     algo_layout_t one = *l;
-    one.base = l->base + s * l->sub_stride;
+    uint32_t nsub = l->nsub ? l->nsub : 1;
+    one.base = l->base + ((l->sub_first + s) % nsub) * l->sub_stride;
     one.nsub = 1;
     one.sub_stride = 0;
+    one.sub_first = 0;
     return one;
 }
 

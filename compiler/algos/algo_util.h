@@ -100,6 +100,8 @@ typedef struct {
     uint32_t cnt;        /* chunks per piece */
     uint32_t nsub;       /* pieces per block (0 is taken as 1) */
     uint32_t sub_stride; /* chunks between pieces */
+    uint32_t sub_first;  /* pieces are taken from this one on, round (a rank's own node's first,
+                            so that every node's program is its neighbour's moved) */
     int fold;            /* halving/doubling: virtual block w < fold is blocks 2w and 2w+1 */
 } algo_layout_t;
 
@@ -121,7 +123,8 @@ acc_status_t algo_emit_exchange(acc_plan_t *p, int rank, int lane, int peer,
                                 int rhi);
 /* Do two layouts name the same chunks? */
 int algo_layout_eq(const algo_layout_t *a, const algo_layout_t *b);
-/* Piece s of a strided layout, as a layout of one piece per block. */
+/* Piece s of a strided layout in its order (sub_first + s, round), as a layout of one piece
+ * per block. */
 algo_layout_t algo_layout_piece(const algo_layout_t *l, uint32_t s);
 
 /* ---- ring building blocks (one copy for allreduce, allgather, reduce_scatter, hier) ------- */
@@ -204,7 +207,8 @@ acc_status_t algo_class_build(const algo_class_form_t *f, const acc_topo_t *topo
 acc_status_t algo_class_build_explicit(const algo_class_form_t *f, const acc_topo_t *topo,
                                        const acc_algo_args_t *args, acc_plan_t **out);
 extern const algo_class_form_t algo_allreduce_ring_class, algo_allgather_ring_class,
-    algo_reduce_scatter_ring_class, algo_allreduce_hier_class;
+    algo_reduce_scatter_ring_class, algo_allreduce_hier_class, algo_allgather_hier_class,
+    algo_reduce_scatter_hier_class;
 
 /* A ring in class form: along grid dimension `dim`, blocks identified by the position there
  * (COORD terms) or by the rank at it (id_rank: RANK terms, algo_ring_allgather's id = order);
@@ -366,5 +370,27 @@ acc_status_t algo_hier_params(acc_plan_t *p, const algo_hier_t *h);
 acc_status_t algo_hier_allreduce_outer(acc_plan_t *p, const algo_hier_t *h,
                                        const algo_tree_t *trees, int lane, const int *r,
                                        uint32_t base);
+
+/* Class forms of hierarchical plans: the grid is [nodes, gpn], point (k, q) position q of node
+ * k's cycle in the lane's direction (h->node), so node steps run along dimension 1 and rails
+ * along dimension 0; nodes are alike (sym_step one node).  algo_hier_cplan makes the plan with
+ * its header and tables; each lane then gets one class over the grid (every position runs one
+ * program) or, with peer memory inside nodes, one per position q (box [0, nodes) x [q, q+1):
+ * its signals and puts name the other positions in a fixed order).  algo_hier_class_build makes
+ * it and gives each class its rounds: round(cp, lane, cls, h, q, j) appends round j of
+ * position q (-1: the class of every position). */
+/* Does a class form cover these arguments: outer=ring, and inner=direct where `direct`? */
+int algo_hier_class_covers(const algo_spec_t *spec, const char *hd, int has_tree,
+                           const acc_topo_t *topo, const acc_algo_args_t *args, int direct);
+typedef acc_status_t (*algo_hier_class_round_fn)(acc_cplan_t *cp, int lane, uint32_t cls,
+                                                 const algo_hier_t *h, int q, uint32_t j);
+acc_status_t algo_hier_class_build(const algo_hier_t *h, acc_coll_t coll,
+                                   const acc_algo_args_t *args, uint32_t in, uint32_t out,
+                                   uint32_t scratch, int per_position,
+                                   algo_hier_class_round_fn round, acc_cplan_t **cpp);
+/* algo_pm_barrier's (and algo_pm_allgather's closing) signals and waits of position q of a
+ * node of m GPUs. */
+acc_status_t algo_hier_class_signal_wait(acc_cplan_t *cp, int lane, uint32_t cls, int q, int m,
+                                         uint16_t slot, uint32_t value);
 
 #endif /* ALGO_UTIL_H */

@@ -96,82 +96,90 @@ static acc_status_t build_explicit(const acc_topo_t *topo, const acc_algo_args_t
     return ACC_OK;
 }
 
-/* ---- class form (inner=ring outer=ring) --------------------------------------------------
- * The grid is [nodes, gpn]: point (k, q) is position q of node k's ring (the lane's direction),
- * so that the inner rings run along dimension 1 and the rails along dimension 0, each rail's
- * chunks at its node block base + q * blk.  Every point runs one program. */
+/* ---- class form (outer=ring; algo_hier_cplan's grid) -------------------------------------- */
 
 static int class_covers(const acc_topo_t *topo, const acc_algo_args_t *args)
 {
-    algo_hier_t h;
-    return algo_hier_setup(&h, &spec, "rhd", 1, topo, args, 0) == ACC_OK &&
-           h.inner == ALGO_INNER_RING && h.outer == ALGO_OUTER_RING;
+    return algo_hier_class_covers(&spec, "rhd", 1, topo, args, 0);
 }
 
+/* Block q of a round: chunks base + q * blk .. + blk of buf, q the position along dimension 1. */
+static acc_status_t node_block(acc_bufid_t buf, uint32_t base, uint32_t blk, acc_cref_t *out)
+{
+    *out = acc_cref_const(buf, base, blk);
+    return acc_cref_add_term(out, ACC_CTERM_COORD, 1, 0, blk);
+}
+
+/* The node steps of algo_pm_barrier + algo_pm_reduce_scatter (before) or algo_pm_allgather
+ * (after) at position q, as round_fn emits them. */
+static acc_status_t class_direct(acc_cplan_t *cp, int lane, uint32_t cls, const algo_hier_t *h,
+                                 int q, uint32_t j, uint32_t base, uint32_t blk, int after)
+{
+    acc_status_t st = ACC_OK;
+    int g = h->gpn;
+    if (!after) {
+        acc_cop_t op = acc_cop_init(ACC_OP_REDUCE_PEERS);
+        if ((st = algo_hier_class_signal_wait(cp, lane, cls, q, g, ALGO_SLOT(lane, 0), j + 1)) !=
+                ACC_OK ||
+            (st = node_block(ACC_BUF_IN, base, blk, &op.src)) != ACC_OK ||
+            (st = node_block(ACC_BUF_OUT, base, blk, &op.dst)) != ACC_OK)
+            return st;
+        op.peer = acc_cpeer_row(1);
+        return acc_cplan_add(cp, lane, cls, &op);
+    }
+    for (int s = 1; s < g && st == ACC_OK; s++) {
+        acc_cop_t op = acc_cop_init(ACC_OP_PUT);
+        op.peer = acc_cpeer_rel(1, s);
+        if ((st = node_block(ACC_BUF_OUT, base, blk, &op.src)) == ACC_OK &&
+            (st = node_block(ACC_BUF_OUT, base, blk, &op.dst)) == ACC_OK)
+            st = acc_cplan_add(cp, lane, cls, &op);
+    }
+    return st != ACC_OK
+               ? st
+               : algo_hier_class_signal_wait(cp, lane, cls, q, g, ALGO_SLOT(lane, 1), j + 1);
+}
+
+/* Round j of position q (q < 0: inner=ring, every position). */
 static acc_status_t class_round(acc_cplan_t *cp, int lane, uint32_t cls, const algo_hier_t *h,
-                                uint32_t j, uint32_t blk)
+                                int q, uint32_t j)
 {
     static const algo_cring_t inner = {1, 0, -1, 0};
+    uint32_t blk = (uint32_t)h->nodes;
     const algo_cring_t outer = {0, 0, 1, blk};
     uint32_t base = (uint32_t)(lane * h->pr.chunks + (int)j) * (uint32_t)h->gpn * blk;
     algo_layout_t in = algo_layout(ACC_BUF_IN, base, blk, blk);
     algo_layout_t res = algo_layout(ACC_BUF_OUT, base, blk, blk);
     algo_layout_t sub = algo_layout(ACC_BUF_OUT, base, 1, 1);
-    acc_status_t st = algo_ring_rs_class(cp, lane, cls, &inner, &in, &res, 0);
+    acc_status_t st = q < 0 ? algo_ring_rs_class(cp, lane, cls, &inner, &in, &res, 0)
+                            : class_direct(cp, lane, cls, h, q, j, base, blk, 0);
     if (st == ACC_OK)
         st = algo_ring_rs_class(cp, lane, cls, &outer, &sub, &sub, 1);
     if (st == ACC_OK)
         st = algo_ring_ag_class(cp, lane, cls, &outer, &sub, NULL, 1);
-    return st != ACC_OK ? st : algo_ring_ag_class(cp, lane, cls, &inner, &res, NULL, 0);
+    if (st != ACC_OK)
+        return st;
+    return q < 0 ? algo_ring_ag_class(cp, lane, cls, &inner, &res, NULL, 0)
+                 : class_direct(cp, lane, cls, h, q, j, base, blk, 1);
 }
 
 static acc_status_t build_class(const acc_topo_t *topo, const acc_algo_args_t *args,
                                 acc_cplan_t **out)
 {
     algo_hier_t h;
-    acc_cplan_t *cp = NULL;
-    int32_t dims[2], lo[2] = {0, 0};
-    uint32_t blk, total, cls;
-    char params[ACC_PLAN_PARAMS_MAX];
-    int lane, j;
+    uint32_t total;
     acc_status_t st;
 
     *out = NULL;
     if ((st = algo_hier_setup(&h, &spec, "rhd", 1, topo, args, 1)) != ACC_OK)
         return st;
-    dims[0] = h.nodes;
-    dims[1] = h.gpn;
-    blk = (uint32_t)h.nodes;
-    total = (uint32_t)(h.pr.lanes * h.pr.chunks * h.gpn) * blk;
-    if (h.inner != ALGO_INNER_RING || h.outer != ALGO_OUTER_RING)
-        st = acc_error_set(ACC_ERR_UNSUPPORTED, "hier allreduce has a class form for "
-                                                "inner=ring outer=ring only");
-    if (st == ACC_OK)
-        st = acc_cplan_create(ACC_COLL_ALLREDUCE, 2, dims, h.pr.lanes, total, total, 0, &cp);
-    if (st == ACC_OK) {
-        snprintf(cp->algo, sizeof(cp->algo), "hier");
-        cp->proto = args ? args->proto : ACC_PROTO_SIMPLE;
-        cp->inplace = 1;
-        /* Nodes are alike: translating by one node maps every link onto a like one. */
-        cp->sym_step[0] = 1;
-        snprintf(params, sizeof(params), "lanes=%d chunks=%d inner=%s outer=%s", h.pr.lanes,
-                 h.pr.chunks, h.inner_name, h.outer_name);
-        st = acc_cplan_set_params(cp, params);
-    }
-    for (lane = 0; lane < h.pr.lanes && st == ACC_OK; lane++) {
-        if ((st = acc_cplan_set_ranks(cp, lane, h.node[lane % 2])) != ACC_OK ||
-            (st = acc_cplan_add_class(cp, lane, lo, dims, &cls)) != ACC_OK)
-            break;
-        for (j = 0; j < h.pr.chunks && st == ACC_OK; j++)
-            st = class_round(cp, lane, cls, &h, (uint32_t)j, blk);
-    }
+    total = (uint32_t)(h.pr.lanes * h.pr.chunks * h.gpn) * (uint32_t)h.nodes;
+    st = h.outer != ALGO_OUTER_RING
+             ? acc_error_set(ACC_ERR_UNSUPPORTED,
+                             "hier allreduce has a class form for outer=ring only")
+             : algo_hier_class_build(&h, ACC_COLL_ALLREDUCE, args, total, total, 0,
+                                     h.inner == ALGO_INNER_DIRECT, class_round, out);
     algo_hier_free(&h);
-    if (st != ACC_OK) {
-        acc_cplan_destroy(cp);
-        return st;
-    }
-    *out = cp;
-    return ACC_OK;
+    return st;
 }
 
 static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, acc_plan_t **out)

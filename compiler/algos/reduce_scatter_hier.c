@@ -38,6 +38,7 @@ static acc_status_t round_fn(acc_plan_t *p, const algo_hier_t *h, int lane, uint
     part.buf = ACC_BUF_SCRATCH;
     for (k = 0; k < h->nodes && st == ACC_OK; k++) {
         const int *grp = node + k * h->gpn;
+        in.sub_first = part.sub_first = (uint32_t)k;
         if (h->inner == ALGO_INNER_RING) {
             st = algo_ring_reduce_scatter(p, lane, grp, h->gpn, cyc, &in, &part, 0);
             continue;
@@ -60,7 +61,8 @@ static acc_status_t round_fn(acc_plan_t *p, const algo_hier_t *h, int lane, uint
     return st;
 }
 
-static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, acc_plan_t **out)
+static acc_status_t build_explicit(const acc_topo_t *topo, const acc_algo_args_t *args,
+                                   acc_plan_t **out)
 {
     algo_hier_t h;
     acc_plan_t *p = NULL;
@@ -88,8 +90,73 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return ACC_OK;
 }
 
+/* ---- class form (outer=ring inner=direct; algo_hier_cplan's grid) ------------------------
+ * Position q's blocks are rank blocks (k'*gpn + h)*per + i of the input and scratch: chunk i +
+ * per x the rank at a point, a RANK term.  The node step reduces position q's block of every
+ * node k + d (d = 0 .. nodes-1, its own node's first: algo_layout_t.sub_first) over its node
+ * into scratch; the rail ring then reduce-scatters scratch along dimension 0. */
+
+static int class_covers(const acc_topo_t *topo, const acc_algo_args_t *args)
+{
+    return algo_hier_class_covers(&spec, "rh", 0, topo, args, 1);
+}
+
+static acc_status_t class_round(acc_cplan_t *cp, int lane, uint32_t cls, const algo_hier_t *h,
+                                int q, uint32_t j)
+{
+    static const algo_cring_t rail = {0, 1, -1, 0};
+    uint32_t per = (uint32_t)(h->pr.lanes * h->pr.chunks);
+    uint32_t i = (uint32_t)(lane * h->pr.chunks) + j;
+    algo_layout_t src = algo_layout(ACC_BUF_SCRATCH, i, per, 1);
+    algo_layout_t res = algo_layout(ACC_BUF_OUT, i, 0, 1);
+    acc_status_t st =
+        algo_hier_class_signal_wait(cp, lane, cls, q, h->gpn, ALGO_SLOT(lane, 0), j + 1);
+
+    for (int d = 0; d < h->nodes && st == ACC_OK; d++) {
+        acc_cop_t op = acc_cop_init(ACC_OP_REDUCE_PEERS);
+        op.peer = acc_cpeer_row(1);
+        op.src = acc_cref_const(ACC_BUF_IN, i, 1);
+        op.dst = acc_cref_const(ACC_BUF_SCRATCH, i, 1);
+        if ((st = acc_cref_add_term(&op.src, ACC_CTERM_RANK, 0, d, per)) == ACC_OK &&
+            (st = acc_cref_add_term(&op.dst, ACC_CTERM_RANK, 0, d, per)) == ACC_OK)
+            st = acc_cplan_add(cp, lane, cls, &op);
+    }
+    if (st == ACC_OK)
+        st = algo_hier_class_signal_wait(cp, lane, cls, q, h->gpn, ALGO_SLOT(lane, 1), j + 1);
+    return st != ACC_OK ? st : algo_ring_rs_class(cp, lane, cls, &rail, &src, &res, 0);
+}
+
+static acc_status_t build_class(const acc_topo_t *topo, const acc_algo_args_t *args,
+                                acc_cplan_t **out)
+{
+    algo_hier_t h;
+    uint32_t per, n = (uint32_t)acc_topo_ranks(topo);
+    acc_status_t st;
+
+    *out = NULL;
+    if ((st = algo_hier_setup(&h, &spec, "rh", 0, topo, args, 1)) != ACC_OK)
+        return st;
+    per = (uint32_t)(h.pr.lanes * h.pr.chunks);
+    st =
+        h.outer != ALGO_OUTER_RING || h.inner != ALGO_INNER_DIRECT
+            ? acc_error_set(ACC_ERR_UNSUPPORTED,
+                            "hier reduce_scatter has a class form for inner=direct outer=ring only")
+            : algo_hier_class_build(&h, ACC_COLL_REDUCE_SCATTER, args, per * n, per, per * n, 1,
+                                    class_round, out);
+    algo_hier_free(&h);
+    return st;
+}
+
+static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, acc_plan_t **out)
+{
+    return algo_class_expanded(&algo_reduce_scatter_hier_class, topo, args, out);
+}
+
 const acc_algo_t algo_reduce_scatter_hier = {
     "hier", ACC_COLL_REDUCE_SCATTER,
     "intra-node reduce-scatter into scratch, then per-rail inter-node reduce-scatter "
     "(inner=ring|direct, outer=ring|rh)",
     supports, build};
+
+const algo_class_form_t algo_reduce_scatter_hier_class = {
+    &algo_reduce_scatter_hier, class_covers, build_class, build_explicit, NULL, NULL};

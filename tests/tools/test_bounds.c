@@ -26,8 +26,9 @@ ACC_TEST(report_by_class_above_4096_ranks)
            "+ 0) chunks",
            line);
     TR_HAS(tr_out, "Selection table for allreduce", line);
-    /* the class plans were swept: acc's best at 4G is hierarchical with rings */
-    TR_HAS(tr_out, "inner=ring outer=ring", line);
+    /* the class plans were swept: acc's best at 4G is the default hierarchical plan with a
+     * ring between nodes, proven on one node */
+    TR_HAS(tr_out, "4G  hier lanes=2 chunks=1 inner=direct outer=ring", line);
 
     /* Its database keeps the tables' plans in class form alone, which --print-selection
      * reads for the rule that keeps GPUs on NCCL. */
