@@ -7,8 +7,12 @@ backend with tables built for them (acc-compile --db), in a process where PyTorc
 first.
 
 Checked: every rank ends with the same parameters in every mode; acc's parameters (the backend's
-and the hook's) equal gloo's within float tolerance (they sum in different orders: relative 1e-5
-of the largest parameter); the compressed runs' mean loss within a stated tolerance of the
+and the hook's) equal gloo's within float tolerance: they sum in different orders, so the two
+runs part by rounding, which 20 steps with momentum amplify, more in some layers than others
+and more on some CPUs (the largest single difference at 4 ranks was 1e-6 of the largest
+parameter on one machine, 2.2e-5 of it on an AMD EPYC).  So the measure is the whole vector's:
+|p - gloo| / |gloo| at most 5e-5 (measured 5.6e-6 at 4 ranks on the EPYC; fp16 compression
+puts it at 3.4e-4, which this measure keeps apart).  The compressed runs' mean loss within a stated tolerance of the
 uncompressed hook's (fp16: 0.01%,
 bf16: 0.1%, for the rounding of 11 and 8 significant bits in the averaged gradients; measured:
 5e-7 and 7e-6 at 4 ranks).  The step times
@@ -21,6 +25,7 @@ Exit status 77 (skipped) with a notice when this interpreter has no PyTorch: CMa
 ACC_TORCH_PYTHON names one that has (scripts/torch_venv.sh makes it; scripts/setup.sh passes it).
 """
 import json
+import math
 import os
 import subprocess
 import sys
@@ -29,7 +34,7 @@ SKIP = 77
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE = os.path.join(HERE, "..", "examples", "ddp_train.py")
 MODES = ["gloo", "acc", "acc-hook", "acc-fp16", "acc-bf16"]
-PARAM_RTOL = 1e-5                          # of the largest parameter, acc against gloo
+PARAM_RTOL = 5e-5                          # |p - gloo| / |gloo| (Euclidean), acc against gloo
 LOSS_RTOL = {"acc-fp16": 1e-4, "acc-bf16": 1e-3}  # against the uncompressed hook's loss
 
 
@@ -66,7 +71,7 @@ def main():
 
     failures = []
     gloo = results["gloo"]
-    scale = max(abs(v) for v in gloo["params"])
+    scale = math.sqrt(sum(v * v for v in gloo["params"]))
     print("\n%d ranks, CPU, %d parameters, 20 steps (the machine may be shared: times are "
           "indicative)" % (nranks, len(gloo["params"])))
     print("%-9s %10s %10s %12s %16s %s" % ("mode", "step ms", "vs gloo", "mean loss",
@@ -79,9 +84,11 @@ def main():
                                                         diff, r["same_on_every_rank"]))
         if not r["same_on_every_rank"]:
             failures.append("%s: the ranks ended with different parameters" % mode)
-        if mode in ("acc", "acc-hook") and diff > PARAM_RTOL * scale:
-            failures.append("%s's parameters differ from gloo's by %g (tolerance %g)"
-                            % (mode, diff, PARAM_RTOL * scale))
+        dist = math.sqrt(sum((a - b) ** 2 for a, b in zip(r["params"], gloo["params"])))
+        if mode in ("acc", "acc-hook") and dist > PARAM_RTOL * scale:
+            failures.append("%s's parameters differ from gloo's by %.3g of their norm "
+                            "(tolerance %g; the largest single difference %g)"
+                            % (mode, dist / scale, PARAM_RTOL, diff))
         if mode in LOSS_RTOL:
             plain = results["acc-hook"]["loss"]
             rel = abs(r["loss"] - plain) / plain
