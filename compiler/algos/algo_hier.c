@@ -118,10 +118,9 @@ int algo_hier_class_covers(const algo_spec_t *spec, const char *hd, int has_tree
            h.outer == ALGO_OUTER_RING && (!direct || h.inner == ALGO_INNER_DIRECT);
 }
 
-acc_status_t algo_hier_class_build(const algo_hier_t *h, acc_coll_t coll,
-                                   const acc_algo_args_t *args, uint32_t in, uint32_t out,
-                                   uint32_t scratch, int per_position,
-                                   algo_hier_class_round_fn round, acc_cplan_t **cpp)
+acc_status_t algo_hier_cplan(const algo_hier_t *h, const char *algo, acc_coll_t coll,
+                             const acc_algo_args_t *args, uint32_t in, uint32_t out,
+                             uint32_t scratch, acc_cplan_t **cpp)
 {
     int32_t dims[2] = {h->nodes, h->gpn};
     char params[ACC_PLAN_PARAMS_MAX];
@@ -131,14 +130,30 @@ acc_status_t algo_hier_class_build(const algo_hier_t *h, acc_coll_t coll,
     *cpp = NULL;
     if (st != ACC_OK)
         return st;
-    snprintf(cp->algo, sizeof(cp->algo), "hier");
+    snprintf(cp->algo, sizeof(cp->algo), "%s", algo);
     cp->proto = args ? args->proto : ACC_PROTO_SIMPLE;
     cp->inplace = 1;
     /* Nodes are alike: translating by one node maps every link onto a like one. */
     cp->sym_step[0] = 1;
     snprintf(params, sizeof(params), "lanes=%d chunks=%d inner=%s outer=%s", h->pr.lanes,
              h->pr.chunks, h->inner_name, h->outer_name);
-    st = acc_cplan_set_params(cp, params);
+    if ((st = acc_cplan_set_params(cp, params)) != ACC_OK) {
+        acc_cplan_destroy(cp);
+        return st;
+    }
+    *cpp = cp;
+    return ACC_OK;
+}
+
+acc_status_t algo_hier_class_build(const algo_hier_t *h, acc_coll_t coll,
+                                   const acc_algo_args_t *args, uint32_t in, uint32_t out,
+                                   uint32_t scratch, int per_position,
+                                   algo_hier_class_round_fn round, acc_cplan_t **cpp)
+{
+    acc_cplan_t *cp = NULL;
+    acc_status_t st = algo_hier_cplan(h, "hier", coll, args, in, out, scratch, &cp);
+
+    *cpp = NULL;
     for (int lane = 0; lane < h->pr.lanes && st == ACC_OK; lane++) {
         if ((st = acc_cplan_set_ranks(cp, lane, h->node[lane % 2])) != ACC_OK)
             break;
@@ -175,6 +190,64 @@ acc_status_t algo_hier_class_signal_wait(acc_cplan_t *cp, int lane, uint32_t cls
             st = acc_cplan_add(cp, lane, cls, &op);
         }
     return st;
+}
+
+/* Block q of a round: chunks base + q * blk .. + blk of buf, q the position along dimension 1. */
+static acc_status_t node_block(acc_bufid_t buf, uint32_t base, uint32_t blk, acc_cref_t *out)
+{
+    *out = acc_cref_const(buf, base, blk);
+    return acc_cref_add_term(out, ACC_CTERM_COORD, 1, 0, blk);
+}
+
+/* algo_pm_barrier + algo_pm_reduce_scatter (before the rails) or algo_pm_allgather (after). */
+static acc_status_t node_direct(acc_cplan_t *cp, int lane, uint32_t cls, const algo_hier_t *h,
+                                int q, uint32_t j, uint32_t base, uint32_t blk, int after)
+{
+    acc_status_t st = ACC_OK;
+    int g = h->gpn;
+    if (!after) {
+        acc_cop_t op = acc_cop_init(ACC_OP_REDUCE_PEERS);
+        if ((st = algo_hier_class_signal_wait(cp, lane, cls, q, g, ALGO_SLOT(lane, 0), j + 1)) !=
+                ACC_OK ||
+            (st = node_block(ACC_BUF_IN, base, blk, &op.src)) != ACC_OK ||
+            (st = node_block(ACC_BUF_OUT, base, blk, &op.dst)) != ACC_OK)
+            return st;
+        op.peer = acc_cpeer_row(1);
+        return acc_cplan_add(cp, lane, cls, &op);
+    }
+    for (int s = 1; s < g && st == ACC_OK; s++) {
+        acc_cop_t op = acc_cop_init(ACC_OP_PUT);
+        op.peer = acc_cpeer_rel(1, s);
+        if ((st = node_block(ACC_BUF_OUT, base, blk, &op.src)) == ACC_OK &&
+            (st = node_block(ACC_BUF_OUT, base, blk, &op.dst)) == ACC_OK)
+            st = acc_cplan_add(cp, lane, cls, &op);
+    }
+    return st != ACC_OK
+               ? st
+               : algo_hier_class_signal_wait(cp, lane, cls, q, g, ALGO_SLOT(lane, 1), j + 1);
+}
+
+acc_status_t algo_hier_class_node_step(acc_cplan_t *cp, int lane, uint32_t cls,
+                                       const algo_hier_t *h, int q, uint32_t j, uint32_t base,
+                                       int after)
+{
+    static const algo_cring_t inner = {1, 0, -1, 0};
+    uint32_t blk = (uint32_t)h->nodes;
+    algo_layout_t in = algo_layout(ACC_BUF_IN, base, blk, blk);
+    algo_layout_t res = algo_layout(ACC_BUF_OUT, base, blk, blk);
+    if (q >= 0)
+        return node_direct(cp, lane, cls, h, q, j, base, blk, after);
+    return after ? algo_ring_ag_class(cp, lane, cls, &inner, &res, NULL, 0)
+                 : algo_ring_rs_class(cp, lane, cls, &inner, &in, &res, 0);
+}
+
+acc_status_t algo_hier_class_rails(acc_cplan_t *cp, int lane, uint32_t cls, uint32_t base,
+                                   uint32_t blk)
+{
+    const algo_cring_t outer = {0, 0, 1, blk};
+    algo_layout_t sub = algo_layout(ACC_BUF_OUT, base, 1, 1);
+    acc_status_t st = algo_ring_rs_class(cp, lane, cls, &outer, &sub, &sub, 1);
+    return st != ACC_OK ? st : algo_ring_ag_class(cp, lane, cls, &outer, &sub, NULL, 1);
 }
 
 acc_status_t algo_hier_allreduce_outer(acc_plan_t *p, const algo_hier_t *h,

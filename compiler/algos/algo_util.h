@@ -208,7 +208,7 @@ acc_status_t algo_class_build_explicit(const algo_class_form_t *f, const acc_top
                                        const acc_algo_args_t *args, acc_plan_t **out);
 extern const algo_class_form_t algo_allreduce_ring_class, algo_allgather_ring_class,
     algo_reduce_scatter_ring_class, algo_allreduce_hier_class, algo_allgather_hier_class,
-    algo_reduce_scatter_hier_class;
+    algo_reduce_scatter_hier_class, algo_allreduce_hier_pipe_class;
 
 /* A ring in class form: along grid dimension `dim`, blocks identified by the position there
  * (COORD terms) or by the rank at it (id_rank: RANK terms, algo_ring_allgather's id = order);
@@ -382,12 +382,25 @@ acc_status_t algo_hier_allreduce_outer(acc_plan_t *p, const algo_hier_t *h,
 /* Does a class form cover these arguments: outer=ring, and inner=direct where `direct`? */
 int algo_hier_class_covers(const algo_spec_t *spec, const char *hd, int has_tree,
                            const acc_topo_t *topo, const acc_algo_args_t *args, int direct);
+/* The class plan of algorithm `algo` on that grid with its header and no lanes' tables yet. */
+acc_status_t algo_hier_cplan(const algo_hier_t *h, const char *algo, acc_coll_t coll,
+                             const acc_algo_args_t *args, uint32_t in, uint32_t out,
+                             uint32_t scratch, acc_cplan_t **cpp);
 typedef acc_status_t (*algo_hier_class_round_fn)(acc_cplan_t *cp, int lane, uint32_t cls,
                                                  const algo_hier_t *h, int q, uint32_t j);
 acc_status_t algo_hier_class_build(const algo_hier_t *h, acc_coll_t coll,
                                    const acc_algo_args_t *args, uint32_t in, uint32_t out,
                                    uint32_t scratch, int per_position,
                                    algo_hier_class_round_fn round, acc_cplan_t **cpp);
+/* Hier allreduce's node step of a round (chunks base .., a block of nodes chunks per position)
+ * at position q (q < 0: inner=ring, every position): before the rails (after 0), the
+ * reduce-scatter leaving block q at position q; after them, the allgather. */
+acc_status_t algo_hier_class_node_step(acc_cplan_t *cp, int lane, uint32_t cls,
+                                       const algo_hier_t *h, int q, uint32_t j, uint32_t base,
+                                       int after);
+/* The ring allreduce along the rails of block q (chunks base + q * blk, one per node). */
+acc_status_t algo_hier_class_rails(acc_cplan_t *cp, int lane, uint32_t cls, uint32_t base,
+                                   uint32_t blk);
 /* algo_pm_barrier's (and algo_pm_allgather's closing) signals and waits of position q of a
  * node of m GPUs. */
 acc_status_t algo_hier_class_signal_wait(acc_cplan_t *cp, int lane, uint32_t cls, int q, int m,

@@ -103,63 +103,16 @@ static int class_covers(const acc_topo_t *topo, const acc_algo_args_t *args)
     return algo_hier_class_covers(&spec, "rhd", 1, topo, args, 0);
 }
 
-/* Block q of a round: chunks base + q * blk .. + blk of buf, q the position along dimension 1. */
-static acc_status_t node_block(acc_bufid_t buf, uint32_t base, uint32_t blk, acc_cref_t *out)
-{
-    *out = acc_cref_const(buf, base, blk);
-    return acc_cref_add_term(out, ACC_CTERM_COORD, 1, 0, blk);
-}
-
-/* The node steps of algo_pm_barrier + algo_pm_reduce_scatter (before) or algo_pm_allgather
- * (after) at position q, as round_fn emits them. */
-static acc_status_t class_direct(acc_cplan_t *cp, int lane, uint32_t cls, const algo_hier_t *h,
-                                 int q, uint32_t j, uint32_t base, uint32_t blk, int after)
-{
-    acc_status_t st = ACC_OK;
-    int g = h->gpn;
-    if (!after) {
-        acc_cop_t op = acc_cop_init(ACC_OP_REDUCE_PEERS);
-        if ((st = algo_hier_class_signal_wait(cp, lane, cls, q, g, ALGO_SLOT(lane, 0), j + 1)) !=
-                ACC_OK ||
-            (st = node_block(ACC_BUF_IN, base, blk, &op.src)) != ACC_OK ||
-            (st = node_block(ACC_BUF_OUT, base, blk, &op.dst)) != ACC_OK)
-            return st;
-        op.peer = acc_cpeer_row(1);
-        return acc_cplan_add(cp, lane, cls, &op);
-    }
-    for (int s = 1; s < g && st == ACC_OK; s++) {
-        acc_cop_t op = acc_cop_init(ACC_OP_PUT);
-        op.peer = acc_cpeer_rel(1, s);
-        if ((st = node_block(ACC_BUF_OUT, base, blk, &op.src)) == ACC_OK &&
-            (st = node_block(ACC_BUF_OUT, base, blk, &op.dst)) == ACC_OK)
-            st = acc_cplan_add(cp, lane, cls, &op);
-    }
-    return st != ACC_OK
-               ? st
-               : algo_hier_class_signal_wait(cp, lane, cls, q, g, ALGO_SLOT(lane, 1), j + 1);
-}
-
 /* Round j of position q (q < 0: inner=ring, every position). */
 static acc_status_t class_round(acc_cplan_t *cp, int lane, uint32_t cls, const algo_hier_t *h,
                                 int q, uint32_t j)
 {
-    static const algo_cring_t inner = {1, 0, -1, 0};
     uint32_t blk = (uint32_t)h->nodes;
-    const algo_cring_t outer = {0, 0, 1, blk};
     uint32_t base = (uint32_t)(lane * h->pr.chunks + (int)j) * (uint32_t)h->gpn * blk;
-    algo_layout_t in = algo_layout(ACC_BUF_IN, base, blk, blk);
-    algo_layout_t res = algo_layout(ACC_BUF_OUT, base, blk, blk);
-    algo_layout_t sub = algo_layout(ACC_BUF_OUT, base, 1, 1);
-    acc_status_t st = q < 0 ? algo_ring_rs_class(cp, lane, cls, &inner, &in, &res, 0)
-                            : class_direct(cp, lane, cls, h, q, j, base, blk, 0);
+    acc_status_t st = algo_hier_class_node_step(cp, lane, cls, h, q, j, base, 0);
     if (st == ACC_OK)
-        st = algo_ring_rs_class(cp, lane, cls, &outer, &sub, &sub, 1);
-    if (st == ACC_OK)
-        st = algo_ring_ag_class(cp, lane, cls, &outer, &sub, NULL, 1);
-    if (st != ACC_OK)
-        return st;
-    return q < 0 ? algo_ring_ag_class(cp, lane, cls, &inner, &res, NULL, 0)
-                 : class_direct(cp, lane, cls, h, q, j, base, blk, 1);
+        st = algo_hier_class_rails(cp, lane, cls, base, blk);
+    return st != ACC_OK ? st : algo_hier_class_node_step(cp, lane, cls, h, q, j, base, 1);
 }
 
 static acc_status_t build_class(const acc_topo_t *topo, const acc_algo_args_t *args,

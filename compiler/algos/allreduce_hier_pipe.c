@@ -139,7 +139,8 @@ static acc_status_t emit(pipe_t *x)
     return st;
 }
 
-static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, acc_plan_t **out)
+static acc_status_t build_explicit(const acc_topo_t *topo, const acc_algo_args_t *args,
+                                   acc_plan_t **out)
 {
     algo_hier_t h;
     algo_tree_t trees[2];
@@ -190,8 +191,170 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return ACC_OK;
 }
 
+/* ---- class form (outer=ring; algo_hier_cplan's grid) -------------------------------------
+ * Each lane's grid runs in the node cycle of the inner lane whose rounds it carries; an outer
+ * lane carries rounds of one direction only where the lane counts allow it (one inner lane, no
+ * outer one, or an even number of each), which is where the class form covers.  With peer
+ * memory inside nodes every lane has a class per position.  A wait is a nop on the other lane's
+ * last operation of the round's stage: one index at every rank, since a lane's classes have one
+ * length at every stage (checked). */
+
+static int lanes_one_way(int inner, int outer)
+{
+    return outer == 0 || inner == 1 || (inner % 2 == 0 && outer % 2 == 0);
+}
+
+static int class_covers(const acc_topo_t *topo, const acc_algo_args_t *args)
+{
+    algo_hier_t h;
+    int inner;
+    if (!algo_hier_class_covers(&spec, "rhd", 1, topo, args, 0) ||
+        algo_hier_setup(&h, &spec, "rhd", 1, topo, args, 0) != ACC_OK)
+        return 0;
+    inner = (h.pr.lanes + 1) / 2;
+    return lanes_one_way(inner, h.pr.lanes - inner);
+}
+
+typedef struct {
+    acc_cplan_t *cp;
+    const algo_hier_t *h;
+    int inner_lanes, outer_lanes, rounds, q;
+    uint32_t *cls;   /* per lane: the class of position q */
+    uint32_t *done;  /* per round: the last operation of its stage on the lane that ran it */
+    uint32_t *first; /* position 0's marks, which every other position's must equal */
+    uint32_t nmarks;
+} cpipe_t;
+
+static int c_inner(const cpipe_t *x, int r)
+{
+    return r % x->inner_lanes;
+}
+
+static int c_outer(const cpipe_t *x, int r)
+{
+    return x->outer_lanes ? x->inner_lanes + r % x->outer_lanes : c_inner(x, r);
+}
+
+static acc_status_t c_mark(cpipe_t *x, int r, int lane)
+{
+    uint32_t n = x->cp->lanes[lane].classes[x->cls[lane]].nops - 1u;
+    uint32_t k = x->nmarks++;
+    x->done[r] = n;
+    if (x->q <= 0)
+        x->first[k] = n;
+    else if (x->first[k] != n)
+        return acc_error_set(ACC_ERR_UNSUPPORTED,
+                             "hier_pipe: the positions' programs differ in length on lane %d",
+                             lane);
+    return ACC_OK;
+}
+
+static acc_status_t c_wait(cpipe_t *x, int r, int lane, int on)
+{
+    acc_cop_t op = acc_cop_init(ACC_OP_NOP);
+    if (lane == on || x->done[r] == UINT32_MAX)
+        return ACC_OK;
+    op.dep_lane = on;
+    op.dep_op = (int32_t)x->done[r];
+    return acc_cplan_add(x->cp, lane, x->cls[lane], &op);
+}
+
+static acc_status_t c_intra(cpipe_t *x, int r, int gather)
+{
+    int lane = c_inner(x, r);
+    uint32_t base = (uint32_t)r * (uint32_t)x->h->gpn * (uint32_t)x->h->nodes;
+    return algo_hier_class_node_step(x->cp, lane, x->cls[lane], x->h, x->q,
+                                     (uint32_t)(r / x->inner_lanes), base, gather);
+}
+
+/* emit()'s order, for position q. */
+static acc_status_t c_emit(cpipe_t *x)
+{
+    uint32_t blk = (uint32_t)x->h->nodes;
+    acc_status_t st = ACC_OK;
+    int r;
+
+    x->nmarks = 0;
+    for (r = 0; r < x->rounds && st == ACC_OK; r++)
+        if ((st = c_intra(x, r, 0)) == ACC_OK)
+            st = c_mark(x, r, c_inner(x, r));
+    for (r = 0; r < x->rounds && st == ACC_OK; r++) {
+        int lane = c_outer(x, r);
+        uint32_t base = (uint32_t)r * (uint32_t)x->h->gpn * blk;
+        if ((st = c_wait(x, r, lane, c_inner(x, r))) == ACC_OK &&
+            (st = algo_hier_class_rails(x->cp, lane, x->cls[lane], base, blk)) == ACC_OK)
+            st = c_mark(x, r, lane);
+    }
+    for (r = 0; r < x->rounds && st == ACC_OK; r++)
+        if ((st = c_wait(x, r, c_inner(x, r), c_outer(x, r))) == ACC_OK)
+            st = c_intra(x, r, 1);
+    return st;
+}
+
+static acc_status_t build_class(const acc_topo_t *topo, const acc_algo_args_t *args,
+                                acc_cplan_t **out)
+{
+    algo_hier_t h;
+    cpipe_t x;
+    uint32_t total;
+    int lane, direct;
+    acc_status_t st;
+
+    *out = NULL;
+    memset(&x, 0, sizeof(x));
+    if ((st = algo_hier_setup(&h, &spec, "rhd", 1, topo, args, 1)) != ACC_OK)
+        return st;
+    x.h = &h;
+    x.inner_lanes = (h.pr.lanes + 1) / 2;
+    x.outer_lanes = h.pr.lanes - x.inner_lanes;
+    x.rounds = x.inner_lanes * h.pr.chunks;
+    total = (uint32_t)(x.rounds * h.gpn) * (uint32_t)h.nodes;
+    direct = h.inner == ALGO_INNER_DIRECT;
+    if (h.outer != ALGO_OUTER_RING || !lanes_one_way(x.inner_lanes, x.outer_lanes))
+        st = acc_error_set(ACC_ERR_UNSUPPORTED,
+                           "hier_pipe has a class form for outer=ring, with one inner lane, "
+                           "no outer one, or an even number of each");
+    if (st == ACC_OK && (!(x.cls = acc_mem_calloc((size_t)h.pr.lanes, sizeof(uint32_t))) ||
+                         !(x.done = acc_mem_calloc((size_t)x.rounds, sizeof(uint32_t))) ||
+                         !(x.first = acc_mem_calloc((size_t)x.rounds * 2, sizeof(uint32_t)))))
+        st = acc_error_set(ACC_ERR_NOMEM, "out of memory for a pipelined class plan");
+    if (st == ACC_OK)
+        st = algo_hier_cplan(&h, "hier_pipe", ACC_COLL_ALLREDUCE, args, total, total, 0, &x.cp);
+    /* A lane's table: the node cycle of the inner lane whose rounds it carries. */
+    for (lane = 0; lane < h.pr.lanes && st == ACC_OK; lane++) {
+        int il = lane < x.inner_lanes ? lane : (lane - x.inner_lanes) % x.inner_lanes;
+        st = acc_cplan_set_ranks(x.cp, lane, h.node[il % 2]);
+    }
+    for (x.q = direct ? 0 : -1; x.q < (direct ? h.gpn : 0) && st == ACC_OK; x.q++) {
+        for (lane = 0; lane < h.pr.lanes && st == ACC_OK; lane++) {
+            int32_t lo[2] = {0, x.q < 0 ? 0 : x.q}, hi[2] = {h.nodes, x.q < 0 ? h.gpn : x.q + 1};
+            st = acc_cplan_add_class(x.cp, lane, lo, hi, &x.cls[lane]);
+        }
+        if (st == ACC_OK)
+            st = c_emit(&x);
+    }
+    algo_hier_free(&h);
+    acc_mem_free(x.cls);
+    acc_mem_free(x.done);
+    acc_mem_free(x.first);
+    if (st != ACC_OK) {
+        acc_cplan_destroy(x.cp);
+        return st;
+    }
+    *out = x.cp;
+    return ACC_OK;
+}
+
+static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, acc_plan_t **out)
+{
+    return algo_class_expanded(&algo_allreduce_hier_pipe_class, topo, args, out);
+}
+
 const acc_algo_t algo_allreduce_hier_pipe = {
     "hier_pipe", ACC_COLL_ALLREDUCE,
     "hier with its intra-node and inter-node stages on lanes of their own, pipelined over rounds "
     "so that NVLink and the NICs work at once (inner=ring|direct, outer=ring|rhd|tree)",
     supports, build};
+
+const algo_class_form_t algo_allreduce_hier_pipe_class = {
+    &algo_allreduce_hier_pipe, class_covers, build_class, build_explicit, NULL, NULL};

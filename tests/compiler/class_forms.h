@@ -22,15 +22,27 @@ static inline acc_topo_t *cf_load(const char *src)
 }
 
 static const algo_class_form_t *const cf_forms[] = {
-    &algo_allreduce_ring_class,      &algo_allgather_ring_class, &algo_reduce_scatter_ring_class,
-    &algo_allreduce_hier_class,      &algo_allreduce_hier_class, &algo_allgather_hier_class,
-    &algo_reduce_scatter_hier_class,
+    &algo_allreduce_ring_class,      &algo_allgather_ring_class,
+    &algo_reduce_scatter_ring_class, &algo_allreduce_hier_class,
+    &algo_allreduce_hier_class,      &algo_allgather_hier_class,
+    &algo_reduce_scatter_hier_class, &algo_allreduce_hier_pipe_class,
+    &algo_allreduce_hier_pipe_class,
 };
 #define CF_NFORMS (sizeof(cf_forms) / sizeof(cf_forms[0]))
 /* hier allreduce twice: rings inside nodes, and peer memory (where the nodes have NVLink);
- * hier allgather and reduce_scatter with peer memory. */
-static const char *const cf_inner[CF_NFORMS] = {NULL,     NULL,     NULL,    "ring",
-                                                "direct", "direct", "direct"};
+ * hier allgather and reduce_scatter with peer memory; hier_pipe (dependencies between lanes)
+ * with peer memory and with rings. */
+static const char *const cf_inner[CF_NFORMS] = {NULL,     NULL,     NULL,     "ring", "direct",
+                                                "direct", "direct", "direct", "ring"};
+
+/* Does cf_forms[f] have its class form for args?  Always, but for hier_pipe with an odd number
+ * of inner lanes and outer ones (an outer lane would carry rounds of both directions). */
+static inline int cf_has_class(size_t f, const acc_topo_t *t, const acc_algo_args_t *args)
+{
+    int has = acc_algo_has_class(cf_forms[f]->algo, t, args);
+    CHECK(has || cf_forms[f] == &algo_allreduce_hier_pipe_class);
+    return has;
+}
 
 /* The arguments the class form of cf_forms[f] covers: hier's with rings between nodes. */
 static inline acc_algo_args_t cf_args(size_t f, int lanes, int chunks)

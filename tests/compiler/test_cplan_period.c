@@ -2,10 +2,12 @@
  * The proof of a class plan on a period of its ranks (compiler/ir/cplan_verify_period.c): hier
  * allreduce, allgather and reduce_scatter with peer memory inside their nodes (the default hier
  * on NVLink nodes: signals, puts and reductions over a node's GPUs, a class per position in the
- * node) are proven on one node, every other node a translate.  It agrees with acc_plan_verify on
- * the expansion: unmutated plans are accepted, and over 300 random mutations of any position's
- * program (a dropped, duplicated or swapped operation, a wrong peer, slot, counter value or chunk)
- * both verifiers take the same decision every time, most of them on the period.
+ * node), and hier_pipe (whose lanes wait for each other through dependencies), are proven on
+ * one node, every other node a translate.  It agrees with acc_plan_verify on the expansion:
+ * unmutated plans are accepted, and over 300 random mutations of any position's program (a
+ * dropped, duplicated or swapped operation, a wrong peer, slot, counter value or chunk, a
+ * missing dependency) both verifiers take the same decision every time, most of them on the
+ * period.
  */
 #include "acc_test.h"
 
@@ -16,7 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { HIER_DIRECT = 4, HIER_DIRECT_END = 7 }; /* cf_forms' hier with inner=direct */
+/* cf_forms' hier allreduce, allgather, reduce_scatter and hier_pipe with inner=direct */
+enum { HIER_DIRECT = 4, HIER_DIRECT_END = 8 };
 
 ACC_TEST(hier_direct_proven_on_one_node)
 {
@@ -24,7 +27,7 @@ ACC_TEST(hier_direct_proven_on_one_node)
         "nodes=2 gpus=2 nvlink=18 nic=2x400", "nodes=3 gpus=4 nvlink=18 nic=4x400",
         "nodes=4 gpus=8 nvlink=18 nic=8x400", "nodes=5 gpus=3 nvlink=18 nic=3x400",
         "nodes=16 gpus=8 nvlink=18 nic=8x400"};
-    CHECK_INT(CF_NFORMS, HIER_DIRECT_END);
+    CHECK_INT(CF_NFORMS, HIER_DIRECT_END + 1);
     for (size_t i = 0; i < sizeof(descs) / sizeof(descs[0]); i++) {
         acc_topo_t *t = cf_load(descs[i]);
         for (int f = HIER_DIRECT; f < HIER_DIRECT_END; f++)
@@ -35,6 +38,8 @@ ACC_TEST(hier_direct_proven_on_one_node)
                 acc_plan_t *p = NULL;
                 acc_cplan_proof_t proof;
                 CHECK(!strcmp(cf_inner[f], "direct"));
+                if (!cf_has_class((size_t)f, t, &args))
+                    continue;
                 CHECK_MSG(acc_algo_generate_class(algo, t, &args, &cp, &proof) == ACC_OK, "%s: %s",
                           descs[i], acc_error_message());
                 CHECK_MSG(proof.by_class, "%s %s lanes=%d: by_class 0 (%s)", descs[i],
@@ -59,7 +64,18 @@ static int mutate(acc_cplan_t *cp, fx_rng_t *g, const char **kind)
     acc_cop_t *o = &c->ops[i];
     acc_cref_t *r;
 
-    switch (fx_rnd(g, 7)) {
+    switch (fx_rnd(g, 8)) {
+    case 7:
+        /* hier_pipe's lanes wait for each other through nops with dependencies. */
+        for (uint32_t k = 0; k < c->nops; k++) {
+            acc_cop_t *d = &c->ops[(i + k) % c->nops];
+            if (d->dep_lane < 0)
+                continue;
+            *kind = "missing dependency";
+            d->dep_lane = d->dep_op = -1;
+            return 1;
+        }
+        return 0;
     case 0:
         *kind = "drop";
         memmove(&c->ops[i], &c->ops[i + 1], (c->nops - i - 1) * sizeof(acc_cop_t));
@@ -119,9 +135,9 @@ ACC_TEST(period_mutations_agree)
         "nodes=3 gpus=4 nvlink=18 nic=4x400", "nodes=4 gpus=3 nvlink=18 nic=3x400",
         "nodes=4 gpus=8 nvlink=18 nic=8x400", "nodes=64 gpus=8 nvlink=18 nic=8x400"};
     fx_rng_t g = {0x2545f4914f6cdd1dull};
-    int total = 0, period = 0, rejected = 0, tries;
+    int total = 0, period = 0, rejected = 0, tries, deps = 0, deps_rejected = 0;
 
-    for (tries = 0; total < 300 && tries < 3000; tries++) {
+    for (tries = 0; (total < 300 || deps < 20) && tries < 6000; tries++) {
         /* The 512-rank plans are few: each explicit proof of one takes a while. */
         size_t di = fx_rnd(&g, 30) == 0 ? 5 : fx_rnd(&g, 5);
         size_t fi = HIER_DIRECT + fx_rnd(&g, HIER_DIRECT_END - HIER_DIRECT);
@@ -142,10 +158,15 @@ ACC_TEST(period_mutations_agree)
         total++;
         period += by_class;
         rejected += rej;
+        deps += !strcmp(kind, "missing dependency");
+        deps_rejected += rej && !strcmp(kind, "missing dependency");
         acc_cplan_destroy(cp);
         acc_topo_destroy(t);
     }
-    printf("%d mutations: %d rejected by both, %d decided on one node\n", total, rejected, period);
+    printf("%d mutations: %d rejected by both, %d decided on one node; %d missing dependencies, "
+           "%d of them rejected\n",
+           total, rejected, period, deps, deps_rejected);
+    CHECK(deps >= 20 && deps_rejected >= 1);
     CHECK(total >= 300);
     /* A mutation changes one position on every node alike: the period must decide most. */
     CHECK_MSG(period * 2 >= total, "only %d of %d mutations decided on one node", period, total);

@@ -35,7 +35,7 @@ static int compare(const char *desc, int lanes)
         acc_algo_args_t args = cf_args(f, lanes, 0);
         acc_cplan_t *cp = NULL;
         acc_plan_t *whole = NULL, *quot = NULL;
-        if (cf_forms[f]->algo->supports(t, &args) != ACC_OK) {
+        if (cf_forms[f]->algo->supports(t, &args) != ACC_OK || !cf_has_class(f, t, &args)) {
             acc_error_clear();
             continue;
         }
