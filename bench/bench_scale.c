@@ -6,10 +6,12 @@
  *     bench_scale [MAX_RANKS [EXPLICIT_MAX_RANKS]]     default 131072 and 2048
  *
  * For nodes = 128, 256, ... of 8 GPUs (1,024 ranks up to MAX_RANKS), each generator with a
- * class form - ring allreduce, allgather, reduce_scatter, hier allreduce (inner=ring
- * outer=ring) - runs in a child process of its own:
+ * class form - ring allreduce, allgather, reduce_scatter, hier allreduce with rings inside and
+ * between nodes, and the default hier allreduce, allgather and reduce_scatter and hier_pipe
+ * allreduce (peer memory inside nodes, proven on one node) - runs in a child process of its
+ * own:
  *   generate  acc_algo_build_class
- *   prove     acc_cplan_verify against the topology (on the quotient)
+ *   prove     acc_cplan_verify against the topology (on the quotient, or on one node)
  *   cost      acc_cplan_quotient by one node, then acc_sim_plan at 1 MiB, 64 MiB and 1 GiB
  *             (Simple): the prices a selection sweep takes
  *   store     acc_db_put_cplan into a fresh database; its bytes are the head and programs
@@ -33,14 +35,19 @@
 typedef struct {
     acc_coll_t coll;
     const char *algo;
+    const char *name; /* as the table says it */
     int hier_rings;
 } gen_t;
 
 static const gen_t gens[] = {
-    {ACC_COLL_ALLREDUCE, "ring", 0},
-    {ACC_COLL_ALLGATHER, "ring", 0},
-    {ACC_COLL_REDUCE_SCATTER, "ring", 0},
-    {ACC_COLL_ALLREDUCE, "hier", 1},
+    {ACC_COLL_ALLREDUCE, "ring", "ring", 0},
+    {ACC_COLL_ALLGATHER, "ring", "ring", 0},
+    {ACC_COLL_REDUCE_SCATTER, "ring", "ring", 0},
+    {ACC_COLL_ALLREDUCE, "hier", "hier (rings)", 1},
+    {ACC_COLL_ALLREDUCE, "hier", "hier (direct)", 0},
+    {ACC_COLL_ALLGATHER, "hier", "hier (direct)", 0},
+    {ACC_COLL_REDUCE_SCATTER, "hier", "hier (direct)", 0},
+    {ACC_COLL_ALLREDUCE, "hier_pipe", "hier_pipe (direct)", 0},
 };
 #define NGENS (sizeof(gens) / sizeof(gens[0]))
 
@@ -240,7 +247,7 @@ int main(int argc, char **argv)
             memset(&e, 0, sizeof(e));
             if (nodes * 8 <= explicit_max)
                 e = measure(&gens[g], nodes, 1);
-            printf("| %s %s | %d | %.4g |", acc_coll_name(gens[g].coll), gens[g].algo, nodes * 8,
+            printf("| %s %s | %d | %.4g |", acc_coll_name(gens[g].coll), gens[g].name, nodes * 8,
                    (double)(c.ok ? c.ops : e.ops));
             for (k = 0; k < NSTEPS; k++) {
                 if (c.ok)
@@ -272,7 +279,7 @@ int main(int argc, char **argv)
            "ranks^k, least squares over the sizes above):\n\n");
     for (g = 0; g < NGENS; g++)
         printf("- %s %s: time k = %.2f, memory k = %.2f\n", acc_coll_name(gens[g].coll),
-               gens[g].algo, slope(lx[g], lt[g], nfit[g]), slope(lx[g], lm[g], nfit[g]));
+               gens[g].name, slope(lx[g], lt[g], nfit[g]), slope(lx[g], lm[g], nfit[g]));
     printf("\nLoad average before: %s; after: %s\n", before, after);
     return 0;
 }
