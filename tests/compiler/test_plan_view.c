@@ -46,12 +46,18 @@ static int same_ref(const acc_ref_t *a, const acc_ref_t *b)
     return a->buf == b->buf && a->off == b->off && a->cnt == b->cnt;
 }
 
-static int same_op(const acc_op_t *a, const acc_op_t *b)
+/* Operations of plans pa and pb alike; a peer list by the ranks it names (where in the pool
+ * it lies is each plan's own: a class form's row of peers is put there per view). */
+static int same_op(const acc_plan_t *pa, const acc_op_t *a, const acc_plan_t *pb, const acc_op_t *b)
 {
-    return a->code == b->code && a->slot == b->slot && a->peer == b->peer && a->peer2 == b->peer2 &&
-           same_ref(&a->src, &b->src) && same_ref(&a->dst, &b->dst) && a->value == b->value &&
-           a->peers_off == b->peers_off && a->npeers == b->npeers && a->dep_lane == b->dep_lane &&
-           a->dep_op == b->dep_op;
+    if (!(a->code == b->code && a->slot == b->slot && a->peer == b->peer && a->peer2 == b->peer2 &&
+          same_ref(&a->src, &b->src) && same_ref(&a->dst, &b->dst) && a->value == b->value &&
+          a->npeers == b->npeers && a->dep_lane == b->dep_lane && a->dep_op == b->dep_op))
+        return 0;
+    for (uint32_t k = 0; k < a->npeers; k++)
+        if (pa->peer_pool[a->peers_off + k] != pb->peer_pool[b->peers_off + k])
+            return 0;
+    return 1;
 }
 
 static void same_view(const acc_plan_t *a, const acc_plan_t *b, const char *what, int r, int flags)
@@ -61,15 +67,15 @@ static void same_view(const acc_plan_t *a, const acc_plan_t *b, const char *what
                   a->in_chunks == b->in_chunks && a->out_chunks == b->out_chunks &&
                   a->scratch_chunks == b->scratch_chunks && a->slots == b->slots &&
                   a->inplace == b->inplace && a->root == b->root && !strcmp(a->algo, b->algo) &&
-                  !strcmp(a->params, b->params) && a->npeer_pool == b->npeer_pool,
+                  !strcmp(a->params, b->params),
               "%s rank %d: the headers differ", what, r);
     for (int l = 0; l < a->nlanes; l++) {
         const acc_lane_prog_t *p = acc_plan_prog(a, r, l), *q = acc_plan_prog(b, r, l);
         CHECK_MSG(p->nops == q->nops, "%s rank %d lane %d: %u operations, %u", what, r, l, p->nops,
                   q->nops);
         for (uint32_t i = 0; i < p->nops && i < q->nops; i++)
-            CHECK_MSG(same_op(&p->ops[i], &q->ops[i]), "%s rank %d lane %d: operation %u differs",
-                      what, r, l, i);
+            CHECK_MSG(same_op(a, &p->ops[i], b, &q->ops[i]),
+                      "%s rank %d lane %d: operation %u differs", what, r, l, i);
     }
     CHECK_MSG(x->rank == y->rank && x->staged == y->staged, "%s rank %d", what, r);
     CHECK_MSG(x->nnear == y->nnear && !memcmp(x->near, y->near, x->nnear * sizeof(int32_t)),
@@ -162,14 +168,17 @@ ACC_TEST(class_forms)
     static const char *const topos[] = {"nodes=1 gpus=8 nvlink=18",
                                         "nodes=4 gpus=2 nvlink=18 nic=2x400",
                                         "nodes=3 gpus=4 nvlink=18 nic=4x400", "dgx-h100"};
+    /* The hierarchical ones between nodes by rings, inside them by rings or (the default on
+     * NVLink nodes) peer memory: a class per position and a reduce_peers row of peers. */
     static const struct {
         acc_coll_t coll;
         const char *algo;
-        int hier;
-    } forms[] = {{ACC_COLL_ALLREDUCE, "ring", 0},
-                 {ACC_COLL_ALLGATHER, "ring", 0},
-                 {ACC_COLL_REDUCE_SCATTER, "ring", 0},
-                 {ACC_COLL_ALLREDUCE, "hier", 1}};
+        const char *inner;
+    } forms[] = {
+        {ACC_COLL_ALLREDUCE, "ring", NULL},          {ACC_COLL_ALLGATHER, "ring", NULL},
+        {ACC_COLL_REDUCE_SCATTER, "ring", NULL},     {ACC_COLL_ALLREDUCE, "hier", "ring"},
+        {ACC_COLL_ALLREDUCE, "hier", "direct"},      {ACC_COLL_ALLGATHER, "hier", "direct"},
+        {ACC_COLL_REDUCE_SCATTER, "hier", "direct"}, {ACC_COLL_ALLREDUCE, "hier_pipe", "direct"}};
     int checked = 0;
     for (size_t t = 0; t < sizeof(topos) / sizeof(topos[0]); t++) {
         acc_topo_t *topo = load(topos[t]);
@@ -180,8 +189,10 @@ ACC_TEST(class_forms)
             acc_plan_t *expl = NULL;
             char what[160];
             memset(&args, 0, sizeof(args));
-            if (forms[f].hier)
-                args.inner = args.outer = "ring";
+            if (forms[f].inner) {
+                args.inner = forms[f].inner;
+                args.outer = "ring";
+            }
             if (!acc_algo_has_class(algo, topo, &args))
                 continue;
             snprintf(what, sizeof(what), "%s %s %s", topos[t], acc_coll_name(forms[f].coll),
@@ -195,7 +206,7 @@ ACC_TEST(class_forms)
         }
         acc_topo_destroy(topo);
     }
-    CHECK(checked >= 12);
+    CHECK(checked >= 22);
 }
 
 /* A damaged head or program is refused, naming the plan; never a crash or a wrong view. */
