@@ -185,7 +185,7 @@ int cv_digits_disjoint(const cv_digits_t *g)
  * block of the largest spanned stride x size, starting on a multiple of it, and every driven
  * digit lies above the block (a node's block of a hierarchical plan, which the rail steps cut
  * into one chunk per node).  Bases hold zero in every digit. */
-static int equivariant(const cv_lane_t *L, const acc_cref_t *r)
+int cv_equivariant(const cv_lane_t *L, const acc_cref_t *r)
 {
     const cv_digits_t *g = &L->dig[r->buf];
     uint64_t block = 0, span;
@@ -353,8 +353,8 @@ static int lane_applies(const acc_cplan_t *cp, int lane, int inplace, cv_lane_t 
     for (i = 0; i < L->cls->nops; i++) {
         const acc_cop_t *o = &L->cls->ops[i];
         unsigned u = uses(o->code);
-        if (((u & U_SRC) && (!equivariant(L, &o->src) || !check_bounds(L, &o->src))) ||
-            ((u & U_DST) && (!equivariant(L, &o->dst) || !check_bounds(L, &o->dst)))) {
+        if (((u & U_SRC) && (!cv_equivariant(L, &o->src) || !check_bounds(L, &o->src))) ||
+            ((u & U_DST) && (!cv_equivariant(L, &o->dst) || !check_bounds(L, &o->dst)))) {
             snprintf(why, cap,
                      "lane %d op %u: a chunk range that translations do not carry onto "
                      "each other (or out of bounds)",

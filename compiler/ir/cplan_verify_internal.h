@@ -65,6 +65,9 @@ uint32_t cv_negate(const acc_cplan_t *cp, uint32_t t);
 int cv_learn_digits(cv_lane_t *L, const acc_cref_t *r, char *why, size_t cap);
 int cv_share_digits(cv_lane_t *L, char *why, size_t cap);
 int cv_digits_disjoint(const cv_digits_t *g);
+/* Does translating the point by any t map range r onto its image under L's digits' permutation
+ * (as a set)? */
+int cv_equivariant(const cv_lane_t *L, const acc_cref_t *r);
 
 /* The proof on a period of ranks (cplan_verify_period.c), for plans the lock step of one point
  * does not take (peer memory and signals inside a node, a class per position along it): when

@@ -158,6 +158,22 @@ static int chunk_map(pp_t *pp, char *why, size_t cap)
             }
     if (cp->coll == ACC_COLL_ALLREDUCE && !cv_share_digits(&L, why, cap))
         return 0;
+    /* Every range moves with the point as the digits say, at every point: op_moved then checks
+     * the period's ranks against their translates' (their peers, and that sources and
+     * destinations pair up again). */
+    for (int lane = 0; lane < cp->nlanes; lane++)
+        for (uint32_t c = 0; c < cp->lanes[lane].nclasses; c++)
+            for (uint32_t k = 0; k < cp->lanes[lane].classes[c].nops; k++) {
+                const acc_cop_t *o = &cp->lanes[lane].classes[c].ops[k];
+                if ((o->src.cnt && !cv_equivariant(&L, &o->src)) ||
+                    (o->dst.cnt && !cv_equivariant(&L, &o->dst))) {
+                    snprintf(why, cap,
+                             "lane %d class %u op %u: a chunk range that translations do not "
+                             "carry onto each other",
+                             lane, c, k);
+                    return 0;
+                }
+            }
     /* Lane 0's grid step from rank 0 to rank P: every lane moves alike, or op_moved says no. */
     t = cv_translate(cp, acc_cplan_point(cp, 0, pp->period),
                      cv_negate(cp, acc_cplan_point(cp, 0, 0)));
