@@ -91,7 +91,21 @@ static acc_status_t get_plan(acc_db_t *db, void *ctx)
     db_bind_text(st, 1, g->hash);
     r = db_step_row(db, st, "loading a plan");
     if (r == 0) {
-        s = acc_error_set(ACC_ERR_NOT_FOUND, "%s: no plan with hash %s", db->path, g->hash);
+        sqlite3_finalize(st);
+        st = NULL;
+        /* A table built by class (above 4,096 ranks) stores its plans in class form alone. */
+        if ((s = db_prepare(db, "SELECT 1 FROM plan_heads WHERE hash = ?1", &st)) != ACC_OK)
+            return s;
+        db_bind_text(st, 1, g->hash);
+        r = db_step_row(db, st, "loading a plan");
+        s = r < 0 ? (acc_status_t)r
+            : r == 0
+                ? acc_error_set(ACC_ERR_NOT_FOUND, "%s: no plan with hash %s", db->path, g->hash)
+                : acc_error_set(ACC_ERR_NOT_FOUND,
+                                "%s: plan %s is stored in class form alone, without its "
+                                "text (a table built by class, above 4,096 ranks): a rank "
+                                "reads its own part of it (acc_db_get_rank_plan)",
+                                db->path, g->hash);
     } else if (r < 0) {
         s = (acc_status_t)r;
     } else {

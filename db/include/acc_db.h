@@ -100,7 +100,8 @@ acc_status_t acc_db_list_topologies(acc_db_t *db, acc_db_topo_info_t **out, size
 acc_status_t acc_db_put_plan(acc_db_t *db, const acc_plan_t *plan,
                              char hash_out[ACC_SHA256_HEX_LEN + 1]);
 /* Load, check the hash and verify again: a plan that fails is reported (ACC_ERR_VERIFY or
- * ACC_ERR_PARSE naming the file and hash) and never returned. */
+ * ACC_ERR_PARSE naming the file and hash) and never returned.  ACC_ERR_NOT_FOUND, saying so,
+ * for a plan stored in class form alone (acc_db_get_rank_plan reads it). */
 acc_status_t acc_db_get_plan(acc_db_t *db, const char *hash, acc_plan_t **out);
 /* Rank `rank`'s view of a stored plan (acc_plan_view_t), from its binary class form: the head
  * and the rank's own class programs are read, nothing else - no other plan, no other rank's

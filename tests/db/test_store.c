@@ -332,6 +332,15 @@ ACC_TEST(selection_needs_its_topology_and_plans)
                     memcpy(t->entries[i].plan_hash, h, sizeof(h));
             CHECK_OK(acc_db_put_selection(db, t));
             CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM plans"), 2);
+            /* The text reader says where the plan is, and a rank's view reads it. */
+            {
+                acc_plan_t *back = NULL;
+                CHECK_ERR(acc_db_get_plan(db, h, &back), ACC_ERR_NOT_FOUND);
+                CHECK_MSG_HAS("stored in class form alone");
+                CHECK_OK(acc_db_get_rank_plan(db, h, 1, &back));
+                CHECK_INT(back->nranks, ag->nranks);
+                acc_plan_destroy(back);
+            }
             acc_cplan_destroy(cp);
         }
         acc_plan_destroy(ag);
