@@ -604,7 +604,8 @@ acc_status_t acc_cplan_verify(const acc_cplan_t *cp, const acc_topo_t *topo,
     }
     {
         /* Not one program for every point: perhaps the same moved by a period of ranks. */
-        char pwhy[256] = "";
+        /* Shorter than why, with room for its prefix, so that the note below always fits. */
+        char pwhy[192] = "";
         int period;
         st = cv_prove_period(cp, pwhy, sizeof(pwhy), &applies, &period);
         if (applies || st != ACC_OK) {
