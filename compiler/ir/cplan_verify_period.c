@@ -239,6 +239,7 @@ acc_status_t cv_prove_period(const acc_cplan_t *cp, char *why, size_t cap, int *
     *applies = 0;
     *period = cp->nranks;
     memset(&pp, 0, sizeof(pp));
+    memset(&map, 0, sizeof(map));
     pp.cp = cp;
     if ((st = acc_cplan_quotient(cp, 1, &q)) != ACC_OK) {
         if (st != ACC_ERR_UNSUPPORTED)

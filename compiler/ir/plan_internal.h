@@ -33,6 +33,11 @@ static inline int plan_peer_memory_op(uint8_t code)
  * inverse.  Input chunks moved so are what the verifier's values carry. */
 typedef struct {
     const uint32_t *perm[ACC_BUF_COUNT], *inv[ACC_BUF_COUNT];
+    /* Or ranks move by XOR (xor_mode; rank 0 runs alone, every rank its image): chunk c of
+     * buffer b at rank r is chunk c ^ m at rank r ^ t, m the XOR of xmask[b][k] over the bits
+     * k of t (plan_verify_xor.c). */
+    int xor_mode;
+    uint32_t xmask[ACC_BUF_COUNT][32];
 } plan_quot_map_t;
 /* acc_plan_verify_mode on a quotient: its period's ranks run, and every other rank is their
  * translate, so a message from rank a outside the period is the message its translate a - s
@@ -41,6 +46,13 @@ typedef struct {
  * peer memory and signals stay inside the period; the verifier refuses a peer-memory or signal
  * peer outside it. */
 acc_status_t plan_verify_quotient(const acc_plan_t *q, int inplace, const plan_quot_map_t *map);
+/* Halving and doubling prove on one rank (plan_verify_xor.c): a plan of a power-of-two rank
+ * count that is the same under XOR by any rank - rank r ^ t runs rank r's program with its
+ * peers ^ t and its chunks moved by an XOR mask per bit of t, checked for every rank and
+ * operation in O(1) each - is proven by running rank 0 alone, a message from rank a being rank
+ * 0's to a moved by XOR a.  *applies 0 with why when it is not such a plan (then nothing is
+ * decided); otherwise the verdict, both buffer modes where the plan runs in place. */
+acc_status_t plan_verify_xor(const acc_plan_t *p, int *applies, char *why, size_t cap);
 
 /* ---- building a rank's view (plan_view.c; cplan_view.c builds one from the class form) --- */
 /* A view of rank `rank` with hdr's header and peer pool and nothing else yet: no programs, no

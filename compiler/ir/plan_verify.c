@@ -51,7 +51,8 @@ static int op_reduces(unsigned code)
 
 /* ---- header ----------------------------------------------------------------------------- */
 
-static acc_status_t check_header(const acc_plan_t *p)
+/* nexec: the ranks that run (a quotient keeps their chunks only). */
+static acc_status_t check_header(const acc_plan_t *p, uint64_t nexec)
 {
     uint64_t n, in, out;
     int rooted;
@@ -117,14 +118,12 @@ static acc_status_t check_header(const acc_plan_t *p)
                                  (unsigned long long)out);
         break;
     }
-    /* A quotient keeps its period's ranks' chunks only. */
-    if ((p->period ? (uint64_t)p->period : n) * (in + out + p->scratch_chunks) > PV_MAX_LOCATIONS)
+    if (nexec * (in + out + p->scratch_chunks) > PV_MAX_LOCATIONS)
         return acc_error_set(ACC_ERR_RANGE,
                              "plan: %llu ranks x (%llu + %llu + %u) chunks is "
                              "more than the verifier handles (%u chunk locations)",
-                             (unsigned long long)(p->period ? (uint64_t)p->period : n),
-                             (unsigned long long)in, (unsigned long long)out, p->scratch_chunks,
-                             PV_MAX_LOCATIONS);
+                             (unsigned long long)nexec, (unsigned long long)in,
+                             (unsigned long long)out, p->scratch_chunks, PV_MAX_LOCATIONS);
     return ACC_OK;
 }
 
@@ -523,11 +522,11 @@ static acc_status_t verify(const acc_plan_t *plan, int inplace, uint8_t *finals,
     v.plan = plan;
     v.inplace = inplace ? 1 : 0;
     v.nranks = plan->nranks;
-    v.nexec = plan->period ? plan->period : plan->nranks;
-    v.quot = plan->period ? quot : NULL;
+    v.nexec = quot && quot->xor_mode ? 1 : plan->period ? plan->period : plan->nranks;
+    v.quot = plan->period || (quot && quot->xor_mode) ? quot : NULL;
     v.nlanes = plan->nlanes;
     v.values.nranks = (uint32_t)plan->nranks;
-    if ((st = check_header(plan)) != ACC_OK)
+    if ((st = check_header(plan, (uint64_t)v.nexec)) != ACC_OK)
         goto out;
     setup_layout(&v);
     if ((st = check_ops(&v)) != ACC_OK)
@@ -603,7 +602,15 @@ acc_status_t acc_plan_final_reductions(const acc_plan_t *plan, uint8_t **flags, 
 
 acc_status_t acc_plan_verify(const acc_plan_t *plan)
 {
-    acc_status_t st = acc_plan_verify_mode(plan, 0);
+    acc_status_t st;
+    char why[256];
+    int applies = 0;
+
+    /* Halving and doubling on many ranks: one rank's chunks instead of every rank's. */
+    if (plan && plan->nranks >= PV_XOR_RANKS &&
+        ((st = plan_verify_xor(plan, &applies, why, sizeof(why))) != ACC_OK || applies))
+        return st;
+    st = acc_plan_verify_mode(plan, 0);
     if (st != ACC_OK)
         return plan && plan->inplace ? acc_error_prefix(st, "out of place: ") : st;
     if (plan->inplace && (st = acc_plan_verify_mode(plan, 1)) != ACC_OK)

@@ -25,6 +25,9 @@
 #define PV_MAX_WORK      (1ull << 31)
 #define PV_NONE          UINT32_MAX
 #define PV_MAX_RANKS     (1 << 20)
+/* From this many ranks on, a plan the same under XOR by any rank is proven on rank 0 alone
+ * (plan_verify_xor.c); below, the whole plan is run, which costs little there. */
+#define PV_XOR_RANKS 512
 
 /* ---- values ------------------------------------------------------------------------------
  * A value is the set of ranks whose input chunk `chunk` it holds (for copies, one rank).  Sets are
@@ -57,6 +60,8 @@ uint32_t pv_value_first_rank(const pv_values_t *vs, uint32_t id);
 /* Value id with every rank moved by shift (mod nranks) and its chunk made `chunk`: what a
  * translate of the plan holds.  PV_NONE when out of memory. */
 uint32_t pv_value_moved(pv_values_t *vs, uint32_t id, uint32_t chunk, uint32_t shift);
+/* The same with every rank r made r ^ t. */
+uint32_t pv_value_xored(pv_values_t *vs, uint32_t id, uint32_t chunk, uint32_t t);
 
 /* A map from 64-bit keys to uint32_t values (connections, counters, snapshots). */
 typedef struct {

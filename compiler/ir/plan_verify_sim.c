@@ -46,6 +46,12 @@ static int receives(unsigned code)
 static void conn_norm(const pv_t *v, int *from, int *to, uint32_t *shift)
 {
     int s = v->quot ? *from - *from % v->nexec : 0;
+    if (v->quot && v->quot->xor_mode) { /* rank 0 alone: (from, to) is (0, to ^ from) moved */
+        *shift = (uint32_t)*from;
+        *to ^= *from;
+        *from = 0;
+        return;
+    }
     *shift = (uint32_t)s;
     *from -= s;
     *to = (int)(((int64_t)*to - s + v->nranks) % v->nranks);
@@ -72,7 +78,10 @@ static acc_status_t conn_at(pv_t *v, int from, int to, int lane, size_t *cap, ui
         v->conns[c].lane = lane;
         /* The one rank of the period that receives on it: to's translate. */
         v->conns[c].rto = to % v->nexec;
-        v->conns[c].shift = (uint32_t)(((int64_t)v->conns[c].rto - to + v->nranks) % v->nranks);
+        v->conns[c].shift =
+            v->quot && v->quot->xor_mode
+                ? (uint32_t)(v->conns[c].rto ^ to)
+                : (uint32_t)(((int64_t)v->conns[c].rto - to + v->nranks) % v->nranks);
         if ((st = pv_map_put(&v->conn_map, key, c)) != ACC_OK)
             return st;
     }
@@ -364,6 +373,12 @@ static uint32_t conn_find(const pv_t *v, int from, int to, int lane)
  * shift / period times, or its inverse the other way round). */
 static uint32_t moved_chunk(const pv_t *v, uint8_t buf, uint32_t c, uint32_t shift)
 {
+    if (v->quot->xor_mode) {
+        for (int k = 0; shift; k++, shift >>= 1)
+            if (shift & 1)
+                c ^= v->quot->xmask[buf][k];
+        return c;
+    }
     uint32_t turns = (uint32_t)(v->nranks / v->nexec), q = shift / (uint32_t)v->nexec, k;
     int back = q > turns / 2;
     for (k = back ? turns - q : q; k > 0; k--)
@@ -402,7 +417,9 @@ static acc_status_t received(pv_t *v, uint32_t c, const uint32_t **vals)
                                  cn->from, cn->lane, m->op);
         if (val) {
             uint32_t ch = moved_chunk(v, ACC_BUF_IN, pv_value_chunk(&v->values, val), cn->shift);
-            if ((val = pv_value_moved(&v->values, val, ch, cn->shift)) == PV_NONE)
+            val = v->quot->xor_mode ? pv_value_xored(&v->values, val, ch, cn->shift)
+                                    : pv_value_moved(&v->values, val, ch, cn->shift);
+            if (val == PV_NONE)
                 return nomem();
         }
         v->xbuf[j] = val;

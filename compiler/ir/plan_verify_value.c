@@ -66,6 +66,67 @@ uint32_t pv_value_single(pv_values_t *vs, uint32_t chunk, uint32_t rank)
     return x < PV_SINGLE ? PV_SINGLE | (uint32_t)x : append(vs, r, 4);
 }
 
+uint32_t pv_value_xored(pv_values_t *vs, uint32_t id, uint32_t chunk, uint32_t t)
+{
+    uint32_t buf[4], n, i, k = 0, *out, *tmp, m = 0;
+    const uint32_t *r;
+    size_t cap;
+    void *p;
+
+    if (!id)
+        return 0;
+    r = view(vs, id, buf);
+    n = r[1];
+    if (n == 1 && r[3] == r[2] + 1)
+        return pv_value_single(vs, chunk, r[2] ^ t);
+    /* Each interval as aligned blocks of powers of two, which XOR moves whole. */
+    cap = 2 + 2 * (size_t)n * 64;
+    p = vs->tmp;
+    if (acc_array_reserve(&p, &vs->tmp_cap, cap, sizeof(uint32_t)) != ACC_OK)
+        return PV_NONE;
+    vs->tmp = p;
+    r = view(vs, id, buf);
+    out = vs->tmp + 2;
+    for (i = 0; i < n; i++) {
+        uint32_t lo = r[2 + 2 * i], hi = r[3 + 2 * i];
+        while (lo < hi) {
+            uint32_t size = lo ? lo & -lo : 0x80000000u;
+            while (lo + (uint64_t)size > hi)
+                size >>= 1;
+            out[2 * k] = lo ^ (t & ~(size - 1));
+            out[2 * k + 1] = out[2 * k] + size;
+            k++;
+            lo += size;
+        }
+    }
+    /* Sorted by start (insertion: few blocks), then merged where they touch. */
+    for (i = 1; i < k; i++) {
+        uint32_t a = out[2 * i], b = out[2 * i + 1], j = i;
+        for (; j > 0 && out[2 * (j - 1)] > a; j--) {
+            out[2 * j] = out[2 * (j - 1)];
+            out[2 * j + 1] = out[2 * (j - 1) + 1];
+        }
+        out[2 * j] = a;
+        out[2 * j + 1] = b;
+    }
+    if (!(tmp = acc_mem_alloc((size_t)2 * (k ? k : 1) * sizeof(uint32_t))))
+        return PV_NONE;
+    for (i = 0; i < k; i++) {
+        if (m && out[2 * i] == tmp[2 * m - 1]) {
+            tmp[2 * m - 1] = out[2 * i + 1];
+            continue;
+        }
+        tmp[2 * m] = out[2 * i];
+        tmp[2 * m + 1] = out[2 * i + 1];
+        m++;
+    }
+    memcpy(out, tmp, (size_t)2 * m * sizeof(uint32_t));
+    acc_mem_free(tmp);
+    vs->tmp[0] = chunk;
+    vs->tmp[1] = m;
+    return append(vs, vs->tmp, 2 + 2 * m);
+}
+
 uint32_t pv_value_moved(pv_values_t *vs, uint32_t id, uint32_t chunk, uint32_t shift)
 {
     uint32_t buf[4], n, i, k = 0, first = 0, *out;
