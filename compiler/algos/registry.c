@@ -115,6 +115,18 @@ acc_status_t acc_algo_generate_within(const acc_algo_t *algo, const acc_topo_t *
     locations = (uint64_t)plan->nranks *
                 ((uint64_t)plan->in_chunks + plan->out_chunks + plan->scratch_chunks);
     if (max_locations && locations > max_locations) {
+        /* Halving and doubling are proven on one rank's chunks (plan_verify_xor). */
+        char why[256];
+        int applies = 0;
+        st = plan_verify_xor(plan, &applies, why, sizeof(why));
+        if (applies || st != ACC_OK) {
+            if (st == ACC_OK) {
+                *out = plan;
+                return ACC_OK;
+            }
+            acc_plan_destroy(plan);
+            return not_verified(algo, st);
+        }
         st = acc_error_set(ACC_ERR_RANGE,
                            "%s %s: its proof rank by rank would track %d ranks x (%u + %u + %u) "
                            "chunks, %.3g locations, more than the %.3g allowed here",

@@ -66,8 +66,8 @@ acc_status_t acc_algo_generate_class(const acc_algo_t *algo, const acc_topo_t *t
                                      acc_cplan_proof_t *proof);
 /* acc_algo_generate, refusing (ACC_ERR_RANGE) a plan of more than max_ops operations (stopped
  * while it is built) or whose proof rank by rank would track more than max_locations chunk
- * locations (ranks x the chunks of its buffers; checked before the proof); 0: no limit but the
- * verifier's own. */
+ * locations (ranks x the chunks of its buffers; checked before the proof, and not asked of a
+ * halving/doubling plan that is proven on one rank); 0: no limit but the verifier's own. */
 acc_status_t acc_algo_generate_within(const acc_algo_t *algo, const acc_topo_t *topo,
                                       const acc_algo_args_t *args, uint64_t max_ops,
                                       uint64_t max_locations, acc_plan_t **out);

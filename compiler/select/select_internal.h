@@ -85,13 +85,14 @@ typedef struct {
 
 /* By class, a generator without a class form is built, proven and simulated rank by rank
  * only where its plan has at most SELECT_CLASS_OPS operations (stopped while it is built) and
- * its proof tracks at most SELECT_CLASS_LOCATIONS chunk locations (24 bytes each, 768 MiB);
- * otherwise it is left out.  A sweep by class is for clusters of thousands of ranks, where an
- * explicit plan costs what every rank's operations cost at every size swept: at 65,536 ranks a
- * hierarchical allreduce with a tree between nodes has 17.6 million operations, takes 29 s to
- * build and 40-80 s per size to simulate on nodes of 64 GPUs sharing 8 NICs; halving-doubling's
- * proof at 8,192 ranks takes a minute and 10 GiB.  A million operations keeps recursive
- * doubling and trees up to 16,384-32,768 ranks. */
+ * its proof tracks at most SELECT_CLASS_LOCATIONS chunk locations (24 bytes each, 768 MiB),
+ * unless it is proven on one rank (halving and doubling on a power-of-two rank count,
+ * plan_verify_xor); otherwise it is left out.  A sweep by class is for clusters of thousands of
+ * ranks, where an explicit plan costs what every rank's operations cost at every size swept: at
+ * 65,536 ranks a hierarchical allreduce with a tree between nodes has 17.6 million operations,
+ * takes 29 s to build and 40-80 s per size to simulate on nodes of 64 GPUs sharing 8 NICs;
+ * halving-doubling's proof rank by rank at 8,192 ranks took a minute and 10 GiB (one rank's: 0.06
+ * s).  A million operations keeps recursive doubling and trees up to 16,384-32,768 ranks. */
 #define SELECT_CLASS_OPS       (1ull << 20)
 #define SELECT_CLASS_LOCATIONS (1ull << 25)
 

@@ -182,3 +182,39 @@ ACC_TEST(mutations_agree)
     CHECK(one * 2 >= total);
     CHECK(rejected * 2 >= total);
 }
+
+/* A sweep above 4,096 ranks builds a generator without a class form only while its proof rank
+ * by rank fits (acc_algo_generate_within's locations): halving/doubling on a power-of-two rank
+ * count is proven on one rank and comes in at 8,192 ranks, while 4,160 ranks (which fold)
+ * are still refused, naming the locations. */
+ACC_TEST(sweep_limit_lets_in_what_one_rank_proves)
+{
+    static const struct {
+        const char *desc;
+        int in;
+    } cases[] = {{"nodes=1024 gpus=8 nvlink=18 nic=8x400", 1},
+                 {"nodes=520 gpus=8 nvlink=18 nic=8x400", 0}};
+    for (size_t c = 0; c < 2; c++) {
+        acc_topo_t *t = NULL;
+        acc_algo_args_t args;
+        const acc_algo_t *al = acc_algo_find(ACC_COLL_ALLREDUCE, "rhd");
+        acc_plan_t *p = NULL;
+        acc_status_t st;
+        memset(&args, 0, sizeof(args));
+        CHECK_OK(acc_topo_load(cases[c].desc, &t));
+        st = acc_algo_generate_within(al, t, &args, 1ull << 20, 1ull << 25, &p);
+        if (cases[c].in) {
+            CHECK_MSG(st == ACC_OK, "%s: %s", cases[c].desc, acc_error_message());
+            CHECK_INT(p->nranks, 8192);
+        } else {
+            CHECK_INT(st, ACC_ERR_RANGE);
+            CHECK_MSG(strstr(acc_error_message(),
+                             "its proof rank by rank would track 4160 ranks") != NULL,
+                      "%s", acc_error_message());
+            CHECK(p == NULL);
+            acc_error_clear();
+        }
+        acc_plan_destroy(p);
+        acc_topo_destroy(t);
+    }
+}
