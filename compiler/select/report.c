@@ -15,13 +15,16 @@ static void nccl_name(const acc_nccl_choice_t *c, char *out, size_t cap)
 
 static void table_text(const acc_select_result_t *r, acc_buf_t *out);
 
-/* The generators a sweep by class left out, indented, each with why. */
+/* The generators (or variants) a sweep left out, indented, each with why. */
 static void left_out_text(const acc_select_result_t *r, acc_buf_t *out)
 {
     if (!r->nleft_out)
         return;
-    acc_buf_printf(out, "left out at %d ranks (plans by class above %d):\n", r->nranks,
-                   ACC_SELECT_CLASS_RANKS);
+    if (acc_select_by_class(r->nranks))
+        acc_buf_printf(out, "left out at %d ranks (plans by class above %d):\n", r->nranks,
+                       ACC_SELECT_CLASS_RANKS);
+    else
+        acc_buf_printf(out, "left out at %d ranks:\n", r->nranks);
     for (size_t i = 0; i < r->nleft_out; i++)
         acc_buf_printf(out, "  %s\n", r->left_out[i]);
 }

@@ -260,19 +260,22 @@ static acc_status_t build_by_class(const select_sweep_t *sw, const acc_algo_t *a
 
 /* Under the lock: note a generator the sweep leaves out, and why (without the generator's name
  * the message may begin with); out of memory, the note is lost, not the sweep. */
-static void leave_out(select_sweep_t *sw, const group_t *g, const char *why)
+static void leave_out(select_sweep_t *sw, const group_t *g, const acc_algo_args_t *variant,
+                      const char *why)
 {
-    char name[64], line[1024];
+    char name[64], var[48] = "", line[1024];
     void *p = sw->left_out;
     snprintf(name, sizeof(name), "%s %s", acc_coll_name(g->algo->coll), g->algo->name);
     if (strncmp(why, name, strlen(name)) == 0 && strncmp(why + strlen(name), ": ", 2) == 0)
         why += strlen(name) + 2;
+    if (variant)
+        snprintf(var, sizeof(var), " lanes=%d chunks=%d", variant->lanes, variant->chunks);
     if (g->base.inner || g->base.outer)
-        snprintf(line, sizeof(line), "%s (inner=%s outer=%s): %s", name,
+        snprintf(line, sizeof(line), "%s%s (inner=%s outer=%s): %s", name, var,
                  g->base.inner ? g->base.inner : "default",
                  g->base.outer ? g->base.outer : "default", why);
     else
-        snprintf(line, sizeof(line), "%s: %s", name, why);
+        snprintf(line, sizeof(line), "%s%s: %s", name, var, why);
     if (acc_array_reserve(&p, &sw->left_out_cap, sw->nleft_out + 1, sizeof(char *)) != ACC_OK)
         return;
     sw->left_out = p;
@@ -294,10 +297,14 @@ static acc_status_t generate(pool_t *pool, size_t k)
 
     st = by_class ? build_by_class(sw, g->algo, &task->args, &plan, &cp)
                   : acc_algo_generate(g->algo, sw->topo, &task->args, &plan);
-    if (st != ACC_OK && by_class &&
-        (st == ACC_ERR_RANGE || st == ACC_ERR_NOMEM || st == ACC_ERR_UNSUPPORTED)) {
+    /* By class, a generator whose plan cannot be had is left out; at any size, so is a lanes
+     * or chunks variant past the verifier's limits (the vector clocks of 72 ranks sharing
+     * memory on 8 lanes), the default having been swept. */
+    if (st != ACC_OK &&
+        ((by_class && (st == ACC_ERR_RANGE || st == ACC_ERR_NOMEM || st == ACC_ERR_UNSUPPORTED)) ||
+         (!task->is_default && st == ACC_ERR_RANGE))) {
         pthread_mutex_lock(&pool->lock);
-        leave_out(sw, g, acc_error_message());
+        leave_out(sw, g, task->is_default ? NULL : &task->args, acc_error_message());
         slot->group = task->group;
         pthread_mutex_unlock(&pool->lock);
         acc_error_clear();

@@ -193,7 +193,10 @@ acc_status_t select_lane_variants(const acc_topo_t *topo, const acc_algo_t *algo
 
     memset(&l, 0, sizeof(l));
     defaults_of(def_params, &dl, &dc);
-    if (ranks > TIER_LINES) {
+    /* Past 64 ranks across nodes a plan's simulation costs seconds: hierarchical plans try 8
+     * lanes and nothing else does.  One node of more (an NVL72 rack's NVLink domain) takes the
+     * coarse steps: there lanes are what fills NVLink, and its plans are small. */
+    if (ranks > TIER_LINES && acc_topo_nodes(topo) > 1) {
         if (hier && ranks <= TIER_MEDIUM && max_lanes >= 8)
             st = add(&l, base, 8, dc, dl, dc);
     } else if (ranks > TIER_FINE) {
@@ -227,7 +230,9 @@ acc_status_t select_chunk_variants(const acc_topo_t *topo, const acc_algo_t *alg
     defaults_of(def_params, &dl, &dc);
     chunks[0] = 1;
     chunks[1] = 4 * dc;
-    for (c = 0; c < 2 && st == ACC_OK && acc_topo_ranks(topo) <= TIER_LINES; c++)
+    for (c = 0;
+         c < 2 && st == ACC_OK && (acc_topo_ranks(topo) <= TIER_LINES || acc_topo_nodes(topo) == 1);
+         c++)
         if (chunks[c] != dc)
             st = add(&l, base, lanes, chunks[c], dl, dc);
     if (st != ACC_OK) {
