@@ -329,6 +329,14 @@ static acc_status_t fill_rows(acc_select_builder_t *b, acc_select_result_t *r,
                                  acc_coll_name(r->coll), r->topo_name);
         /* NCCL keeps the size unless acc is strictly faster: a tie is not worth a new kernel. */
         row->use_nccl = row->nccl_ok && (best[i].var < 0 || row->nccl.time_us <= row->acc_us);
+        /* The largest size does not make a range of its own (acc's plan there is its
+         * predecessor's already, select_sweep.c's keep_steady): it goes with the size before
+         * where that choice can serve it. */
+        if (i > 0 && i + 1 == b->nsizes && r->rows[i - 1].use_nccl != row->use_nccl &&
+            (r->rows[i - 1].use_nccl ? row->nccl_ok
+                                     : best[i].var >= 0 && best[i].var == best[i - 1].var &&
+                                           best[i].proto == best[i - 1].proto))
+            row->use_nccl = r->rows[i - 1].use_nccl;
         chosen = row->use_nccl ? row->nccl.time_us : row->acc_us;
         if (best[i].var >= 0 && row->nccl_ok && row->acc_us > 0)
             row->speedup = row->nccl.time_us / row->acc_us;

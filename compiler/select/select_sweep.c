@@ -36,7 +36,8 @@
  * Steadiness.  After the passes, a size whose best differs from the next smaller size's keeps
  * that one's candidate when it is within SELECT_KEEP of the best there: a table that flips
  * between two plans at every power of two for a 0.1 % gain (reduce_scatter on p4d, lanes=16
- * and 24) costs a kernel and a range each time, and no model is that exact.
+ * and 24) costs a kernel and a range each time, and no model is that exact.  The largest size
+ * keeps it at any gain: a last range of one size would serve calls of exactly that size.
  */
 #include "select_internal.h"
 
@@ -629,7 +630,9 @@ static acc_status_t keep_steady(select_sweep_t *sw)
             return acc_error_prefix(st, "simulating %s %s at %llu bytes: ", plan->algo,
                                     plan->params, (unsigned long long)sw->sizes[i]);
         sw->simulations++;
-        if (!(res.time_us <= cur->r.time_us * (1.0 + SELECT_KEEP)))
+        /* The largest size keeps its predecessor's plan whatever the gain: alone it would be
+         * a range of one size, a kernel for calls of exactly that many bytes. */
+        if (i + 1 < sw->nsizes && !(res.time_us <= cur->r.time_us * (1.0 + SELECT_KEEP)))
             continue;
         old = &sw->slots[cur->var];
         if (--old->wins == 0 && !old->active)

@@ -513,3 +513,26 @@ ACC_TEST(tied_plans_do_not_alternate)
     acc_select_result_destroy(r);
     acc_topo_destroy(t);
 }
+
+/* The largest size does not make a range of its own.  On 8 nodes of 8 H100 allgather at 2 GiB
+ * is acc's ring (1.02x NCCL) and at 4 GiB NCCL's by a tie; the last range used to be [4G, 4G],
+ * a kernel for calls of exactly 4 GiB.  Now 4 GiB keeps the choice of 2 GiB. */
+ACC_TEST(largest_size_is_not_a_range_of_its_own)
+{
+    acc_topo_t *t = load("nodes=8 gpus=8 nvlink=18 nic=8x400");
+    acc_select_build_opts_t opts;
+    acc_select_result_t *r;
+    const acc_select_entry_t *last;
+
+    acc_select_build_opts_init(&opts);
+    opts.min_bytes = 512ull << 20;
+    r = build(t, ACC_COLL_ALLGATHER, &opts);
+    last = &r->table->entries[r->table->n - 1];
+    CHECK_MSG(last->min_bytes < last->max_bytes, "the last range [%llu, %llu] holds one size",
+              (unsigned long long)last->min_bytes, (unsigned long long)last->max_bytes);
+    CHECK_INT((long long)last->max_bytes, 4LL << 30);
+    /* The row at 4 GiB says what the table runs there. */
+    CHECK_INT(r->rows[r->nrows - 1].use_nccl, last->use_nccl);
+    acc_select_result_destroy(r);
+    acc_topo_destroy(t);
+}
