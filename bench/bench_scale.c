@@ -8,11 +8,13 @@
  * For nodes = 128, 256, ... of 8 GPUs (1,024 ranks up to MAX_RANKS), each generator with a
  * class form - ring allreduce, allgather, reduce_scatter, hier allreduce with rings inside and
  * between nodes, and the default hier allreduce, allgather and reduce_scatter and hier_pipe
- * allreduce (peer memory inside nodes, proven on one node) - runs in a child process of its
- * own:
+ * allreduce (peer memory inside nodes, proven on one node), and halving and doubling (rhd and
+ * rd allreduce, rh reduce_scatter, rd allgather: peers by XOR, proven on one rank) - runs in a
+ * child process of its own:
  *   generate  acc_algo_build_class
- *   prove     acc_cplan_verify against the topology (on the quotient, or on one node)
- *   cost      acc_cplan_quotient by one node, then acc_sim_plan at 1 MiB, 64 MiB and 1 GiB
+ *   prove     acc_cplan_verify against the topology (on the quotient, on one node or one rank)
+ *   cost      acc_cplan_quotient by one node (moved by XOR for halving and doubling), then
+ *             acc_sim_plan at 1 MiB, 64 MiB and 1 GiB
  *             (Simple): the prices a selection sweep takes
  *   store     acc_db_put_cplan into a fresh database; its bytes are the head and programs
  * Each step's wall time, and the process's peak resident memory after it (VmHWM, so each
@@ -48,6 +50,10 @@ static const gen_t gens[] = {
     {ACC_COLL_ALLGATHER, "hier", "hier (direct)", 0},
     {ACC_COLL_REDUCE_SCATTER, "hier", "hier (direct)", 0},
     {ACC_COLL_ALLREDUCE, "hier_pipe", "hier_pipe (direct)", 0},
+    {ACC_COLL_ALLREDUCE, "rhd", "rhd", 0},
+    {ACC_COLL_ALLREDUCE, "rd", "rd", 0},
+    {ACC_COLL_REDUCE_SCATTER, "rh", "rh", 0},
+    {ACC_COLL_ALLGATHER, "rd", "rd", 0},
 };
 #define NGENS (sizeof(gens) / sizeof(gens[0]))
 

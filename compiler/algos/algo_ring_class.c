@@ -101,34 +101,42 @@ acc_status_t algo_rounds_cplan(const algo_rounds_t *r, algo_class_round_fn round
     acc_cplan_t *cp = NULL;
     int n = acc_topo_ranks(topo), *order = NULL, lane, j;
     int32_t dims[1] = {n}, lo[1] = {0}, hi[1] = {n};
-    uint32_t per, in, res, cls;
+    uint32_t per, width, in, res, cls;
     char params[ACC_PLAN_PARAMS_MAX];
     acc_status_t st;
 
     *out = NULL;
-    if (!r->ring || r->width != ALGO_WIDTH_N || r->scratch)
+    if (r->width == ALGO_WIDTH_1 && r->ring)
         return acc_error_set(ACC_ERR_INTERNAL, "%s has no class form", r->spec->name);
     if ((st = algo_rounds_supports(r, topo, args)) != ACC_OK ||
         (st = algo_params(r->spec, topo, args, &pr)) != ACC_OK)
         return st;
     per = (uint32_t)(pr.lanes * pr.chunks);
-    in = r->coll == ACC_COLL_ALLGATHER ? per : per * (uint32_t)n;
-    res = r->coll == ACC_COLL_REDUCE_SCATTER ? per : per * (uint32_t)n;
+    /* As algo_rounds_plan: a round spans n chunks of a buffer holding every rank's block (the
+     * largest power of two <= n for halving-doubling allreduce, 1 for recursive doubling's). */
+    width = (uint32_t)(r->width == ALGO_WIDTH_P   ? algo_pow2_floor(n)
+                       : r->width == ALGO_WIDTH_1 ? 1
+                                                  : n);
+    in = r->coll == ACC_COLL_ALLGATHER ? per : per * width;
+    res = r->coll == ACC_COLL_REDUCE_SCATTER ? per : per * width;
     if (!(order = acc_mem_calloc((size_t)n, sizeof(int))))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for an order of %d ranks", n);
-    if ((st = acc_cplan_create(r->coll, 1, dims, pr.lanes, in, res, 0, &cp)) != ACC_OK)
+    if ((st = acc_cplan_create(r->coll, 1, dims, pr.lanes, in, res, r->scratch ? in : 0, &cp)) !=
+        ACC_OK)
         goto out;
     snprintf(cp->algo, sizeof(cp->algo), "%s", r->algo);
     cp->proto = args ? args->proto : ACC_PROTO_SIMPLE;
     cp->inplace = 1;
-    cp->sym_step[0] = ring_step(topo);
+    /* Rings claim the topology's symmetry under their translation; halving and doubling
+     * (ranks in their own order, no table) claim none: they are proven under XOR. */
+    cp->sym_step[0] = r->ring ? ring_step(topo) : 0;
     for (lane = 0; lane < pr.lanes && st == ACC_OK; lane++) {
-        if ((st = algo_ring_order(topo, lane, order)) != ACC_OK ||
-            (st = acc_cplan_set_ranks(cp, lane, order)) != ACC_OK ||
+        if ((r->ring && ((st = algo_ring_order(topo, lane, order)) != ACC_OK ||
+                         (st = acc_cplan_set_ranks(cp, lane, order)) != ACC_OK)) ||
             (st = acc_cplan_add_class(cp, lane, lo, hi, &cls)) != ACC_OK)
             break;
         if (lane == 0) {
-            algo_params_format(params, sizeof(params), &pr, order, n);
+            algo_params_format(params, sizeof(params), &pr, r->ring ? order : NULL, n);
             if ((st = acc_cplan_set_params(cp, params)) != ACC_OK)
                 break;
         }

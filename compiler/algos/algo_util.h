@@ -182,7 +182,8 @@ static inline uint32_t algo_round_of(const acc_plan_t *p, uint32_t i, uint32_t p
  * algo_rounds_plan's plan, operation for operation. */
 typedef acc_status_t (*algo_class_round_fn)(acc_cplan_t *cp, int lane, uint32_t cls, uint32_t i,
                                             uint32_t per);
-/* algo_rounds_plan in class form (ring generators only: r->ring set). */
+/* algo_rounds_plan in class form: ring generators (r->ring: each lane's ring order its table)
+ * and halving/doubling ones (ranks in their own order, on a power of two of them). */
 acc_status_t algo_rounds_cplan(const algo_rounds_t *r, algo_class_round_fn round,
                                const acc_topo_t *topo, const acc_algo_args_t *args,
                                acc_cplan_t **out);
@@ -208,7 +209,10 @@ acc_status_t algo_class_build_explicit(const algo_class_form_t *f, const acc_top
                                        const acc_algo_args_t *args, acc_plan_t **out);
 extern const algo_class_form_t algo_allreduce_ring_class, algo_allgather_ring_class,
     algo_reduce_scatter_ring_class, algo_allreduce_hier_class, algo_allgather_hier_class,
-    algo_reduce_scatter_hier_class, algo_allreduce_hier_pipe_class;
+    algo_reduce_scatter_hier_class, algo_allreduce_hier_pipe_class, algo_allreduce_rhd_class,
+    algo_allreduce_rd_class, algo_reduce_scatter_rh_class, algo_allgather_rd_class;
+/* Halving and doubling's class forms cover a power of two of ranks (no rank folds). */
+int algo_hd_class_covers(const acc_topo_t *topo, const acc_algo_args_t *args);
 
 /* A ring in class form: along grid dimension `dim`, blocks identified by the position there
  * (COORD terms) or by the rank at it (id_rank: RANK terms, algo_ring_allgather's id = order);
@@ -260,6 +264,18 @@ acc_status_t algo_rd_allgather(acc_plan_t *p, int lane, const int *g, int m,
                                const algo_layout_t *own, const algo_layout_t *buf);
 /* Largest power of two <= m. */
 int algo_pow2_floor(int m);
+/* The four above in class form (algo_hd_class.c), on a power of two of ranks (ACC_ERR_INTERNAL
+ * otherwise): position x of the grid [n] pairs with x ^ d (XOR peers) and keeps or sends the
+ * blocks of x with a bit flipped and the bits below cleared (XOR terms). */
+acc_status_t algo_rhd_allreduce_class(acc_cplan_t *cp, int lane, uint32_t cls,
+                                      const algo_layout_t *src, const algo_layout_t *res);
+acc_status_t algo_rd_allreduce_class(acc_cplan_t *cp, int lane, uint32_t cls,
+                                     const algo_layout_t *src, const algo_layout_t *res);
+acc_status_t algo_rh_reduce_scatter_class(acc_cplan_t *cp, int lane, uint32_t cls,
+                                          const algo_layout_t *src, const algo_layout_t *work,
+                                          const algo_layout_t *dst);
+acc_status_t algo_rd_allgather_class(acc_cplan_t *cp, int lane, uint32_t cls,
+                                     const algo_layout_t *own, const algo_layout_t *buf);
 
 /* ---- trees --------------------------------------------------------------------------------- */
 

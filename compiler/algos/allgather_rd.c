@@ -22,6 +22,13 @@ static acc_status_t round_fn(acc_plan_t *p, int lane, uint32_t i, uint32_t per, 
 static const algo_rounds_t rounds = {&spec,   ACC_COLL_ALLGATHER, "rd", 0, ALGO_WIDTH_N, 0, 0,
                                      round_fn};
 
+static acc_status_t class_round(acc_cplan_t *cp, int lane, uint32_t cls, uint32_t i, uint32_t per)
+{
+    algo_layout_t own = algo_layout(ACC_BUF_IN, i, 0, 1);
+    algo_layout_t res = algo_layout(ACC_BUF_OUT, i, per, 1);
+    return algo_rd_allgather_class(cp, lane, cls, &own, &res);
+}
+
 static acc_status_t supports(const acc_topo_t *topo, const acc_algo_args_t *args)
 {
     return algo_rounds_supports(&rounds, topo, args);
@@ -29,9 +36,12 @@ static acc_status_t supports(const acc_topo_t *topo, const acc_algo_args_t *args
 
 static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, acc_plan_t **out)
 {
-    return algo_rounds_plan(&rounds, topo, args, out);
+    return algo_class_expanded(&algo_allgather_rd_class, topo, args, out);
 }
 
 const acc_algo_t algo_allgather_rd = {
     "rd", ACC_COLL_ALLGATHER, "recursive doubling, any rank count (extra ranks fold in first)",
     supports, build};
+
+const algo_class_form_t algo_allgather_rd_class = {
+    &algo_allgather_rd, algo_hd_class_covers, NULL, NULL, &rounds, class_round};

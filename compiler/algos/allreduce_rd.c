@@ -24,6 +24,14 @@ static acc_status_t round_fn(acc_plan_t *p, int lane, uint32_t i, uint32_t per, 
 static const algo_rounds_t rounds = {&spec,   ACC_COLL_ALLREDUCE, "rd", 0, ALGO_WIDTH_1, 0, 0,
                                      round_fn};
 
+static acc_status_t class_round(acc_cplan_t *cp, int lane, uint32_t cls, uint32_t i, uint32_t per)
+{
+    algo_layout_t in = algo_layout(ACC_BUF_IN, i, 1, 1);
+    algo_layout_t res = algo_layout(ACC_BUF_OUT, i, 1, 1);
+    (void)per;
+    return algo_rd_allreduce_class(cp, lane, cls, &in, &res);
+}
+
 static acc_status_t supports(const acc_topo_t *topo, const acc_algo_args_t *args)
 {
     return algo_rounds_supports(&rounds, topo, args);
@@ -31,7 +39,7 @@ static acc_status_t supports(const acc_topo_t *topo, const acc_algo_args_t *args
 
 static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, acc_plan_t **out)
 {
-    return algo_rounds_plan(&rounds, topo, args, out);
+    return algo_class_expanded(&algo_allreduce_rd_class, topo, args, out);
 }
 
 const acc_algo_t algo_allreduce_rd = {
@@ -39,3 +47,6 @@ const acc_algo_t algo_allreduce_rd = {
     "recursive doubling: whole partial sums exchanged in log2 P steps, the fewest (small "
     "messages between nodes); any rank count (extra ranks fold in first)",
     supports, build};
+
+const algo_class_form_t algo_allreduce_rd_class = {
+    &algo_allreduce_rd, algo_hd_class_covers, NULL, NULL, &rounds, class_round};

@@ -25,6 +25,14 @@ static acc_status_t round_fn(acc_plan_t *p, int lane, uint32_t i, uint32_t per, 
 static const algo_rounds_t rounds = {&spec,   ACC_COLL_REDUCE_SCATTER, "rh", 0, ALGO_WIDTH_N, 1, 0,
                                      round_fn};
 
+static acc_status_t class_round(acc_cplan_t *cp, int lane, uint32_t cls, uint32_t i, uint32_t per)
+{
+    algo_layout_t in = algo_layout(ACC_BUF_IN, i, per, 1);
+    algo_layout_t work = algo_layout(ACC_BUF_SCRATCH, i, per, 1);
+    algo_layout_t res = algo_layout(ACC_BUF_OUT, i, 0, 1);
+    return algo_rh_reduce_scatter_class(cp, lane, cls, &in, &work, &res);
+}
+
 static acc_status_t supports(const acc_topo_t *topo, const acc_algo_args_t *args)
 {
     return algo_rounds_supports(&rounds, topo, args);
@@ -32,10 +40,13 @@ static acc_status_t supports(const acc_topo_t *topo, const acc_algo_args_t *args
 
 static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, acc_plan_t **out)
 {
-    return algo_rounds_plan(&rounds, topo, args, out);
+    return algo_class_expanded(&algo_reduce_scatter_rh_class, topo, args, out);
 }
 
 const acc_algo_t algo_reduce_scatter_rh = {
     "rh", ACC_COLL_REDUCE_SCATTER,
     "recursive halving, any rank count (extra ranks fold in first); partial sums in scratch",
     supports, build};
+
+const algo_class_form_t algo_reduce_scatter_rh_class = {
+    &algo_reduce_scatter_rh, algo_hd_class_covers, NULL, NULL, &rounds, class_round};

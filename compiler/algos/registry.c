@@ -148,7 +148,8 @@ acc_status_t acc_algo_generate_within(const acc_algo_t *algo, const acc_topo_t *
 static const algo_class_form_t *const class_forms[] = {
     &algo_allreduce_ring_class,      &algo_allgather_ring_class, &algo_reduce_scatter_ring_class,
     &algo_allreduce_hier_class,      &algo_allgather_hier_class, &algo_reduce_scatter_hier_class,
-    &algo_allreduce_hier_pipe_class,
+    &algo_allreduce_hier_pipe_class, &algo_allreduce_rhd_class,  &algo_allreduce_rd_class,
+    &algo_reduce_scatter_rh_class,   &algo_allgather_rd_class,
 };
 
 static const algo_class_form_t *class_form(const acc_algo_t *algo)

@@ -215,9 +215,12 @@ static acc_status_t check_args(const acc_sim_t *sim, const acc_plan_t *plan, acc
                              "acc_sim_plan: rank %d's view of %s holds one rank's programs; "
                              "simulate the whole plan or its quotient",
                              plan->view->rank, plan->algo);
-    /* A quotient moves by whole nodes: the cluster is the same moved that way. */
+    /* A quotient moves by whole nodes: the cluster is the same moved that way (by XOR too:
+     * nodes are alike and each has its own share of the fabric). */
     if (plan->period &&
-        (plan->period < 0 || plan->period % sim->gpn != 0 || plan->nranks % plan->period != 0))
+        (plan->period < 0 || plan->period % sim->gpn != 0 || plan->nranks % plan->period != 0 ||
+         (plan->period_xor &&
+          ((plan->period & (plan->period - 1)) || (plan->nranks & (plan->nranks - 1))))))
         return acc_error_set(ACC_ERR_INVALID,
                              "acc_sim_plan: %s is a quotient by %d ranks, which is not a whole "
                              "number of this topology's nodes of %d GPUs dividing its %d ranks",

@@ -67,7 +67,8 @@ static acc_status_t new_conn(acc_sim_t *sim, int from, int to, int lane, uint32_
 }
 
 /* On a quotient, an edge (from, to) stands for its translate that ends at a simulated rank:
- * the receiver's, so that a send from any rank and the receive at `to` meet on one. */
+ * the receiver's, so that a send from any rank and the receive at `to` meet on one.  Moved by
+ * XOR (plan->period_xor), the translate by shift is (from ^ shift, to ^ shift). */
 static void edge_rep(const acc_sim_t *sim, int *from, int *to)
 {
     int shift;
@@ -75,7 +76,10 @@ static void edge_rep(const acc_sim_t *sim, int *from, int *to)
         return;
     shift = *to - *to % sim->period;
     *to -= shift;
-    *from = (int)(((int64_t)*from - shift + sim->nranks) % sim->nranks);
+    if (sim->plan->period_xor)
+        *from ^= shift;
+    else
+        *from = (int)(((int64_t)*from - shift + sim->nranks) % sim->nranks);
 }
 
 static acc_status_t conn_of(acc_sim_t *sim, int from, int to, int lane, uint32_t *out)

@@ -51,9 +51,9 @@ const acc_algo_t *acc_algo_find(acc_coll_t coll, const char *name);
 acc_status_t acc_algo_generate(const acc_algo_t *algo, const acc_topo_t *topo,
                                const acc_algo_args_t *args, acc_plan_t **out);
 /* Plans by rank class (acc_cplan.h).  Generators with a class form for the arguments
- * (acc_algo_has_class: ring allreduce, allgather and reduce_scatter; hier allreduce with
- * inner=ring outer=ring) build it directly, without an explicit plan, and their build() is its
- * expansion; for the others acc_algo_build_class converts acc_algo_generate's plan (one class
+ * (acc_algo_has_class: ring allreduce, allgather and reduce_scatter; hier and hier_pipe with
+ * outer=ring; rhd and rd allreduce, rh reduce_scatter and rd allgather on a power of two of
+ * ranks) build it directly, without an explicit plan, and their build() is its expansion; for the others acc_algo_build_class converts acc_algo_generate's plan (one class
  * per rank). */
 int acc_algo_has_class(const acc_algo_t *algo, const acc_topo_t *topo, const acc_algo_args_t *args);
 acc_status_t acc_algo_build_class(const acc_algo_t *algo, const acc_topo_t *topo,

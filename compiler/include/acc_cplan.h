@@ -13,11 +13,16 @@
  * points of a class run one program.  An operation of it names
  *   - peers relative to the point running it (REL: the point x + v mod dims, component-wise) or
  *     absolutely (ABS: rank v[0]; where the symmetry breaks, and in converted explicit plans);
+ *   - peers by XOR (XOR: the point whose coordinate along each dimension is x_d ^ v[d], on a
+ *     dimension of a power-of-two size; halving and doubling's partners);
  *   - chunk ranges whose first chunk is an affine function of the point x:
  *       base + sum over terms of coef * value, value = (x_dim + add) mod dims[dim]    (COORD)
  *                                            or rank of the point x + add along dim   (RANK)
+ *                                            or (x_dim ^ add) & mask                  (XOR)
  *     RANK terms say "the block of the rank that position holds" (an allgather's output block
  *     of a ring neighbour), which in ring order is not an affine function of the position.
+ *     XOR terms are the halves halving and doubling keep and send: the block of the point with
+ *     some bits flipped (add) and the bits below a step cleared (mask).
  * An explicit plan is the degenerate case, one class per rank with constant chunks and
  * absolute peers (acc_cplan_from_plan), so every plan has a class form.
  *
@@ -29,8 +34,12 @@
  * lane - a message received from offset +d being the point's own matching send translated by
  * +d - proves the postcondition and freedom from deadlock for all.  The topology must have the
  * symmetry the plan assumes (sym_step: translating by it maps every link a lane uses onto a
- * link of the same class and bandwidth).  Anything else is expanded and verified by
- * acc_plan_verify, and the proof says so.
+ * link of the same class and bandwidth).  A plan whose peers are all XOR and whose ranges are
+ * XOR terms or constants (halving and doubling) is proven on one rank instead: each rank's
+ * operations, made at its point one at a time, are checked to be rank 0's moved by XOR, and
+ * rank 0 runs alone (plan_verify_xor's argument, schedules/FORMAT.md section 6), in time
+ * linear in the rank count and memory of one rank's program.  Anything else is expanded and
+ * verified by acc_plan_verify, and the proof says so.
  *
  * Errors, ownership and threads as in acc_common.h.  A class plan is built by one thread and
  * read-only afterwards.
@@ -49,13 +58,14 @@ struct acc_topo;
 #define ACC_CPLAN_MAX_DIMS 4
 #define ACC_CREF_MAX_TERMS 2
 
-typedef enum { ACC_CTERM_COORD = 0, ACC_CTERM_RANK } acc_cterm_kind_t;
+typedef enum { ACC_CTERM_COORD = 0, ACC_CTERM_RANK, ACC_CTERM_XOR } acc_cterm_kind_t;
 
 typedef struct {
     uint8_t kind; /* acc_cterm_kind_t */
     uint8_t dim;
-    int32_t add;
+    int32_t add; /* XOR: the bits flipped, 0 <= add < dims[dim] */
     uint32_t coef;
+    uint32_t mask; /* XOR: the bits kept; 0 for the other kinds */
 } acc_cterm_t;
 
 /* Chunks [first(x), first(x) + cnt) of a buffer; cnt 0 is "unused" (acc_op_init's zero ref). */
@@ -71,12 +81,19 @@ typedef struct {
  * point's coordinates but along dimension v[0], the point itself included, in increasing
  * coordinate along it (a node's GPUs, on a grid [nodes, gpn] and v[0] = 1).  It moves with the
  * point, where a list in the peer pool names ranks absolutely. */
-typedef enum { ACC_CPEER_NONE = 0, ACC_CPEER_REL, ACC_CPEER_ABS, ACC_CPEER_ROW } acc_cpeer_kind_t;
+typedef enum {
+    ACC_CPEER_NONE = 0,
+    ACC_CPEER_REL,
+    ACC_CPEER_ABS,
+    ACC_CPEER_ROW,
+    ACC_CPEER_XOR
+} acc_cpeer_kind_t;
 
 typedef struct {
     uint8_t kind;                  /* acc_cpeer_kind_t */
     int32_t v[ACC_CPLAN_MAX_DIMS]; /* REL: offset per dimension; ABS: v[0] is the rank; ROW:
-                                      v[0] is the dimension */
+                                      v[0] is the dimension; XOR: the bits flipped per
+                                      dimension */
 } acc_cpeer_t;
 
 /* One operation of a class program: acc_op_t with peers and chunks relative to the point. */
@@ -151,8 +168,12 @@ acc_cop_t acc_cop_init(acc_opcode_t code);
 acc_cref_t acc_cref_const(acc_bufid_t buf, uint32_t base, uint32_t cnt);
 acc_status_t acc_cref_add_term(acc_cref_t *r, acc_cterm_kind_t kind, int dim, int32_t add,
                                uint32_t coef);
+/* A term (x_dim ^ flip) & mask times coef (ACC_ERR_INTERNAL past ACC_CREF_MAX_TERMS). */
+acc_status_t acc_cref_add_xor(acc_cref_t *r, int dim, uint32_t flip, uint32_t mask, uint32_t coef);
 /* A relative peer: offset off along dimension dim. */
 acc_cpeer_t acc_cpeer_rel(int dim, int32_t off);
+/* A peer by XOR: the point with coordinate x_dim ^ flip along dim. */
+acc_cpeer_t acc_cpeer_xor(int dim, uint32_t flip);
 /* A REDUCE_PEERS list: the row through the point along dimension dim. */
 acc_cpeer_t acc_cpeer_row(int dim);
 
@@ -178,8 +199,10 @@ acc_status_t acc_cplan_from_plan(const acc_plan_t *p, acc_cplan_t **out);
  * lane's classes onto themselves and every peer along.  The simulator plays it on one period
  * (acc_sim_plan), so that a plan of 65,536 ranks is priced by playing a node or two (unit: the
  * GPUs of a node; a ring that snakes through the nodes repeats every two).  unit = nranks gives
- * the whole plan as its own quotient.  ACC_ERR_UNSUPPORTED, saying where, when no such period
- * exists (a root, absolute peers, an order that differs from node to node). */
+ * the whole plan as its own quotient.  A plan whose peers are by XOR (one class a lane, ranks
+ * in grid order) is the same moved by XOR: its period is the smallest power of two of units,
+ * and the quotient's period_xor says so.  ACC_ERR_UNSUPPORTED, saying where, when no such
+ * period exists (a root, absolute peers, an order that differs from node to node). */
 acc_status_t acc_cplan_quotient(const acc_cplan_t *cp, int period, acc_plan_t **out);
 
 /* ---- proof ---------------------------------------------------------------------------- */

@@ -146,6 +146,9 @@ typedef struct acc_plan {
      * moved to r + period (mod nranks) - which the simulator plays on one period of the ranks
      * (acc_sim_plan).  Nothing else reads a quotient: it cannot be proven, written or run. */
     int period;
+    /* With period: the plan is the same when every rank r is moved to r ^ s for every multiple
+     * s of period (a power of two), not r + s (halving and doubling, acc_cplan_quotient). */
+    int period_xor;
 } acc_plan_t;
 
 const char *acc_coll_name(acc_coll_t c); /* "allreduce", "allgather", "reduce_scatter", ... */

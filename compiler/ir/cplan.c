@@ -223,6 +223,12 @@ acc_status_t acc_cplan_add(acc_cplan_t *cp, int lane, uint32_t cls, const acc_co
                              "class plan: lane %d class %u: a row of peers is a reduce_peers "
                              "list along a dimension of the grid, nothing else",
                              lane, cls);
+    if (!cplan_xor_ok(cp, op))
+        return acc_error_set(ACC_ERR_INVALID,
+                             "class plan: lane %d class %u: a peer or chunk term by XOR on a "
+                             "dimension whose size is not a power of two, or flipping bits "
+                             "past it",
+                             lane, cls);
     if (!room((void **)&c->ops, &c->cap, c->nops, sizeof(acc_cop_t)))
         return acc_error_set(ACC_ERR_NOMEM, "out of memory for a class program");
     c->ops[c->nops++] = *op;
@@ -269,6 +275,73 @@ acc_status_t acc_cref_add_term(acc_cref_t *r, acc_cterm_kind_t kind, int dim, in
     r->term[r->nterms].coef = coef;
     r->nterms++;
     return ACC_OK;
+}
+
+acc_status_t acc_cref_add_xor(acc_cref_t *r, int dim, uint32_t flip, uint32_t mask, uint32_t coef)
+{
+    acc_status_t st;
+    if (flip > INT32_MAX)
+        return acc_error_set(ACC_ERR_INTERNAL, "class plan: a term flipping bits %u", flip);
+    if ((st = acc_cref_add_term(r, ACC_CTERM_XOR, dim, (int32_t)flip, coef)) == ACC_OK)
+        r->term[r->nterms - 1].mask = mask;
+    return st;
+}
+
+acc_cpeer_t acc_cpeer_xor(int dim, uint32_t flip)
+{
+    acc_cpeer_t p;
+    memset(&p, 0, sizeof(p));
+    p.kind = ACC_CPEER_XOR;
+    p.v[dim] = (int32_t)flip;
+    return p;
+}
+
+static int pow2_dim(const acc_cplan_t *cp, int d)
+{
+    return d < cp->ndims && cp->dims[d] > 0 && !(cp->dims[d] & (cp->dims[d] - 1));
+}
+
+int cplan_translates(const acc_cop_t *op)
+{
+    if (op->peer.kind == ACC_CPEER_XOR || op->peer2.kind == ACC_CPEER_XOR)
+        return 0;
+    for (int t = 0; t < ACC_CREF_MAX_TERMS; t++)
+        if ((t < op->src.nterms && op->src.term[t].kind == ACC_CTERM_XOR) ||
+            (t < op->dst.nterms && op->dst.term[t].kind == ACC_CTERM_XOR))
+            return 0;
+    return 1;
+}
+
+int cplan_translates_all(const acc_cplan_t *cp)
+{
+    for (int l = 0; l < cp->nlanes; l++)
+        for (uint32_t c = 0; c < cp->lanes[l].nclasses; c++)
+            for (uint32_t i = 0; i < cp->lanes[l].classes[c].nops; i++)
+                if (!cplan_translates(&cp->lanes[l].classes[c].ops[i]))
+                    return 0;
+    return 1;
+}
+
+int cplan_xor_ok(const acc_cplan_t *cp, const acc_cop_t *op)
+{
+    const acc_cpeer_t *peers[2] = {&op->peer, &op->peer2};
+    const acc_cref_t *refs[2] = {&op->src, &op->dst};
+    for (int i = 0; i < 2; i++)
+        if (peers[i]->kind == ACC_CPEER_XOR)
+            for (int d = 0; d < ACC_CPLAN_MAX_DIMS; d++)
+                if (peers[i]->v[d] &&
+                    (!pow2_dim(cp, d) || peers[i]->v[d] < 0 || peers[i]->v[d] >= cp->dims[d]))
+                    return 0;
+    for (int i = 0; i < 2; i++)
+        for (int t = 0; t < refs[i]->nterms && t < ACC_CREF_MAX_TERMS; t++) {
+            const acc_cterm_t *x = &refs[i]->term[t];
+            if (x->kind != ACC_CTERM_XOR
+                    ? x->mask != 0
+                    : !pow2_dim(cp, x->dim) || x->add < 0 || x->add >= cp->dims[x->dim] ||
+                          x->mask >= (uint32_t)cp->dims[x->dim])
+                return 0;
+        }
+    return 1;
 }
 
 acc_cpeer_t acc_cpeer_rel(int dim, int32_t off)
@@ -334,6 +407,13 @@ int cplan_peer_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const a
     int d;
     if (peer->kind == ACC_CPEER_ABS)
         return peer->v[0];
+    if (peer->kind == ACC_CPEER_XOR) {
+        for (d = 0; d < cp->ndims; d++)
+            if (peer->v[d])
+                idx = idx - (uint32_t)at->x[d] * at->step[d] +
+                      (uint32_t)(at->x[d] ^ peer->v[d]) * at->step[d];
+        return acc_cplan_rank(cp, lane, idx);
+    }
     if (peer->kind != ACC_CPEER_REL)
         return -1;
     for (d = 0; d < cp->ndims; d++)
@@ -359,7 +439,9 @@ acc_ref_t cplan_ref_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, co
     for (i = 0; i < r->nterms; i++) {
         const acc_cterm_t *t = &r->term[i];
         uint64_t v = 0;
-        if (t->dim < cp->ndims) {
+        if (t->dim < cp->ndims && t->kind == ACC_CTERM_XOR) {
+            v = (uint64_t)(((uint32_t)at->x[t->dim] ^ (uint32_t)t->add) & t->mask);
+        } else if (t->dim < cp->ndims) {
             int32_t y = wrap((int64_t)at->x[t->dim] + t->add, cp->dims[t->dim]);
             v = t->kind == ACC_CTERM_RANK
                     ? (uint64_t)acc_cplan_rank(cp, lane,

@@ -108,6 +108,11 @@ void cplan_op_fields(const acc_cop_t *op, int64_t f[CPLAN_OP_FIELDS])
     *p++ = op->npeers;
     *p++ = op->dep_lane;
     *p++ = op->dep_op;
+    /* Version 2 on: the XOR terms' masks. */
+    for (int t = 0; t < ACC_CREF_MAX_TERMS; t++)
+        *p++ = op->src.term[t].mask;
+    for (int t = 0; t < ACC_CREF_MAX_TERMS; t++)
+        *p++ = op->dst.term[t].mask;
 }
 
 /* Field f into a field of the given range; 0 when it does not fit. */
@@ -121,7 +126,7 @@ void cplan_op_fields(const acc_cop_t *op, int64_t f[CPLAN_OP_FIELDS])
 static const int64_t *get_peer(const int64_t *f, acc_cpeer_t *p, int *ok)
 {
     *ok = 0;
-    TAKE(p->kind, 0, ACC_CPEER_ROW);
+    TAKE(p->kind, 0, ACC_CPEER_XOR);
     for (int d = 0; d < ACC_CPLAN_MAX_DIMS; d++)
         TAKE(p->v[d], INT32_MIN, INT32_MAX);
     *ok = 1;
@@ -136,7 +141,7 @@ static const int64_t *get_ref(const int64_t *f, acc_cref_t *r, int *ok)
     TAKE(r->base, 0, UINT32_MAX);
     TAKE(r->cnt, 0, UINT32_MAX);
     for (int t = 0; t < ACC_CREF_MAX_TERMS; t++) {
-        TAKE(r->term[t].kind, 0, ACC_CTERM_RANK);
+        TAKE(r->term[t].kind, 0, ACC_CTERM_XOR);
         TAKE(r->term[t].dim, 0, ACC_CPLAN_MAX_DIMS - 1);
         TAKE(r->term[t].add, INT32_MIN, INT32_MAX);
         TAKE(r->term[t].coef, 0, UINT32_MAX);
@@ -160,6 +165,11 @@ int cplan_op_from_fields(const int64_t fields[CPLAN_OP_FIELDS], acc_cop_t *op)
     TAKE(op->npeers, 0, UINT32_MAX);
     TAKE(op->dep_lane, -1, INT32_MAX);
     TAKE(op->dep_op, -1, INT32_MAX);
+    /* Version 1's rows end here, and the rest of the fields are zero. */
+    for (int t = 0; t < ACC_CREF_MAX_TERMS; t++)
+        TAKE(op->src.term[t].mask, 0, UINT32_MAX);
+    for (int t = 0; t < ACC_CREF_MAX_TERMS; t++)
+        TAKE(op->dst.term[t].mask, 0, UINT32_MAX);
     return 1;
 }
 
@@ -228,13 +238,13 @@ void cplan_rows_end(cplan_rows_put_t *w)
 /* ---- programs ---------------------------------------------------------------------------- */
 
 /* A program: its operation count, its operations as rows, then its flags, if any. */
-static void encode_prog(const acc_cclass_t *k, const uint8_t *final, acc_buf_t *b)
+static void encode_prog(const acc_cclass_t *k, const uint8_t *final, uint64_t version, acc_buf_t *b)
 {
     cplan_rows_put_t w;
     int64_t row[CPLAN_OP_FIELDS];
 
     cplan_put_u(b, k->nops);
-    cplan_rows_begin(&w, b, CPLAN_OP_FIELDS);
+    cplan_rows_begin(&w, b, cplan_op_fields_of(version));
     for (uint32_t i = 0; i < k->nops; i++) {
         cplan_op_fields(&k->ops[i], row);
         cplan_rows_put(&w, row);
@@ -258,7 +268,7 @@ static void encode_prog(const acc_cclass_t *k, const uint8_t *final, acc_buf_t *
 static void put_cpeer(acc_buf_t *b, const acc_cplan_t *cp, const acc_cpeer_t *p)
 {
     cplan_put_u(b, p->kind);
-    if (p->kind == ACC_CPEER_REL)
+    if (p->kind == ACC_CPEER_REL || p->kind == ACC_CPEER_XOR)
         for (int d = 0; d < cp->ndims; d++)
             cplan_put_i(b, p->v[d]);
     else if (p->kind == ACC_CPEER_ABS)
@@ -395,7 +405,7 @@ static acc_status_t encode_head(const acc_cplan_t *cp, const acc_cplan_bin_t *bi
     uint32_t i = 0;
     acc_status_t st = ACC_OK;
     acc_buf_append(b, CPLAN_BIN_MAGIC, 4);
-    cplan_put_u(b, CPLAN_BIN_VERSION);
+    cplan_put_u(b, cplan_translates_all(cp) ? 1 : 2);
     cplan_put_u(b, (uint64_t)cp->coll);
     cplan_put_u(b, (uint64_t)cp->nranks);
     cplan_put_i(b, cp->root);
@@ -483,6 +493,7 @@ acc_status_t acc_cplan_encode(const acc_cplan_t *cp, const acc_plan_t *expl, acc
     uint8_t *all = NULL;
     size_t nall = 0, *first = NULL;
     uint32_t n = 0, i = 0;
+    uint64_t version = cplan_translates_all(cp) ? 1 : 2; /* the oldest that holds it */
     acc_status_t st;
 
     memset(out, 0, sizeof(*out));
@@ -524,7 +535,8 @@ acc_status_t acc_cplan_encode(const acc_cplan_t *cp, const acc_plan_t *expl, acc
             out->cls[i] = c;
             out->nprogs = i + 1;
             encode_prog(&cp->lanes[l].classes[c],
-                        all ? class_finals(cp, expl, l, c, all, first) : NULL, &out->progs[i]);
+                        all ? class_finals(cp, expl, l, c, all, first) : NULL, version,
+                        &out->progs[i]);
             if ((st = acc_buf_status(&out->progs[i])) != ACC_OK)
                 goto out;
         }

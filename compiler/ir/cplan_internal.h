@@ -37,6 +37,14 @@ void cplan_rowpool_free(cplan_rowpool_t *rows);
 acc_status_t cplan_op_pool(const acc_cplan_t *cp, int lane, const cplan_at_t *at,
                            const acc_cop_t *c, acc_plan_t *p, cplan_rowpool_t *rows, acc_op_t *op);
 
+/* Are op's XOR peers and terms on dimensions of a power-of-two size, flipping and keeping bits
+ * within it (and other terms without a mask)? */
+int cplan_xor_ok(const acc_cplan_t *cp, const acc_cop_t *op);
+/* Has op no peer or term by XOR (so that it moves with a translation of the ranks)? */
+int cplan_translates(const acc_cop_t *op);
+/* ... and every operation of cp. */
+int cplan_translates_all(const acc_cplan_t *cp);
+
 /* The class of each point of lane (cls: nranks entries), or ACC_ERR_INVALID naming a point
  * in two classes or in none. */
 acc_status_t cplan_class_map(const acc_cplan_t *cp, int lane, uint32_t *cls);
@@ -48,10 +56,19 @@ uint64_t cplan_box_volume(const acc_cplan_t *cp, const acc_cclass_t *k);
 uint32_t cplan_box_point(const acc_cplan_t *cp, const acc_cclass_t *k, uint64_t i);
 
 /* ---- the binary form (cplan_bin.c writes it, cplan_view.c reads it) --------------------- */
-#define CPLAN_BIN_MAGIC   "ACCC" /* a head */
-#define CPLAN_BIN_VERSION 1
+#define CPLAN_BIN_MAGIC "ACCC" /* a head */
+/* Version 1: no peer or term by XOR, and operations of CPLAN_OP_FIELDS_V1 fields; version 2
+ * (written only for plans that have them): XOR peers and terms, the terms' masks as the last
+ * four fields.  Plans of version 1 keep their bytes and their names. */
+#define CPLAN_BIN_VERSION 2
 /* An operation as the binary form diffs it: every field of acc_cop_t, in a fixed order. */
-#define CPLAN_OP_FIELDS 41
+#define CPLAN_OP_FIELDS    45
+#define CPLAN_OP_FIELDS_V1 41
+/* The fields a version's operations have. */
+static inline int cplan_op_fields_of(uint64_t version)
+{
+    return version >= 2 ? CPLAN_OP_FIELDS : CPLAN_OP_FIELDS_V1;
+}
 
 void cplan_op_fields(const acc_cop_t *op, int64_t f[CPLAN_OP_FIELDS]);
 /* The operation back; 0 when a field is out of its type's range. */

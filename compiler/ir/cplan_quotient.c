@@ -11,7 +11,8 @@
  * unchanged.  Chunk ranges may move too; they change which bytes an operation moves, not how
  * many (up to one element where the chunks do not divide the buffer evenly), and the
  * simulator times bytes.  Absolute peers and peer lists name ranks that do not move, so a plan
- * with them has no quotient here.
+ * with them has no quotient here.  A plan that pairs ranks by XOR (halving and doubling) is
+ * the same moved by XOR instead, and its quotient says so (acc_plan_t.period_xor).
  */
 #include "cplan_internal.h"
 
@@ -74,6 +75,49 @@ static int lane_periodic(const acc_cplan_t *cp, int lane, int period, const uint
         }
     }
     return 1;
+}
+
+/* Moved by XOR: the smallest power of two of whole units (at most half the ranks) for a plan
+ * that is one class a lane on the grid [n] in rank order, its peers by XOR alone.  Rank r ^ s
+ * then runs rank r's program with every peer ^ s and the same counts, for every s, so the
+ * ranks 0 .. period - 1 stand for all (every s a multiple of the period keeps a rank's node
+ * inside its own translate's set).  0, with why, when the plan is not of that kind. */
+static int xor_period(const acc_cplan_t *cp, int unit, char *why, size_t cap)
+{
+    int period = 1;
+    if (cp->ndims != 1 || cp->nranks < 2 || (cp->nranks & (cp->nranks - 1))) {
+        snprintf(why, cap, "it pairs ranks by XOR on a grid other than a power of two of them");
+        return 0;
+    }
+    for (int lane = 0; lane < cp->nlanes; lane++) {
+        const acc_clane_t *ln = &cp->lanes[lane];
+        if (ln->nclasses != 1 || ln->rank_of) {
+            snprintf(why, cap,
+                     "lane %d pairs ranks by XOR with %u classes or a rank table, which XOR "
+                     "does not move along",
+                     lane, ln->nclasses);
+            return 0;
+        }
+        for (uint32_t k = 0; k < ln->classes[0].nops; k++) {
+            const acc_cop_t *op = &ln->classes[0].ops[k];
+            if ((op->peer.kind != ACC_CPEER_NONE && op->peer.kind != ACC_CPEER_XOR) ||
+                (op->peer2.kind != ACC_CPEER_NONE && op->peer2.kind != ACC_CPEER_XOR) ||
+                op->npeers) {
+                snprintf(why, cap,
+                         "lane %d's operation %u names a peer other than by XOR beside peers by "
+                         "XOR",
+                         lane, k);
+                return 0;
+            }
+        }
+    }
+    while (period < unit)
+        period *= 2;
+    if (period % unit) {
+        snprintf(why, cap, "no power of two of ranks is a whole number of units of %d", unit);
+        return 0;
+    }
+    return period;
 }
 
 /* The programs of ranks 0 .. period - 1, cls[lane * nranks + point] their classes. */
@@ -147,6 +191,8 @@ acc_status_t acc_cplan_quotient(const acc_cplan_t *cp, int unit, acc_plan_t **ou
     n = cp->nranks / unit;
     if (unit == cp->nranks)
         period = unit;
+    else if (!cplan_translates_all(cp))
+        period = xor_period(cp, unit, first, sizeof(first));
     else if (names_ranks(cp, first, sizeof(first)))
         period = 0;
     else
@@ -162,9 +208,11 @@ acc_status_t acc_cplan_quotient(const acc_cplan_t *cp, int unit, acc_plan_t **ou
             else if (!first[0])
                 snprintf(first, sizeof(first), "%s", why);
         }
-    if (period)
+    if (period) {
         st = build(cp, period, cls, out);
-    else
+        if (st == ACC_OK && period < cp->nranks && !cplan_translates_all(cp))
+            (*out)->period_xor = 1;
+    } else
         st = acc_error_set(ACC_ERR_UNSUPPORTED,
                            "%s %s (%s) has no quotient by %d ranks: %s, nor by any multiple of it "
                            "short of all %d",

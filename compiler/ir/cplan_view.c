@@ -17,6 +17,7 @@ typedef struct {
 struct acc_chead {
     acc_cplan_t *cp; /* header, grid, tables; classes with their boxes and no operations */
     int staged;
+    int fields;           /* an operation's fields in this version (cplan_op_fields_of) */
     uint32_t *lane_first; /* per lane (+ 1): its first class in the arrays below */
     uint32_t *nops;       /* per class */
     uint64_t *digest;     /* per class: of its program's bytes */
@@ -155,11 +156,13 @@ static int get_table(cplan_rd_t *r, acc_cplan_t *cp, int lane)
 static void get_cpeer(cplan_rd_t *r, const acc_cplan_t *cp, acc_cpeer_t *p)
 {
     memset(p, 0, sizeof(*p));
-    p->kind = (uint8_t)cplan_get_max(r, ACC_CPEER_ABS, "a peer's kind");
-    if (p->kind == ACC_CPEER_REL)
+    p->kind = (uint8_t)cplan_get_max(r, ACC_CPEER_XOR, "a peer's kind");
+    if (p->kind == ACC_CPEER_REL || p->kind == ACC_CPEER_XOR)
         for (int d = 0; d < cp->ndims; d++) {
             int64_t v = cplan_get_i(r, "a peer's offset");
-            if (v < INT32_MIN || v > INT32_MAX)
+            if (v < INT32_MIN || v > INT32_MAX ||
+                (p->kind == ACC_CPEER_XOR &&
+                 (v < 0 || v >= cp->dims[d] || (cp->dims[d] & (cp->dims[d] - 1)))))
                 rd_fail(r, "a peer's offset %lld", (long long)v);
             p->v[d] = (int32_t)v;
         }
@@ -244,8 +247,12 @@ static int get_head(cplan_rd_t *r, acc_chead_t *h)
     if (r->len < 4 || memcmp(r->p, CPLAN_BIN_MAGIC, 4) != 0)
         return rd_fail(r, "no class form here (%lld bytes)", (long long)r->len);
     r->at = 4;
-    if (cplan_get_u(r, "the version") != CPLAN_BIN_VERSION)
-        return rd_fail(r, "a version this acc does not read (after byte %lld)", (long long)4);
+    {
+        uint64_t version = cplan_get_u(r, "the version");
+        if (version < 1 || version > CPLAN_BIN_VERSION)
+            return rd_fail(r, "a version this acc does not read (after byte %lld)", (long long)4);
+        h->fields = cplan_op_fields_of(version);
+    }
     coll = cplan_get_max(r, ACC_COLL_COUNT - 1, "the collective");
     nranks = cplan_get_max(r, INT32_MAX, "the rank count");
     root = cplan_get_i(r, "the root");
@@ -366,7 +373,7 @@ static int cop_ok(const acc_cplan_t *cp, const acc_cop_t *op)
         for (int t = 0; t < refs[i]->nterms; t++)
             if (refs[i]->term[t].dim >= cp->ndims)
                 return 0;
-    return 1;
+    return cplan_xor_ok(cp, op);
 }
 
 /* What the runtime indexes with an operation's fields, in range: peers, chunks, the pool. */
@@ -382,7 +389,7 @@ static int op_ok(const acc_plan_t *p, const acc_op_t *op)
 /* A class's program at the point pt of lane: each operation decoded, checked and made concrete
  * as it is read (no class program is kept); or, given cops, the class's operations as they are
  * (no point); then its flags, when it stored them and flags is given. */
-static int get_prog(cplan_rd_t *r, acc_plan_t *v, const acc_cplan_t *cp, int lane,
+static int get_prog(cplan_rd_t *r, int fields, acc_plan_t *v, const acc_cplan_t *cp, int lane,
                     const cplan_at_t *pt, uint32_t nops, acc_op_t *out, acc_cop_t *cops,
                     uint8_t *flags, int *has_flags)
 {
@@ -392,7 +399,8 @@ static int get_prog(cplan_rd_t *r, acc_plan_t *v, const acc_cplan_t *cp, int lan
 
     if (cplan_get_u(r, "the program's length") != nops && !r->failed)
         return rd_fail(r, "a program of another length than its head says (%lld)", (long long)nops);
-    cplan_rows_start(&rows, r, CPLAN_OP_FIELDS, nops);
+    memset(row, 0, sizeof(row));
+    cplan_rows_start(&rows, r, fields, nops);
     for (i = 0; i < nops && cplan_rows_get(&rows, row); i++) {
         acc_cop_t op;
         if (!cplan_op_from_fields(row, &op) || !cop_ok(cp, &op))
@@ -470,7 +478,7 @@ static acc_status_t own_programs(const acc_chead_t *h, int rank, acc_cprog_read_
         if ((st = read_checked(h, read, ctx, l, c, &r)) != ACC_OK)
             return st;
         cplan_at(cp, acc_cplan_point(cp, l, rank), &pt);
-        get_prog(&r, v, cp, l, &pt, n, prog->ops, NULL, v->view->final + at, &has_flags);
+        get_prog(&r, h->fields, v, cp, l, &pt, n, prog->ops, NULL, v->view->final + at, &has_flags);
         flags_all = flags_all && has_flags;
         prog->nops = r.failed ? 0 : n;
         at += n;
@@ -521,12 +529,14 @@ static acc_status_t edges_into(const acc_chead_t *h, int q, acc_plan_view_t *v, 
                 const hedge_t *e = &h->edges[j];
                 acc_plan_edge_t out = {e->sig,    0,       q, e->sig ? e->chan : (uint32_t)l,
                                        e->maxcnt, e->count};
-                if (e->peer.kind == ACC_CPEER_REL) {
+                if (e->peer.kind == ACC_CPEER_REL || e->peer.kind == ACC_CPEER_XOR) {
                     uint32_t idx = 0;
                     int in = 1;
                     for (int d = 0; d < cp->ndims; d++) {
                         int64_t m = ((int64_t)at.x[d] - e->peer.v[d]) % cp->dims[d];
-                        int32_t x = (int32_t)(m < 0 ? m + cp->dims[d] : m);
+                        int32_t x = e->peer.kind == ACC_CPEER_XOR
+                                        ? at.x[d] ^ e->peer.v[d]
+                                        : (int32_t)(m < 0 ? m + cp->dims[d] : m);
                         in = in && x >= k->lo[d] && x < k->hi[d];
                         idx = idx * (uint32_t)cp->dims[d] + (uint32_t)x;
                     }
@@ -649,7 +659,7 @@ acc_status_t acc_cplan_load(const acc_chead_t *h, acc_cprog_read_fn read, void *
                 break;
             }
             dst->cap = n + 1;
-            if (!get_prog(&r, NULL, src, l, NULL, n, NULL, dst->ops, NULL, &has_flags))
+            if (!get_prog(&r, h->fields, NULL, src, l, NULL, n, NULL, dst->ops, NULL, &has_flags))
                 st = acc_error_set(ACC_ERR_PARSE,
                                    "%s: the program of lane %d class %u is damaged (%s): rebuild "
                                    "the database with acc-compile --db",

@@ -190,6 +190,7 @@ acc_status_t acc_plan_clone(const acc_plan_t *plan, acc_plan_t **out)
         return st;
     plan_copy_header(c, plan);
     c->period = plan->period;
+    c->period_xor = plan->period_xor;
     for (i = 0; i < n; i++) {
         const acc_lane_prog_t *src = &plan->progs[i];
         if (!src->nops)

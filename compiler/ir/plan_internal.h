@@ -53,6 +53,12 @@ acc_status_t plan_verify_quotient(const acc_plan_t *q, int inplace, const plan_q
  * 0's to a moved by XOR a.  *applies 0 with why when it is not such a plan (then nothing is
  * decided); otherwise the verdict, both buffer modes where the plan runs in place. */
 acc_status_t plan_verify_xor(const acc_plan_t *p, int *applies, char *why, size_t cap);
+/* The same where p holds the programs of rank 0 and of ranks 2^k only, and prog(ctx, r, lane)
+ * gives every rank's (a class plan's, made at its point: cplan_verify_xor.c); each is read once
+ * and may be overwritten by the next call.  NULL (with an error set) fails the proof. */
+typedef const acc_lane_prog_t *(*plan_xor_prog_fn)(void *ctx, uint32_t r, int lane);
+acc_status_t plan_verify_xor_by(const acc_plan_t *p, plan_xor_prog_fn prog, void *ctx, int *applies,
+                                char *why, size_t cap);
 
 /* ---- building a rank's view (plan_view.c; cplan_view.c builds one from the class form) --- */
 /* A view of rank `rank` with hdr's header and peer pool and nothing else yet: no programs, no

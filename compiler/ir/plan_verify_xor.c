@@ -104,7 +104,10 @@ static int read_masks(const acc_plan_t *p, plan_quot_map_t *m, char *why, size_t
     return 1;
 }
 
-acc_status_t plan_verify_xor(const acc_plan_t *p, int *applies, char *why, size_t cap)
+/* Rank 0's lane program is the plan's; every other rank's comes from prog(ctx, r, lane) (NULL
+ * with an error set when it cannot be had), read once. */
+acc_status_t plan_verify_xor_by(const acc_plan_t *p, plan_xor_prog_fn prog, void *ctx, int *applies,
+                                char *why, size_t cap)
 {
     plan_quot_map_t m;
     acc_status_t st = ACC_OK;
@@ -121,7 +124,9 @@ acc_status_t plan_verify_xor(const acc_plan_t *p, int *applies, char *why, size_
         return ACC_OK;
     for (uint32_t r = 1; r < (uint32_t)p->nranks; r++)
         for (int l = 0; l < p->nlanes; l++) {
-            const acc_lane_prog_t *a = acc_plan_prog(p, 0, l), *b = acc_plan_prog(p, (int)r, l);
+            const acc_lane_prog_t *a = acc_plan_prog(p, 0, l), *b = prog(ctx, r, l);
+            if (!b)
+                return acc_error_prefix(ACC_ERR_NOMEM, "rank %u: ", r);
             if (a->nops != b->nops) {
                 snprintf(why, cap, "ranks 0 and %u run programs of different lengths", r);
                 return ACC_OK;
@@ -148,4 +153,14 @@ acc_status_t plan_verify_xor(const acc_plan_t *p, int *applies, char *why, size_
             st = acc_error_prefix(st, mode ? "in place: " : "out of place: ");
     }
     return st;
+}
+
+static const acc_lane_prog_t *plan_prog(void *ctx, uint32_t r, int lane)
+{
+    return acc_plan_prog((const acc_plan_t *)ctx, (int)r, lane);
+}
+
+acc_status_t plan_verify_xor(const acc_plan_t *p, int *applies, char *why, size_t cap)
+{
+    return plan_verify_xor_by(p, plan_prog, (void *)p, applies, why, cap);
 }

@@ -7,9 +7,12 @@
 #define CLASS_FORMS_H
 
 #include "acc_compiler.h"
+#include "acc_cost.h"
 #include "acc_test.h"
 #include "algos/algo_util.h"
+#include "plan_fixtures.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +94,83 @@ static inline void cf_agree(acc_cplan_t *cp, const char *what, const char *kind,
     *by_class = proof.by_class;
     *rejected = se != ACC_OK;
     acc_plan_destroy(p);
+}
+
+/* The mutations of order every class program takes alike, on operation i of class c: drop it
+ * (how 0), duplicate it (1; cf_room made space) or swap it with the next (2).  0 when there is
+ * no next to swap with. */
+static inline int cf_mutate_order(acc_cclass_t *c, uint32_t i, int how, const char **kind)
+{
+    if (how == 0) {
+        *kind = "drop";
+        memmove(&c->ops[i], &c->ops[i + 1], (c->nops - i - 1) * sizeof(acc_cop_t));
+        c->nops--;
+    } else if (how == 1) {
+        *kind = "duplicate";
+        memmove(&c->ops[i + 1], &c->ops[i], (c->nops - i) * sizeof(acc_cop_t));
+        c->nops++;
+    } else {
+        acc_cop_t t;
+        if (i + 1 >= c->nops)
+            return 0;
+        *kind = "swap";
+        t = c->ops[i];
+        c->ops[i] = c->ops[i + 1];
+        c->ops[i + 1] = t;
+    }
+    return 1;
+}
+
+/* A random mutation of a class plan; its name in *kind; 0 when it found nothing to change. */
+typedef int (*cf_mutate_fn)(acc_cplan_t *cp, fx_rng_t *g, const char **kind);
+
+/* Form f's class plan on desc with args, mutated and proven both ways (cf_agree); 0 when the
+ * mutation found nothing to change (nothing is counted). */
+static inline int cf_mutation(const algo_class_form_t *f, const char *desc,
+                              const acc_algo_args_t *args, fx_rng_t *g, cf_mutate_fn mutate,
+                              const char **kind, int *by_class, int *rejected)
+{
+    acc_topo_t *t = cf_load(desc);
+    acc_cplan_t *cp = NULL;
+    int done;
+    CHECK_OK(algo_class_build(f, t, args, &cp));
+    cf_room(cp);
+    if ((done = mutate(cp, g, kind)) != 0)
+        cf_agree(cp, desc, *kind, by_class, rejected);
+    acc_cplan_destroy(cp);
+    acc_topo_destroy(t);
+    return done;
+}
+
+/* What a mutation test asserts: at least min_total mutations, at least half rejected by both
+ * proofs (a mutation mostly breaks a plan), and at least half decided without the expansion
+ * (on `where`: "the quotient", "one rank"). */
+static inline void cf_mutations_check(int total, int rejected, int decided, int min_total,
+                                      const char *where)
+{
+    printf("%d mutations: %d rejected by both, %d decided on %s\n", total, rejected, decided,
+           where);
+    CHECK(total >= min_total);
+    CHECK_MSG(decided * 2 >= total, "only %d of %d mutations decided on %s", decided, total, where);
+    CHECK(rejected * 2 >= total);
+}
+
+/* A whole plan and its quotient simulated alike at bytes with protocol proto: equal times (to
+ * tol, relative), link utilisation (to 10 tol) and transfer counts. */
+static inline void cf_sim_agree(acc_sim_t *sim, acc_plan_t *whole, acc_plan_t *quot,
+                                acc_proto_t proto, uint64_t bytes, double tol, const char *desc)
+{
+    acc_sim_result_t a, b;
+    whole->proto = quot->proto = proto;
+    CHECK_OK(acc_sim_plan(sim, whole, bytes, ACC_DT_F32, &a));
+    CHECK_OK(acc_sim_plan(sim, quot, bytes, ACC_DT_F32, &b));
+    CHECK_MSG(fabs(a.time_us - b.time_us) <= tol * a.time_us,
+              "%s: %s %s (%s) %s at %llu bytes: whole %.6f us, quotient %.6f us", desc,
+              acc_coll_name(whole->coll), whole->algo, whole->params, acc_proto_name(proto),
+              (unsigned long long)bytes, a.time_us, b.time_us);
+    CHECK_MSG(fabs(a.link_util - b.link_util) <= tol * 10, "%s: utilisation %.6f / %.6f", desc,
+              a.link_util, b.link_util);
+    CHECK_INT((long long)b.transfers, (long long)a.transfers);
 }
 
 #endif /* CLASS_FORMS_H */

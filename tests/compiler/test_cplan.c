@@ -182,10 +182,7 @@ static int mutate(acc_cplan_t *cp, fx_rng_t *g, const char **kind)
     o = &c->ops[i];
     switch (fx_rnd(g, 6)) {
     case 0:
-        *kind = "drop";
-        memmove(&c->ops[i], &c->ops[i + 1], (c->nops - i - 1) * sizeof(acc_cop_t));
-        c->nops--;
-        return 1;
+        return cf_mutate_order(c, i, 0, kind);
     case 1:
         /* Duplicate a send (or any operation when it lands elsewhere). */
         for (j = 0; j < c->nops && c->ops[(i + j) % c->nops].code != ACC_OP_SEND; j++)
@@ -193,10 +190,7 @@ static int mutate(acc_cplan_t *cp, fx_rng_t *g, const char **kind)
         i = (i + (j < c->nops ? j : 0)) % c->nops;
         if (c->nops == c->cap)
             return 0;
-        *kind = "duplicate";
-        memmove(&c->ops[i + 1], &c->ops[i], (c->nops - i) * sizeof(acc_cop_t));
-        c->nops++;
-        return 1;
+        return cf_mutate_order(c, i, 1, kind);
     case 2:
         if (!has_peer(o))
             return 0;
@@ -220,15 +214,7 @@ static int mutate(acc_cplan_t *cp, fx_rng_t *g, const char **kind)
         return 1;
     }
     case 4:
-        if (i + 1 >= c->nops)
-            return 0;
-        *kind = "swap";
-        {
-            acc_cop_t t = c->ops[i];
-            c->ops[i] = c->ops[i + 1];
-            c->ops[i + 1] = t;
-        }
-        return 1;
+        return cf_mutate_order(c, i, 2, kind);
     default:
         /* A send to the other neighbour. */
         if (o->code != ACC_OP_SEND)
@@ -256,37 +242,21 @@ ACC_TEST(mutations_agree)
         const algo_class_form_t *f = cf_forms[fi];
         acc_algo_args_t args;
         acc_topo_t *t = cf_load(descs[di]);
-        acc_cplan_t *cp = NULL;
         const char *kind = "";
-        int by_class, rej;
+        int by_class, rej, applies;
 
         args =
             cf_args(fi, di == 7 ? 1 : 1 + (int)fx_rnd(&g, 2), di == 7 ? 1 : 1 + (int)fx_rnd(&g, 2));
-        if (f->algo->supports(t, &args) != ACC_OK) {
-            acc_topo_destroy(t);
+        applies = f->algo->supports(t, &args) == ACC_OK;
+        acc_topo_destroy(t);
+        if (!applies || !cf_mutation(f, descs[di], &args, &g, mutate, &kind, &by_class, &rej))
             continue;
-        }
-        CHECK_OK(algo_class_build(f, t, &args, &cp));
-        cf_room(cp);
-        if (!mutate(cp, &g, &kind)) {
-            acc_cplan_destroy(cp);
-            acc_topo_destroy(t);
-            continue;
-        }
-        cf_agree(cp, descs[di], kind, &by_class, &rej);
         total++;
         quotient += by_class;
         rejected += rej;
-        acc_cplan_destroy(cp);
-        acc_topo_destroy(t);
     }
-    printf("%d mutations: %d rejected by both, %d decided on the quotient\n", total, rejected,
-           quotient);
-    CHECK(total >= 600);
     /* Most mutations keep the plan symmetric; the quotient must decide those itself. */
-    CHECK_MSG(quotient * 2 >= total, "only %d of %d mutations decided on the quotient", quotient,
-              total);
-    CHECK(rejected * 2 >= total);
+    cf_mutations_check(total, rejected, quotient, 600, "the quotient");
 }
 
 /* 8,192 ranks: synthesis and proof in class form, no expansion (which acc_algo_generate

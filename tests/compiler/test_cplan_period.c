@@ -63,8 +63,9 @@ static int mutate(acc_cplan_t *cp, fx_rng_t *g, const char **kind)
     uint32_t i = fx_rnd(g, c->nops);
     acc_cop_t *o = &c->ops[i];
     acc_cref_t *r;
+    uint32_t how = fx_rnd(g, 8);
 
-    switch (fx_rnd(g, 8)) {
+    switch (how) {
     case 7:
         /* hier_pipe's lanes wait for each other through nops with dependencies. */
         for (uint32_t k = 0; k < c->nops; k++) {
@@ -77,25 +78,9 @@ static int mutate(acc_cplan_t *cp, fx_rng_t *g, const char **kind)
         }
         return 0;
     case 0:
-        *kind = "drop";
-        memmove(&c->ops[i], &c->ops[i + 1], (c->nops - i - 1) * sizeof(acc_cop_t));
-        c->nops--;
-        return 1;
     case 1:
-        *kind = "duplicate";
-        memmove(&c->ops[i + 1], &c->ops[i], (c->nops - i) * sizeof(acc_cop_t));
-        c->nops++;
-        return 1;
     case 2:
-        if (i + 1 >= c->nops)
-            return 0;
-        *kind = "swap";
-        {
-            acc_cop_t t = c->ops[i];
-            c->ops[i] = c->ops[i + 1];
-            c->ops[i + 1] = t;
-        }
-        return 1;
+        return cf_mutate_order(c, i, (int)how, kind);
     case 3:
         /* Another peer in the node (dimension 1) or on the rail (dimension 0). */
         if (o->peer.kind != ACC_CPEER_REL)
@@ -142,26 +127,16 @@ ACC_TEST(period_mutations_agree)
         size_t di = fx_rnd(&g, 30) == 0 ? 5 : fx_rnd(&g, 5);
         size_t fi = HIER_DIRECT + fx_rnd(&g, HIER_DIRECT_END - HIER_DIRECT);
         acc_algo_args_t args = cf_args(fi, 1 + (int)fx_rnd(&g, 2), 1 + (int)fx_rnd(&g, 2));
-        acc_topo_t *t = cf_load(descs[di]);
-        acc_cplan_t *cp = NULL;
         const char *kind = "";
         int by_class, rej;
 
-        CHECK_OK(algo_class_build(cf_forms[fi], t, &args, &cp));
-        cf_room(cp);
-        if (!mutate(cp, &g, &kind)) {
-            acc_cplan_destroy(cp);
-            acc_topo_destroy(t);
+        if (!cf_mutation(cf_forms[fi], descs[di], &args, &g, mutate, &kind, &by_class, &rej))
             continue;
-        }
-        cf_agree(cp, descs[di], kind, &by_class, &rej);
         total++;
         period += by_class;
         rejected += rej;
         deps += !strcmp(kind, "missing dependency");
         deps_rejected += rej && !strcmp(kind, "missing dependency");
-        acc_cplan_destroy(cp);
-        acc_topo_destroy(t);
     }
     printf("%d mutations: %d rejected by both, %d decided on one node; %d missing dependencies, "
            "%d of them rejected\n",

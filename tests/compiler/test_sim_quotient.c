@@ -49,18 +49,7 @@ static int compare(const char *desc, int lanes)
             for (i = 0; i <= sizeof(per_rank) / sizeof(per_rank[0]); i++) {
                 /* the last: 1 MiB, which 24 or 40 ranks' chunks do not divide */
                 uint64_t bytes = i < 3 ? per_rank[i] * (uint64_t)acc_topo_ranks(t) : 1u << 20;
-                double tol = i < 3 ? 1e-9 : 1e-2;
-                acc_sim_result_t a, b;
-                whole->proto = quot->proto = protos[k];
-                CHECK_OK(acc_sim_plan(sim, whole, bytes, ACC_DT_F32, &a));
-                CHECK_OK(acc_sim_plan(sim, quot, bytes, ACC_DT_F32, &b));
-                CHECK_MSG(fabs(a.time_us - b.time_us) <= tol * a.time_us,
-                          "%s: %s %s (%s) %s at %llu bytes: whole %.6f us, quotient %.6f us", desc,
-                          acc_coll_name(cp->coll), cp->algo, cp->params, acc_proto_name(protos[k]),
-                          (unsigned long long)bytes, a.time_us, b.time_us);
-                CHECK_MSG(fabs(a.link_util - b.link_util) <= tol * 10,
-                          "%s: utilisation %.6f / %.6f", desc, a.link_util, b.link_util);
-                CHECK_INT((long long)b.transfers, (long long)a.transfers);
+                cf_sim_agree(sim, whole, quot, protos[k], bytes, i < 3 ? 1e-9 : 1e-2, desc);
                 n++;
             }
         acc_plan_destroy(whole);
