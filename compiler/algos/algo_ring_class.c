@@ -112,11 +112,7 @@ acc_status_t algo_rounds_cplan(const algo_rounds_t *r, algo_class_round_fn round
         (st = algo_params(r->spec, topo, args, &pr)) != ACC_OK)
         return st;
     per = (uint32_t)(pr.lanes * pr.chunks);
-    /* As algo_rounds_plan: a round spans n chunks of a buffer holding every rank's block (the
-     * largest power of two <= n for halving-doubling allreduce, 1 for recursive doubling's). */
-    width = (uint32_t)(r->width == ALGO_WIDTH_P   ? algo_pow2_floor(n)
-                       : r->width == ALGO_WIDTH_1 ? 1
-                                                  : n);
+    width = algo_rounds_width(r, n);
     in = r->coll == ACC_COLL_ALLGATHER ? per : per * width;
     res = r->coll == ACC_COLL_REDUCE_SCATTER ? per : per * width;
     if (!(order = acc_mem_calloc((size_t)n, sizeof(int))))

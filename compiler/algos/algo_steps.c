@@ -89,6 +89,13 @@ acc_status_t algo_rounds_supports(const algo_rounds_t *r, const acc_topo_t *topo
     return st;
 }
 
+uint32_t algo_rounds_width(const algo_rounds_t *r, int n)
+{
+    return (uint32_t)(r->width == ALGO_WIDTH_P   ? algo_pow2_floor(n)
+                      : r->width == ALGO_WIDTH_1 ? 1
+                                                 : n);
+}
+
 acc_status_t algo_rounds_plan(const algo_rounds_t *r, const acc_topo_t *topo,
                               const acc_algo_args_t *args, acc_plan_t **out)
 {
@@ -102,9 +109,7 @@ acc_status_t algo_rounds_plan(const algo_rounds_t *r, const acc_topo_t *topo,
         (st = algo_params(r->spec, topo, args, &pr)) != ACC_OK)
         return st;
     per = (uint32_t)(pr.lanes * pr.chunks);
-    width = (uint32_t)(r->width == ALGO_WIDTH_P   ? algo_pow2_floor(n)
-                       : r->width == ALGO_WIDTH_1 ? 1
-                                                  : n);
+    width = algo_rounds_width(r, n);
     in = r->coll == ACC_COLL_ALLGATHER ? per : per * width;
     res = r->coll == ACC_COLL_REDUCE_SCATTER ? per : per * width;
     if (!(order = acc_mem_calloc((size_t)n, sizeof(int))))
@@ -287,8 +292,8 @@ acc_status_t algo_pm_allgather(acc_plan_t *p, int lane, const int *g, int m, con
         /* Position q writes to q+1, q+2, ... in turn, so that at every step each rank has
          * one writer, rather than all of them writing to the same rank. */
         for (s = 1; s < m && st == ACC_OK; s++)
-            st = algo_emit(p, g[q], lane, ACC_OP_PUT, g[(q + s) % m], -1, own ? own : buf, b,
-                           b + 1, buf, b, b + 1);
+            st = algo_emit(p, g[q], lane, ACC_OP_PUT, g[(q + s) % m], -1, own ? own : buf, b, b + 1,
+                           buf, b, b + 1);
         if (own && st == ACC_OK)
             st = algo_emit(p, g[q], lane, ACC_OP_COPY, -1, -1, own, b, b + 1, buf, b, b + 1);
         if (st == ACC_OK)

@@ -163,6 +163,9 @@ typedef struct {
     int peer_memory;  /* needs one node of NVLink-connected GPUs */
     algo_round_fn round;
 } algo_rounds_t;
+/* The chunks a round spans of a buffer holding every rank's block, on n ranks: n, the largest
+ * power of two <= n (halving-doubling allreduce) or 1 (recursive doubling's), by r->width. */
+uint32_t algo_rounds_width(const algo_rounds_t *r, int n);
 acc_status_t algo_rounds_plan(const algo_rounds_t *r, const acc_topo_t *topo,
                               const acc_algo_args_t *args, acc_plan_t **out);
 /* supports() of algo_rounds_plan generators. */

@@ -322,6 +322,37 @@ int cplan_translates_all(const acc_cplan_t *cp)
     return 1;
 }
 
+int cplan_xor_shaped(const acc_cplan_t *cp, char *why, size_t cap)
+{
+    if (cp->ndims != 1 || cp->nranks < 2 || (cp->nranks & (cp->nranks - 1))) {
+        snprintf(why, cap, "it pairs ranks by XOR on a grid other than a power of two of them");
+        return 0;
+    }
+    for (int lane = 0; lane < cp->nlanes; lane++) {
+        const acc_clane_t *ln = &cp->lanes[lane];
+        if (ln->nclasses != 1 || ln->rank_of) {
+            snprintf(why, cap,
+                     "lane %d pairs ranks by XOR with %u classes or a rank table, which XOR "
+                     "does not move along",
+                     lane, ln->nclasses);
+            return 0;
+        }
+        for (uint32_t k = 0; k < ln->classes[0].nops; k++) {
+            const acc_cop_t *op = &ln->classes[0].ops[k];
+            if ((op->peer.kind != ACC_CPEER_NONE && op->peer.kind != ACC_CPEER_XOR) ||
+                (op->peer2.kind != ACC_CPEER_NONE && op->peer2.kind != ACC_CPEER_XOR) ||
+                op->npeers) {
+                snprintf(why, cap,
+                         "lane %d's operation %u names a peer other than by XOR beside peers by "
+                         "XOR",
+                         lane, k);
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 int cplan_xor_ok(const acc_cplan_t *cp, const acc_cop_t *op)
 {
     const acc_cpeer_t *peers[2] = {&op->peer, &op->peer2};

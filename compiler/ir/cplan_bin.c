@@ -400,12 +400,13 @@ static int any_peer_op(const acc_cplan_t *cp)
     return 0;
 }
 
-static acc_status_t encode_head(const acc_cplan_t *cp, const acc_cplan_bin_t *bin, acc_buf_t *b)
+static acc_status_t encode_head(const acc_cplan_t *cp, const acc_cplan_bin_t *bin, uint64_t version,
+                                acc_buf_t *b)
 {
     uint32_t i = 0;
     acc_status_t st = ACC_OK;
     acc_buf_append(b, CPLAN_BIN_MAGIC, 4);
-    cplan_put_u(b, cplan_translates_all(cp) ? 1 : 2);
+    cplan_put_u(b, version);
     cplan_put_u(b, (uint64_t)cp->coll);
     cplan_put_u(b, (uint64_t)cp->nranks);
     cplan_put_i(b, cp->root);
@@ -540,7 +541,7 @@ acc_status_t acc_cplan_encode(const acc_cplan_t *cp, const acc_plan_t *expl, acc
             if ((st = acc_buf_status(&out->progs[i])) != ACC_OK)
                 goto out;
         }
-    if ((st = encode_head(cp, out, &out->head)) == ACC_OK)
+    if ((st = encode_head(cp, out, version, &out->head)) == ACC_OK)
         st = acc_buf_status(&out->head);
 out:
     acc_mem_free(all);

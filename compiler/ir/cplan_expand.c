@@ -4,6 +4,18 @@
 
 #include <string.h>
 
+acc_status_t cplan_new_plan(const acc_cplan_t *cp, acc_plan_t **out)
+{
+    acc_plan_t hdr;
+    acc_status_t st = acc_plan_create(cp->coll, cp->nranks, cp->nlanes, cp->in_chunks,
+                                      cp->out_chunks, cp->scratch_chunks, out);
+    if (st == ACC_OK) {
+        cplan_header(cp, &hdr);
+        plan_copy_header(*out, &hdr);
+    }
+    return st;
+}
+
 acc_op_t cplan_op_at(const acc_cplan_t *cp, int lane, const cplan_at_t *at, const acc_cop_t *c)
 {
     acc_op_t op = acc_op_init((acc_opcode_t)c->code);
@@ -91,7 +103,7 @@ acc_status_t cplan_class_map(const acc_cplan_t *cp, int lane, uint32_t *cls)
 
 acc_status_t acc_cplan_expand(const acc_cplan_t *cp, acc_plan_t **out)
 {
-    acc_plan_t *p = NULL, hdr;
+    acc_plan_t *p = NULL;
     uint32_t *cls_of = NULL;
     cplan_rowpool_t rows = {NULL, NULL, -1, -1};
     uint64_t ops = acc_cplan_op_count(cp), i;
@@ -110,11 +122,8 @@ acc_status_t acc_cplan_expand(const acc_cplan_t *cp, acc_plan_t **out)
                             "without --emit-plan, --export-msccl or --draw); write plans of "
                             "this size for fewer ranks")) != ACC_OK)
         return st;
-    if ((st = acc_plan_create(cp->coll, cp->nranks, cp->nlanes, cp->in_chunks, cp->out_chunks,
-                              cp->scratch_chunks, &p)) != ACC_OK)
+    if ((st = cplan_new_plan(cp, &p)) != ACC_OK)
         return st;
-    cplan_header(cp, &hdr);
-    plan_copy_header(p, &hdr);
     if (cp->npeer_pool && (st = acc_plan_add_peers(p, cp->peer_pool, cp->npeer_pool, &c)) != ACC_OK)
         goto out;
     if (!(cls_of = acc_mem_alloc((size_t)cp->nranks * sizeof(uint32_t)))) {

@@ -44,12 +44,19 @@ int cplan_xor_ok(const acc_cplan_t *cp, const acc_cop_t *op);
 int cplan_translates(const acc_cop_t *op);
 /* ... and every operation of cp. */
 int cplan_translates_all(const acc_cplan_t *cp);
+/* Is a plan that pairs ranks by XOR in halving and doubling's shape: a power of two of ranks
+ * on the grid [n] in rank order (no table), one class a lane, every peer by XOR or none, no
+ * list of peers?  0, with why, when not: then neither its proof on one rank nor its quotient
+ * by XOR applies. */
+int cplan_xor_shaped(const acc_cplan_t *cp, char *why, size_t cap);
 
 /* The class of each point of lane (cls: nranks entries), or ACC_ERR_INVALID naming a point
  * in two classes or in none. */
 acc_status_t cplan_class_map(const acc_cplan_t *cp, int lane, uint32_t *cls);
 /* The header of the explicit plan cp means, in hdr (no programs; the peer pool borrowed). */
 void cplan_header(const acc_cplan_t *cp, acc_plan_t *hdr);
+/* An explicit plan with that header and no operations yet (nor peer pool). */
+acc_status_t cplan_new_plan(const acc_cplan_t *cp, acc_plan_t **out);
 
 /* A class's points: how many, and the row-major index of its i-th (0 <= i < volume). */
 uint64_t cplan_box_volume(const acc_cplan_t *cp, const acc_cclass_t *k);

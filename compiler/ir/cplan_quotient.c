@@ -78,39 +78,15 @@ static int lane_periodic(const acc_cplan_t *cp, int lane, int period, const uint
 }
 
 /* Moved by XOR: the smallest power of two of whole units (at most half the ranks) for a plan
- * that is one class a lane on the grid [n] in rank order, its peers by XOR alone.  Rank r ^ s
+ * in halving and doubling's shape (cplan_xor_shaped).  Rank r ^ s
  * then runs rank r's program with every peer ^ s and the same counts, for every s, so the
  * ranks 0 .. period - 1 stand for all (every s a multiple of the period keeps a rank's node
  * inside its own translate's set).  0, with why, when the plan is not of that kind. */
 static int xor_period(const acc_cplan_t *cp, int unit, char *why, size_t cap)
 {
     int period = 1;
-    if (cp->ndims != 1 || cp->nranks < 2 || (cp->nranks & (cp->nranks - 1))) {
-        snprintf(why, cap, "it pairs ranks by XOR on a grid other than a power of two of them");
+    if (!cplan_xor_shaped(cp, why, cap))
         return 0;
-    }
-    for (int lane = 0; lane < cp->nlanes; lane++) {
-        const acc_clane_t *ln = &cp->lanes[lane];
-        if (ln->nclasses != 1 || ln->rank_of) {
-            snprintf(why, cap,
-                     "lane %d pairs ranks by XOR with %u classes or a rank table, which XOR "
-                     "does not move along",
-                     lane, ln->nclasses);
-            return 0;
-        }
-        for (uint32_t k = 0; k < ln->classes[0].nops; k++) {
-            const acc_cop_t *op = &ln->classes[0].ops[k];
-            if ((op->peer.kind != ACC_CPEER_NONE && op->peer.kind != ACC_CPEER_XOR) ||
-                (op->peer2.kind != ACC_CPEER_NONE && op->peer2.kind != ACC_CPEER_XOR) ||
-                op->npeers) {
-                snprintf(why, cap,
-                         "lane %d's operation %u names a peer other than by XOR beside peers by "
-                         "XOR",
-                         lane, k);
-                return 0;
-            }
-        }
-    }
     while (period < unit)
         period *= 2;
     if (period % unit) {
@@ -123,7 +99,7 @@ static int xor_period(const acc_cplan_t *cp, int unit, char *why, size_t cap)
 /* The programs of ranks 0 .. period - 1, cls[lane * nranks + point] their classes. */
 static acc_status_t build(const acc_cplan_t *cp, int period, const uint32_t *cls, acc_plan_t **out)
 {
-    acc_plan_t *p = NULL, hdr;
+    acc_plan_t *p = NULL;
     cplan_rowpool_t rows = {NULL, NULL, -1, -1};
     uint64_t ops = 0;
     char what[160];
@@ -139,11 +115,8 @@ static acc_status_t build(const acc_cplan_t *cp, int period, const uint32_t *cls
              acc_coll_name(cp->coll), cp->algo, cp->nranks, period, (unsigned long long)ops);
     if ((st = acc_mem_check(ops * sizeof(acc_op_t), what, "simulate it on fewer lanes")) !=
             ACC_OK ||
-        (st = acc_plan_create(cp->coll, cp->nranks, cp->nlanes, cp->in_chunks, cp->out_chunks,
-                              cp->scratch_chunks, &p)) != ACC_OK)
+        (st = cplan_new_plan(cp, &p)) != ACC_OK)
         return st;
-    cplan_header(cp, &hdr);
-    plan_copy_header(p, &hdr);
     for (lane = 0; lane < cp->nlanes && st == ACC_OK; lane++)
         for (r = 0; r < period && st == ACC_OK; r++) {
             uint32_t pt = acc_cplan_point(cp, lane, r), k;

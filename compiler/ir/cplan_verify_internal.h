@@ -78,9 +78,10 @@ int cv_equivariant(const cv_lane_t *L, const acc_cref_t *r);
 acc_status_t cv_prove_period(const acc_cplan_t *cp, char *why, size_t cap, int *applies,
                              int *period);
 
-/* The proof on one rank of a plan that pairs ranks by XOR (cplan_verify_xor.c): every lane one
- * class, its operations at each rank rank 0's moved by XOR (plan_verify_xor_by).  *applies 0,
- * with why, when it is not such a plan; otherwise the verifier's decision. */
+/* The proof on one rank of a plan that pairs ranks by XOR (cplan_verify_xor.c): in halving and
+ * doubling's shape (cplan_xor_shaped), its operations at each rank rank 0's moved by XOR
+ * (plan_verify_xor_by).  *applies 0, with why, when it is not such a plan; otherwise the
+ * verifier's decision. */
 acc_status_t cv_prove_xor(const acc_cplan_t *cp, char *why, size_t cap, int *applies);
 
 /* Run lane L's program at point 0, every other point being its translate: ACC_OK, or

@@ -41,14 +41,11 @@ static const acc_lane_prog_t *class_prog(void *ctx, uint32_t r, int lane)
 /* The plan with the programs of rank 0 and ranks 2^k only. */
 static acc_status_t probe_plan(const acc_cplan_t *cp, acc_plan_t **out)
 {
-    acc_plan_t *p = NULL, hdr;
+    acc_plan_t *p = NULL;
     acc_status_t st;
 
-    if ((st = acc_plan_create(cp->coll, cp->nranks, cp->nlanes, cp->in_chunks, cp->out_chunks,
-                              cp->scratch_chunks, &p)) != ACC_OK)
+    if ((st = cplan_new_plan(cp, &p)) != ACC_OK)
         return st;
-    cplan_header(cp, &hdr);
-    plan_copy_header(p, &hdr);
     for (int r = 0; r < cp->nranks && st == ACC_OK; r = r ? 2 * r : 1)
         for (int lane = 0; lane < cp->nlanes && st == ACC_OK; lane++) {
             const acc_cclass_t *k = &cp->lanes[lane].classes[0];
@@ -67,31 +64,6 @@ static acc_status_t probe_plan(const acc_cplan_t *cp, acc_plan_t **out)
     return ACC_OK;
 }
 
-/* Does the plan pair ranks by XOR: some peer by XOR, each lane one class, no rows of peers? */
-static int pairs_by_xor(const acc_cplan_t *cp, char *why, size_t cap)
-{
-    int any = 0;
-    for (int l = 0; l < cp->nlanes; l++) {
-        const acc_clane_t *ln = &cp->lanes[l];
-        if (ln->nclasses != 1) {
-            snprintf(why, cap, "lane %d has %u classes, not one program for every rank", l,
-                     ln->nclasses);
-            return 0;
-        }
-        for (uint32_t i = 0; i < ln->classes[0].nops; i++) {
-            const acc_cop_t *op = &ln->classes[0].ops[i];
-            if (op->peer.kind == ACC_CPEER_ROW || op->npeers) {
-                snprintf(why, cap, "lane %d op %u reduces over a list of peers", l, i);
-                return 0;
-            }
-            any |= !cplan_translates(op);
-        }
-    }
-    if (!any)
-        snprintf(why, cap, "no peer or chunk by XOR");
-    return any;
-}
-
 acc_status_t cv_prove_xor(const acc_cplan_t *cp, char *why, size_t cap, int *applies)
 {
     xor_ctx_t x = {cp, {NULL, 0, 0}};
@@ -99,12 +71,8 @@ acc_status_t cv_prove_xor(const acc_cplan_t *cp, char *why, size_t cap, int *app
     acc_status_t st;
 
     *applies = 0;
-    if (!pairs_by_xor(cp, why, cap))
+    if (!cplan_xor_shaped(cp, why, cap))
         return ACC_OK;
-    if (cp->nranks < 2 || (cp->nranks & (cp->nranks - 1)) || cp->root != -1 || cp->npeer_pool) {
-        snprintf(why, cap, "not a plan of a power-of-two rank count without roots or peer lists");
-        return ACC_OK;
-    }
     if ((st = probe_plan(cp, &p)) != ACC_OK)
         return st;
     st = plan_verify_xor_by(p, class_prog, &x, applies, why, cap);
