@@ -15,8 +15,9 @@
  *   - a rank's view, as the host backend reads it: acc_db_get_rank_plan (the head and the
  *     rank's own programs, nothing else).
  * From 2,048 ranks, where no explicit plan is made, the class forms the generators build
- * (ring allreduce; hier allreduce with rings inside and between nodes) are stored alone
- * (acc_db_put_cplan) and a rank's view is timed; the stored bytes are printed beside.
+ * (ring allreduce; hier allreduce with rings inside and between nodes; the double binary tree
+ * allreduce and the tree broadcast, a class per head) are stored alone (acc_db_put_cplan) and
+ * a rank's view is timed; the stored bytes are printed beside.
  *
  * usage: bench_rank_plan [RANKS ...]   (default: 64 128 256 512 8192 65536; multiples of 8)
  */
@@ -70,9 +71,9 @@ out:
     return rc;
 }
 
-/* The database at path holding the class form of algo (hier: rings inside and between nodes)
- * on nranks ranks, alone; its hash in hash, its operations and stored bytes. */
-static int store_class(const char *path, int nranks, const char *algo,
+/* The database at path holding the class form of coll's algo (hier: rings inside and between
+ * nodes) on nranks ranks, alone; its hash in hash, its operations and stored bytes. */
+static int store_class(const char *path, int nranks, acc_coll_t coll, const char *algo,
                        char hash[ACC_SHA256_HEX_LEN + 1], uint64_t *ops, uint64_t *bytes)
 {
     char spec[96];
@@ -90,8 +91,7 @@ static int store_class(const char *path, int nranks, const char *algo,
         args.inner = args.outer = "ring";
     unlink(path);
     if (acc_topo_load(spec, &topo) != ACC_OK ||
-        acc_algo_generate_class(acc_algo_find(ACC_COLL_ALLREDUCE, algo), topo, &args, &cp, NULL) !=
-            ACC_OK ||
+        acc_algo_generate_class(acc_algo_find(coll, algo), topo, &args, &cp, NULL) != ACC_OK ||
         acc_cplan_encode(cp, NULL, &bin) != ACC_OK || acc_db_open(path, 0, &db) != ACC_OK ||
         acc_db_put_cplan(db, cp, NULL, hash) != ACC_OK) {
         fail(spec);
@@ -230,28 +230,35 @@ static int explicit_row(const char *self, const char *path, int nranks)
     return 0;
 }
 
-/* From 2,048 ranks: the class forms alone, and a rank's view of each. */
+/* From 2,048 ranks: the class forms alone, and a rank's view of each.  Rings and hier are one
+ * program a lane (a position in the node); trees a class per head between nodes. */
 static int class_row(const char *self, const char *path, int nranks)
 {
-    static const char *const algos[] = {"ring", "hier"};
-    for (size_t a = 0; a < 2; a++) {
-        char hash[ACC_SHA256_HEX_LEN + 1], line[256], rank[16];
+    static const struct {
+        acc_coll_t coll;
+        const char *algo;
+    } forms[] = {{ACC_COLL_ALLREDUCE, "ring"},
+                 {ACC_COLL_ALLREDUCE, "hier"},
+                 {ACC_COLL_ALLREDUCE, "tree"},
+                 {ACC_COLL_BROADCAST, "tree"}};
+    for (size_t a = 0; a < sizeof(forms) / sizeof(forms[0]); a++) {
+        char hash[ACC_SHA256_HEX_LEN + 1], line[256], rank[16], name[32];
         uint64_t ops = 0, bytes = 0, vops;
         unsigned near;
         double view_s, peak, open_s;
 
-        if (store_class(path, nranks, algos[a], hash, &ops, &bytes) != 0)
+        snprintf(name, sizeof(name), "%s %s", acc_coll_name(forms[a].coll), forms[a].algo);
+        if (store_class(path, nranks, forms[a].coll, forms[a].algo, hash, &ops, &bytes) != 0)
             return 1;
         /* The rank in the middle of the machine, away from the grid's edges. */
         snprintf(rank, sizeof(rank), "%d", nranks / 2 + 5);
         if (measure(self, "--view", path, hash, rank, line, sizeof(line)) != 0 ||
             sscanf(line, "%lf %lf %llu %u %lf", &view_s, &peak, (unsigned long long *)&vops, &near,
                    &open_s) != 5) {
-            fprintf(stderr, "bench_rank_plan: the view of %s on %d ranks failed\n", algos[a],
-                    nranks);
+            fprintf(stderr, "bench_rank_plan: the view of %s on %d ranks failed\n", name, nranks);
             return 1;
         }
-        printf("%7d %-5s %14llu %10llu %10llu %6u %9.2f %9.2f %9.1f\n", nranks, algos[a],
+        printf("%7d %-14s %14llu %10llu %10llu %6u %9.2f %9.2f %9.1f\n", nranks, name,
                (unsigned long long)ops, (unsigned long long)bytes, (unsigned long long)vops, near,
                open_s * 1e3, view_s * 1e3, peak);
         fflush(stdout);
@@ -283,7 +290,7 @@ int main(int argc, char **argv)
         if (nranks > 1024 && !header++)
             printf(
                 "\nclass forms alone (acc_db_put_cplan), one rank's view (acc_db_get_rank_plan), "
-                "each in a process of its own:\n%7s %-5s %14s %10s %10s %6s %9s %9s %9s\n",
+                "each in a process of its own:\n%7s %-14s %14s %10s %10s %6s %9s %9s %9s\n",
                 "ranks", "algo", "ops (all)", "stored_B", "rank_ops", "near", "open_ms", "view_ms",
                 "peak_MiB");
         if ((nranks <= 1024 ? explicit_row : class_row)(argv[0], path, nranks) != 0) {

@@ -9,11 +9,15 @@
  * class form - ring allreduce, allgather, reduce_scatter, hier allreduce with rings inside and
  * between nodes, and the default hier allreduce, allgather and reduce_scatter and hier_pipe
  * allreduce (peer memory inside nodes, proven on one node), and halving and doubling (rhd and
- * rd allreduce, rh reduce_scatter, rd allgather: peers by XOR, proven on one rank) - runs in a
- * child process of its own:
+ * rd allreduce, rh reduce_scatter, rd allgather: peers by XOR, proven on one rank), and the
+ * double binary tree allreduce and tree broadcast (a class per head between nodes, proven by
+ * expansion and priced on the whole plan: a root breaks the symmetry) - runs in a child
+ * process of its own:
  *   generate  acc_algo_build_class
- *   prove     acc_cplan_verify against the topology (on the quotient, on one node or one rank)
- *   cost      acc_cplan_quotient by one node (moved by XOR for halving and doubling), then
+ *   prove     acc_cplan_verify against the topology (on the quotient, on one node or one rank;
+ *             trees by expansion)
+ *   cost      acc_cplan_quotient by one node (moved by XOR for halving and doubling; trees
+ *             the whole expansion), then
  *             acc_sim_plan at 1 MiB, 64 MiB and 1 GiB
  *             (Simple): the prices a selection sweep takes
  *   store     acc_db_put_cplan into a fresh database; its bytes are the head and programs
@@ -39,21 +43,25 @@ typedef struct {
     const char *algo;
     const char *name; /* as the table says it */
     int hier_rings;
+    int whole; /* a tree: proven by expansion and priced on the whole plan (a root and heads
+                  break the symmetry) */
 } gen_t;
 
 static const gen_t gens[] = {
-    {ACC_COLL_ALLREDUCE, "ring", "ring", 0},
-    {ACC_COLL_ALLGATHER, "ring", "ring", 0},
-    {ACC_COLL_REDUCE_SCATTER, "ring", "ring", 0},
-    {ACC_COLL_ALLREDUCE, "hier", "hier (rings)", 1},
-    {ACC_COLL_ALLREDUCE, "hier", "hier (direct)", 0},
-    {ACC_COLL_ALLGATHER, "hier", "hier (direct)", 0},
-    {ACC_COLL_REDUCE_SCATTER, "hier", "hier (direct)", 0},
-    {ACC_COLL_ALLREDUCE, "hier_pipe", "hier_pipe (direct)", 0},
-    {ACC_COLL_ALLREDUCE, "rhd", "rhd", 0},
-    {ACC_COLL_ALLREDUCE, "rd", "rd", 0},
-    {ACC_COLL_REDUCE_SCATTER, "rh", "rh", 0},
-    {ACC_COLL_ALLGATHER, "rd", "rd", 0},
+    {ACC_COLL_ALLREDUCE, "ring", "ring", 0, 0},
+    {ACC_COLL_ALLGATHER, "ring", "ring", 0, 0},
+    {ACC_COLL_REDUCE_SCATTER, "ring", "ring", 0, 0},
+    {ACC_COLL_ALLREDUCE, "hier", "hier (rings)", 1, 0},
+    {ACC_COLL_ALLREDUCE, "hier", "hier (direct)", 0, 0},
+    {ACC_COLL_ALLGATHER, "hier", "hier (direct)", 0, 0},
+    {ACC_COLL_REDUCE_SCATTER, "hier", "hier (direct)", 0, 0},
+    {ACC_COLL_ALLREDUCE, "hier_pipe", "hier_pipe (direct)", 0, 0},
+    {ACC_COLL_ALLREDUCE, "rhd", "rhd", 0, 0},
+    {ACC_COLL_ALLREDUCE, "rd", "rd", 0, 0},
+    {ACC_COLL_REDUCE_SCATTER, "rh", "rh", 0, 0},
+    {ACC_COLL_ALLGATHER, "rd", "rd", 0, 0},
+    {ACC_COLL_ALLREDUCE, "tree", "tree", 0, 1},
+    {ACC_COLL_BROADCAST, "tree", "tree", 0, 1},
 };
 #define NGENS (sizeof(gens) / sizeof(gens[0]))
 
@@ -72,7 +80,7 @@ static const uint64_t cost_sizes[3] = {1ull << 20, 64ull << 20, 1ull << 30};
 
 /* The class form's steps, timed, in this process. */
 static int run_class(const acc_algo_t *a, const acc_topo_t *t, const acc_algo_args_t *args,
-                     fig_t *f)
+                     int whole, fig_t *f)
 {
     acc_cplan_t *cp = NULL;
     acc_cplan_proof_t proof;
@@ -91,12 +99,13 @@ static int run_class(const acc_algo_t *a, const acc_topo_t *t, const acc_algo_ar
     f->s[STEP_GEN] = acc_now_s() - t0;
     f->mib[STEP_GEN] = bench_peak_mib();
     t0 = acc_now_s();
-    if (acc_cplan_verify(cp, t, &proof) != ACC_OK || !proof.by_class)
+    if (acc_cplan_verify(cp, t, &proof) != ACC_OK || proof.by_class == whole)
         goto out;
     f->s[STEP_PROVE] = acc_now_s() - t0;
     f->mib[STEP_PROVE] = bench_peak_mib();
     t0 = acc_now_s();
-    if (acc_cplan_quotient(cp, acc_topo_gpus_per_node(t), &quot) != ACC_OK ||
+    if ((whole ? acc_cplan_expand(cp, &quot)
+               : acc_cplan_quotient(cp, acc_topo_gpus_per_node(t), &quot)) != ACC_OK ||
         acc_sim_create(t, &sim) != ACC_OK)
         goto out;
     quot->proto = ACC_PROTO_SIMPLE;
@@ -156,7 +165,7 @@ static int run_one(const gen_t *g, int nodes, int explicit_form, fig_t *f)
         }
         acc_plan_destroy(p);
     } else {
-        rc = run_class(a, t, &args, f);
+        rc = run_class(a, t, &args, g->whole, f);
     }
     if (rc)
         fprintf(stderr, "bench_scale: %s %s on %d nodes (%s): %s\n", acc_coll_name(g->coll),

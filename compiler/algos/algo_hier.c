@@ -268,11 +268,13 @@ acc_status_t algo_hier_allreduce_outer(acc_plan_t *p, const algo_hier_t *h,
     for (k = 0; k < h->nodes && st == ACC_OK; k++) {
         for (t = 0; t < 2 && st == ACC_OK; t++) {
             acc_ref_t c = acc_ref(ACC_BUF_OUT, base + (uint32_t)t, 1);
-            st = algo_tree_up(p, lane, &trees[t], r[k], c, c, c);
+            algo_tree_out_t o = algo_tree_out(p, lane, r[k]);
+            st = algo_tree_up(&o, &trees[t], c, c, c);
         }
         for (t = 0; t < 2 && st == ACC_OK; t++) {
             acc_ref_t c = acc_ref(ACC_BUF_OUT, base + (uint32_t)t, 1);
-            st = algo_tree_down(p, lane, &trees[t], r[k], c, c);
+            algo_tree_out_t o = algo_tree_out(p, lane, r[k]);
+            st = algo_tree_down(&o, &trees[t], c, c);
         }
     }
     return st;

@@ -310,15 +310,31 @@ acc_status_t algo_tree_chain(algo_tree_t *t, const int *g, int m);
  * chain along the ring from `root` (pipelines). */
 acc_status_t algo_tree_topo(algo_tree_t *t, const acc_topo_t *topo, int which, int root);
 
-/* Up (reduce) step of one chunk range for `rank`: it combines its contribution src with its
+/* Where tree steps append their operations: `rank`'s program on `lane` of an explicit plan
+ * (cp NULL), or class cls of that lane of a class plan, each peer written relative to rank's
+ * point there (algo_tree_class.c). */
+typedef struct {
+    acc_plan_t *p;
+    acc_cplan_t *cp;
+    int lane;
+    int rank;
+    uint32_t cls;
+} algo_tree_out_t;
+static inline algo_tree_out_t algo_tree_out(acc_plan_t *p, int lane, int rank)
+{
+    algo_tree_out_t o = {p, NULL, lane, rank, 0};
+    return o;
+}
+
+/* Up (reduce) step of one chunk range for o->rank: it combines its contribution src with its
  * children's and passes the sum to its parent; a root leaves the full reduction in dst.  Inner
  * ranks keep partial sums in tmp (OUT for allreduce, SCRATCH where the rank has no output). */
-acc_status_t algo_tree_up(acc_plan_t *p, int lane, const algo_tree_t *t, int rank, acc_ref_t src,
+acc_status_t algo_tree_up(const algo_tree_out_t *o, const algo_tree_t *t, acc_ref_t src,
                           acc_ref_t tmp, acc_ref_t dst);
 /* Down (broadcast) step: a root sends root_src to its children (and copies it into buf when
  * they differ); other ranks receive buf from their parent and forward it. */
-acc_status_t algo_tree_down(acc_plan_t *p, int lane, const algo_tree_t *t, int rank,
-                            acc_ref_t root_src, acc_ref_t buf);
+acc_status_t algo_tree_down(const algo_tree_out_t *o, const algo_tree_t *t, acc_ref_t root_src,
+                            acc_ref_t buf);
 
 /* A whole broadcast or reduce plan over the tree `which` of algo_tree_topo (2 heap, 3 chain)
  * rooted at args->root: lanes carry slices of the buffer side by side, each slice pipelined in
@@ -328,6 +344,33 @@ acc_status_t algo_tree_down(acc_plan_t *p, int lane, const algo_tree_t *t, int r
 acc_status_t algo_rooted_plan(const algo_spec_t *spec, acc_coll_t coll, const char *name, int which,
                               const acc_topo_t *topo, const acc_algo_args_t *args,
                               acc_plan_t **out);
+/* One rank's (or class's) part of it on o->lane: the down or up step of each of its chunks. */
+acc_status_t algo_rooted_steps(const algo_tree_out_t *o, const algo_tree_t *t, acc_coll_t coll,
+                               int chunks);
+/* The same in class form: a chain on the grid [n] in its order, other trees on [nodes, gpn]
+ * (algo_tree_classes). */
+acc_status_t algo_rooted_cplan(const algo_spec_t *spec, acc_coll_t coll, const char *name,
+                               int which, const acc_topo_t *topo, const acc_algo_args_t *args,
+                               acc_cplan_t **out);
+
+/* ---- trees in class form (algo_tree_class.c) ----------------------------------------------
+ * A tree plan's ranks see the tree alike where their parents and children sit at the same
+ * offsets on the grid: the GPUs of one local index on the chains inside nodes, the inner
+ * positions of a chain.  Along dimension 0, with the others fixed, each run of points that see
+ * every tree of a lane alike becomes one class (a head of a tree between nodes, whose parent
+ * and children sit at offsets of its own, a class of its own or of a few neighbours), its
+ * program made at its first point with peers relative to it.  The classes of a tree between N nodes
+ * of G GPUs grow with N + G, not N x G. */
+/* Append an explicit operation, made for o->rank, to o's class: peers become offsets from
+ * o->rank's point, chunk ranges constants. */
+acc_status_t algo_tree_class_add(const algo_tree_out_t *o, const acc_op_t *op);
+/* Make lane's classes over the trees trees[0..ntrees) (the lane's grid and table already set)
+ * and have emit(ctx, o) append each class's program, o->rank its first point's rank. */
+typedef acc_status_t (*algo_tree_emit_fn)(void *ctx, const algo_tree_out_t *o);
+acc_status_t algo_tree_classes(acc_cplan_t *cp, int lane, const algo_tree_t *const *trees,
+                               int ntrees, algo_tree_emit_fn emit, void *ctx);
+extern const algo_class_form_t algo_allreduce_tree_class, algo_broadcast_tree_class,
+    algo_broadcast_ring_class, algo_reduce_tree_class, algo_reduce_ring_class;
 
 /* ---- peer memory (NVLink / NVSwitch nodes) ----------------------------------------------- */
 

@@ -22,8 +22,8 @@ static acc_status_t supports(const acc_topo_t *topo, const acc_algo_args_t *args
     return algo_check_args(&spec, topo, args);
 }
 
-/* Slice k's chunks, up and down interleaved, on one rank. */
-static acc_status_t slice(acc_plan_t *p, int lane, const algo_tree_t *t, int rank, uint32_t first,
+/* Slice k's chunks, up and down interleaved, on one rank (or class). */
+static acc_status_t slice(const algo_tree_out_t *o, const algo_tree_t *t, uint32_t first,
                           int chunks)
 {
     int s;
@@ -33,39 +33,74 @@ static acc_status_t slice(acc_plan_t *p, int lane, const algo_tree_t *t, int ran
         acc_ref_t out = acc_ref(ACC_BUF_OUT, first + (uint32_t)s, 1);
         acc_ref_t prev = acc_ref(ACC_BUF_OUT, first + (uint32_t)s - 1, 1);
         if (s < chunks)
-            st = algo_tree_up(p, lane, t, rank, in, out, out);
+            st = algo_tree_up(o, t, in, out, out);
         if (s > 0 && st == ACC_OK)
-            st = algo_tree_down(p, lane, t, rank, prev, prev);
+            st = algo_tree_down(o, t, prev, prev);
     }
     return st;
 }
 
-static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, acc_plan_t **out)
-{
+/* What both builds share: the parameters, the slices (an even number, so that both trees
+ * carry the same share) and the two trees. */
+typedef struct {
     algo_params_t pr;
+    int nslices;
     algo_tree_t trees[2];
-    acc_plan_t *p = NULL;
-    int n = acc_topo_ranks(topo), nslices, k, rank;
+} setup_t;
+
+static void setup_free(setup_t *s)
+{
+    algo_tree_free(&s->trees[0]);
+    algo_tree_free(&s->trees[1]);
+}
+
+static acc_status_t setup(const acc_topo_t *topo, const acc_algo_args_t *args, setup_t *s)
+{
+    int n = acc_topo_ranks(topo), k;
     acc_status_t st;
 
-    if ((st = algo_params(&spec, topo, args, &pr)) != ACC_OK)
+    memset(s, 0, sizeof(*s));
+    if ((st = algo_params(&spec, topo, args, &s->pr)) != ACC_OK)
         return st;
-    /* An even number of slices so that both trees carry the same share. */
-    nslices = pr.lanes % 2 ? 2 * pr.lanes : pr.lanes;
-    memset(trees, 0, sizeof(trees));
+    s->nslices = s->pr.lanes % 2 ? 2 * s->pr.lanes : s->pr.lanes;
     for (k = 0; k < 2 && st == ACC_OK; k++)
-        if ((st = algo_tree_init(&trees[k], n)) == ACC_OK)
-            st = algo_tree_topo(&trees[k], topo, k, 0);
+        if ((st = algo_tree_init(&s->trees[k], n)) == ACC_OK)
+            st = algo_tree_topo(&s->trees[k], topo, k, 0);
+    if (st != ACC_OK)
+        setup_free(s);
+    return st;
+}
+
+/* Lane o->lane's slices, in order, for o->rank. */
+static acc_status_t lane_slices(const setup_t *s, const algo_tree_out_t *o)
+{
+    acc_status_t st = ACC_OK;
+    for (int k = o->lane; k < s->nslices && st == ACC_OK; k += s->pr.lanes)
+        st = slice(o, &s->trees[k % 2], (uint32_t)(k * s->pr.chunks), s->pr.chunks);
+    return st;
+}
+
+static acc_status_t build_explicit(const acc_topo_t *topo, const acc_algo_args_t *args,
+                                   acc_plan_t **out)
+{
+    setup_t s;
+    acc_plan_t *p = NULL;
+    int n = acc_topo_ranks(topo), lane, rank;
+    acc_status_t st;
+
+    if ((st = setup(topo, args, &s)) != ACC_OK)
+        return st;
+    st = algo_plan_new(topo, ACC_COLL_ALLREDUCE, "tree", args, s.pr.lanes,
+                       (uint32_t)(s.nslices * s.pr.chunks), (uint32_t)(s.nslices * s.pr.chunks), 0,
+                       &p);
     if (st == ACC_OK)
-        st = algo_plan_new(topo, ACC_COLL_ALLREDUCE, "tree", args, pr.lanes,
-                           (uint32_t)(nslices * pr.chunks), (uint32_t)(nslices * pr.chunks), 0, &p);
-    if (st == ACC_OK)
-        st = algo_set_params(p, &pr, NULL);
-    for (k = 0; k < nslices && st == ACC_OK; k++)
-        for (rank = 0; rank < n && st == ACC_OK; rank++)
-            st = slice(p, k % pr.lanes, &trees[k % 2], rank, (uint32_t)(k * pr.chunks), pr.chunks);
-    algo_tree_free(&trees[0]);
-    algo_tree_free(&trees[1]);
+        st = algo_set_params(p, &s.pr, NULL);
+    for (lane = 0; lane < s.pr.lanes && st == ACC_OK; lane++)
+        for (rank = 0; rank < n && st == ACC_OK; rank++) {
+            algo_tree_out_t o = algo_tree_out(p, lane, rank);
+            st = lane_slices(&s, &o);
+        }
+    setup_free(&s);
     if (st != ACC_OK) {
         acc_plan_destroy(p);
         return st;
@@ -75,7 +110,56 @@ static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, a
     return ACC_OK;
 }
 
+static acc_status_t emit(void *ctx, const algo_tree_out_t *o)
+{
+    return lane_slices(ctx, o);
+}
+
+static acc_status_t build_class(const acc_topo_t *topo, const acc_algo_args_t *args,
+                                acc_cplan_t **out)
+{
+    setup_t s;
+    acc_cplan_t *cp = NULL;
+    int32_t dims[2] = {acc_topo_nodes(topo), acc_topo_gpus_per_node(topo)};
+    uint32_t total;
+    char params[ACC_PLAN_PARAMS_MAX];
+    acc_status_t st;
+
+    *out = NULL;
+    if ((st = setup(topo, args, &s)) != ACC_OK)
+        return st;
+    total = (uint32_t)(s.nslices * s.pr.chunks);
+    if ((st = acc_cplan_create(ACC_COLL_ALLREDUCE, 2, dims, s.pr.lanes, total, total, 0, &cp)) ==
+        ACC_OK) {
+        snprintf(cp->algo, sizeof(cp->algo), "tree");
+        cp->proto = args ? args->proto : ACC_PROTO_SIMPLE;
+        cp->inplace = 1;
+        algo_params_format(params, sizeof(params), &s.pr, NULL, cp->nranks);
+        st = acc_cplan_set_params(cp, params);
+    }
+    for (int lane = 0; lane < s.pr.lanes && st == ACC_OK; lane++) {
+        /* A lane carries slices of one tree, or of both when the lanes are odd. */
+        const algo_tree_t *used[2] = {&s.trees[lane % 2], &s.trees[(lane + 1) % 2]};
+        st = algo_tree_classes(cp, lane, used, s.nslices > lane + s.pr.lanes ? 2 : 1, emit, &s);
+    }
+    setup_free(&s);
+    if (st != ACC_OK) {
+        acc_cplan_destroy(cp);
+        return st;
+    }
+    *out = cp;
+    return ACC_OK;
+}
+
+static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, acc_plan_t **out)
+{
+    return algo_class_expanded(&algo_allreduce_tree_class, topo, args, out);
+}
+
 const acc_algo_t algo_allreduce_tree = {
     "tree", ACC_COLL_ALLREDUCE,
     "double binary tree (two complementary trees, half the data each), pipelined in chunks",
     supports, build};
+
+const algo_class_form_t algo_allreduce_tree_class = {&algo_allreduce_tree, NULL, build_class,
+                                                     build_explicit,       NULL, NULL};

@@ -12,10 +12,25 @@ static acc_status_t supports(const acc_topo_t *topo, const acc_algo_args_t *args
     return algo_check_args(&spec, topo, args);
 }
 
-static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, acc_plan_t **out)
+static acc_status_t build_explicit(const acc_topo_t *topo, const acc_algo_args_t *args,
+                                   acc_plan_t **out)
 {
     return algo_rooted_plan(&spec, ACC_COLL_REDUCE, "ring", 3, topo, args, out);
 }
 
+static acc_status_t build_class(const acc_topo_t *topo, const acc_algo_args_t *args,
+                                acc_cplan_t **out)
+{
+    return algo_rooted_cplan(&spec, ACC_COLL_REDUCE, "ring", 3, topo, args, out);
+}
+
+static acc_status_t build(const acc_topo_t *topo, const acc_algo_args_t *args, acc_plan_t **out)
+{
+    return algo_class_expanded(&algo_reduce_ring_class, topo, args, out);
+}
+
 const acc_algo_t algo_reduce_ring = {"ring", ACC_COLL_REDUCE,
                                      "pipelined chain to the root along the ring", supports, build};
+
+const algo_class_form_t algo_reduce_ring_class = {&algo_reduce_ring, NULL, build_class,
+                                                  build_explicit,    NULL, NULL};

@@ -5,7 +5,7 @@
  */
 #include "acc_compiler.h"
 #include "algo_util.h"
-#include "../ir/plan_internal.h"
+#include "../ir/cplan_internal.h"
 
 #include <string.h>
 
@@ -149,7 +149,9 @@ static const algo_class_form_t *const class_forms[] = {
     &algo_allreduce_ring_class,      &algo_allgather_ring_class, &algo_reduce_scatter_ring_class,
     &algo_allreduce_hier_class,      &algo_allgather_hier_class, &algo_reduce_scatter_hier_class,
     &algo_allreduce_hier_pipe_class, &algo_allreduce_rhd_class,  &algo_allreduce_rd_class,
-    &algo_reduce_scatter_rh_class,   &algo_allgather_rd_class,
+    &algo_reduce_scatter_rh_class,   &algo_allgather_rd_class,   &algo_allreduce_tree_class,
+    &algo_broadcast_tree_class,      &algo_broadcast_ring_class, &algo_reduce_tree_class,
+    &algo_reduce_ring_class,
 };
 
 static const algo_class_form_t *class_form(const acc_algo_t *algo)
@@ -189,6 +191,14 @@ acc_status_t acc_algo_generate_class(const acc_algo_t *algo, const acc_topo_t *t
                                      const acc_algo_args_t *args, acc_cplan_t **out,
                                      acc_cplan_proof_t *proof)
 {
+    return acc_algo_generate_class_within(algo, topo, args, 0, 0, out, proof);
+}
+
+acc_status_t acc_algo_generate_class_within(const acc_algo_t *algo, const acc_topo_t *topo,
+                                            const acc_algo_args_t *args, uint64_t max_ops,
+                                            uint64_t max_locations, acc_cplan_t **out,
+                                            acc_cplan_proof_t *proof)
+{
     acc_cplan_t *cp = NULL;
     acc_status_t st;
 
@@ -198,8 +208,13 @@ acc_status_t acc_algo_generate_class(const acc_algo_t *algo, const acc_topo_t *t
     if ((st = algo->supports(topo, args)) != ACC_OK)
         return st;
     if (!acc_algo_has_class(algo, topo, args)) {
-        /* acc_algo_generate has proven it already. */
-        if ((st = acc_algo_build_class(algo, topo, args, out)) == ACC_OK && proof) {
+        /* Listed and proven rank by rank, within the limits, then converted. */
+        acc_plan_t *plan = NULL;
+        if ((st = acc_algo_generate_within(algo, topo, args, max_ops, max_locations, &plan)) ==
+            ACC_OK)
+            st = acc_cplan_from_plan(plan, out);
+        acc_plan_destroy(plan);
+        if (st == ACC_OK && proof) {
             proof->orbits = (uint32_t)(*out)->nranks * (uint32_t)(*out)->nlanes;
             snprintf(proof->why, sizeof(proof->why), "%s %s has no class form for these arguments",
                      acc_coll_name(algo->coll), algo->name);
@@ -208,9 +223,11 @@ acc_status_t acc_algo_generate_class(const acc_algo_t *algo, const acc_topo_t *t
     }
     if ((st = acc_algo_build_class(algo, topo, args, &cp)) != ACC_OK)
         return acc_error_prefix(st, "%s %s: ", acc_coll_name(algo->coll), algo->name);
-    if ((st = acc_cplan_verify(cp, topo, proof)) != ACC_OK) {
+    if ((st = cplan_verify_within(cp, topo, max_ops, max_locations, proof)) != ACC_OK) {
         acc_cplan_destroy(cp);
-        return not_verified(algo, st);
+        return st == ACC_ERR_RANGE
+                   ? acc_error_prefix(st, "%s %s: ", acc_coll_name(algo->coll), algo->name)
+                   : not_verified(algo, st);
     }
     *out = cp;
     return ACC_OK;

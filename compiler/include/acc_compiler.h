@@ -53,8 +53,9 @@ acc_status_t acc_algo_generate(const acc_algo_t *algo, const acc_topo_t *topo,
 /* Plans by rank class (acc_cplan.h).  Generators with a class form for the arguments
  * (acc_algo_has_class: ring allreduce, allgather and reduce_scatter; hier and hier_pipe with
  * outer=ring; rhd and rd allreduce, rh reduce_scatter and rd allgather on a power of two of
- * ranks) build it directly, without an explicit plan, and their build() is its expansion; for the others acc_algo_build_class converts acc_algo_generate's plan (one class
- * per rank). */
+ * ranks; tree allreduce, tree and ring broadcast and reduce) build it directly, without an
+ * explicit plan, and their build() is its expansion; for the others acc_algo_build_class
+ * converts acc_algo_generate's plan (one class per rank). */
 int acc_algo_has_class(const acc_algo_t *algo, const acc_topo_t *topo, const acc_algo_args_t *args);
 acc_status_t acc_algo_build_class(const acc_algo_t *algo, const acc_topo_t *topo,
                                   const acc_algo_args_t *args, acc_cplan_t **out);
@@ -64,6 +65,13 @@ acc_status_t acc_algo_build_class(const acc_algo_t *algo, const acc_topo_t *topo
 acc_status_t acc_algo_generate_class(const acc_algo_t *algo, const acc_topo_t *topo,
                                      const acc_algo_args_t *args, acc_cplan_t **out,
                                      acc_cplan_proof_t *proof);
+/* acc_algo_generate_class within acc_algo_generate_within's limits, which apply where the
+ * proof lists the plan rank by rank (a generator without a class form, a class plan proven by
+ * expansion), not to a proof by class. */
+acc_status_t acc_algo_generate_class_within(const acc_algo_t *algo, const acc_topo_t *topo,
+                                            const acc_algo_args_t *args, uint64_t max_ops,
+                                            uint64_t max_locations, acc_cplan_t **out,
+                                            acc_cplan_proof_t *proof);
 /* acc_algo_generate, refusing (ACC_ERR_RANGE) a plan of more than max_ops operations (stopped
  * while it is built) or whose proof rank by rank would track more than max_locations chunk
  * locations (ranks x the chunks of its buffers; checked before the proof, and not asked of a

@@ -50,6 +50,13 @@ int cplan_translates_all(const acc_cplan_t *cp);
  * by XOR applies. */
 int cplan_xor_shaped(const acc_cplan_t *cp, char *why, size_t cap);
 
+/* acc_cplan_verify, refusing (ACC_ERR_RANGE) before it starts a proof by expansion that would
+ * list more than max_ops operations or track more than max_locations chunk locations (0: no
+ * limit); a proof by class is not limited. */
+acc_status_t cplan_verify_within(const acc_cplan_t *cp, const struct acc_topo *topo,
+                                 uint64_t max_ops, uint64_t max_locations,
+                                 acc_cplan_proof_t *proof);
+
 /* The class of each point of lane (cls: nranks entries), or ACC_ERR_INVALID naming a point
  * in two classes or in none. */
 acc_status_t cplan_class_map(const acc_cplan_t *cp, int lane, uint32_t *cls);

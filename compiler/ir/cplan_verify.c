@@ -554,10 +554,27 @@ static acc_status_t prove_mode(const acc_cplan_t *cp, int inplace, cv_lane_t *Ls
     return st;
 }
 
-static acc_status_t by_expansion(const acc_cplan_t *cp, acc_cplan_proof_t *proof)
+static acc_status_t by_expansion(const acc_cplan_t *cp, uint64_t max_ops, uint64_t max_locations,
+                                 acc_cplan_proof_t *proof)
 {
     acc_plan_t *p = NULL;
-    acc_status_t st = acc_cplan_expand(cp, &p);
+    uint64_t ops = acc_cplan_op_count(cp),
+             locations = (uint64_t)cp->nranks *
+                         ((uint64_t)cp->in_chunks + cp->out_chunks + cp->scratch_chunks);
+    acc_status_t st;
+
+    if (max_ops && ops > max_ops)
+        return acc_error_set(ACC_ERR_RANGE,
+                             "its proof rank by rank would list %.3g operations, more than the "
+                             "%.3g allowed here",
+                             (double)ops, (double)max_ops);
+    if (max_locations && locations > max_locations)
+        return acc_error_set(ACC_ERR_RANGE,
+                             "its proof rank by rank would track %d ranks x (%u + %u + %u) "
+                             "chunks, %.3g locations, more than the %.3g allowed here",
+                             cp->nranks, cp->in_chunks, cp->out_chunks, cp->scratch_chunks,
+                             (double)locations, (double)max_locations);
+    st = acc_cplan_expand(cp, &p);
     if (st == ACC_OK)
         st = acc_plan_verify(p);
     if (proof)
@@ -568,6 +585,12 @@ static acc_status_t by_expansion(const acc_cplan_t *cp, acc_cplan_proof_t *proof
 
 acc_status_t acc_cplan_verify(const acc_cplan_t *cp, const acc_topo_t *topo,
                               acc_cplan_proof_t *proof)
+{
+    return cplan_verify_within(cp, topo, 0, 0, proof);
+}
+
+acc_status_t cplan_verify_within(const acc_cplan_t *cp, const acc_topo_t *topo, uint64_t max_ops,
+                                 uint64_t max_locations, acc_cplan_proof_t *proof)
 {
     char why[256] = "";
     cv_lane_t *Ls = NULL;
@@ -637,5 +660,5 @@ expand:
               cp->algo, why);
     if (proof)
         snprintf(proof->why, sizeof(proof->why), "%s", why);
-    return by_expansion(cp, proof);
+    return by_expansion(cp, max_ops, max_locations, proof);
 }

@@ -242,7 +242,9 @@ static acc_status_t sweep_plan(pool_t *pool, int thread, int var, size_t part)
 }
 
 /* By class: the class plan proven and its quotient by one node, or the explicit plan where
- * the generator has no class form. */
+ * the generator has no class form.  A class plan with no such quotient (a tree: its root and
+ * heads break the symmetry) is proven and priced whole, within the explicit form's limits, and
+ * kept in class form for the database. */
 static acc_status_t build_by_class(const select_sweep_t *sw, const acc_algo_t *algo,
                                    const acc_algo_args_t *args, acc_plan_t **plan, acc_cplan_t **cp)
 {
@@ -251,8 +253,21 @@ static acc_status_t build_by_class(const select_sweep_t *sw, const acc_algo_t *a
     if (!acc_algo_has_class(algo, sw->topo, args))
         return acc_algo_generate_within(algo, sw->topo, args, SELECT_CLASS_OPS,
                                         SELECT_CLASS_LOCATIONS, plan);
-    if ((st = acc_algo_generate_class(algo, sw->topo, args, cp, NULL)) == ACC_OK &&
-        (st = acc_cplan_quotient(*cp, acc_topo_gpus_per_node(sw->topo), plan)) != ACC_OK) {
+    if ((st = acc_algo_generate_class_within(algo, sw->topo, args, SELECT_CLASS_OPS,
+                                             SELECT_CLASS_LOCATIONS, cp, NULL)) != ACC_OK)
+        return st;
+    st = acc_cplan_quotient(*cp, acc_topo_gpus_per_node(sw->topo), plan);
+    if (st == ACC_ERR_UNSUPPORTED) {
+        acc_error_clear();
+        st = acc_cplan_op_count(*cp) > SELECT_CLASS_OPS
+                 ? acc_error_set(ACC_ERR_RANGE,
+                                 "%s %s: its plan has %.3g operations and no quotient to price "
+                                 "it on, more than the %.3g allowed here",
+                                 acc_coll_name(algo->coll), algo->name,
+                                 (double)acc_cplan_op_count(*cp), (double)SELECT_CLASS_OPS)
+                 : acc_cplan_expand(*cp, plan);
+    }
+    if (st != ACC_OK) {
         acc_cplan_destroy(*cp);
         *cp = NULL;
     }

@@ -170,7 +170,8 @@ ACC_TEST(class_forms)
                                         "nodes=3 gpus=4 nvlink=18 nic=4x400", "dgx-h100"};
     /* The hierarchical ones between nodes by rings, inside them by rings or (the default on
      * NVLink nodes) peer memory: a class per position and a reduce_peers row of peers.  The
-     * views of halving and doubling come from binary form version 2, edges by XOR included. */
+     * views of halving and doubling come from binary form version 2, edges by XOR included.
+     * Trees have a root and heads that are classes of their own. */
     static const struct {
         acc_coll_t coll;
         const char *algo;
@@ -187,7 +188,13 @@ ACC_TEST(class_forms)
                  {ACC_COLL_ALLREDUCE, "rhd", NULL},
                  {ACC_COLL_ALLREDUCE, "rd", NULL},
                  {ACC_COLL_REDUCE_SCATTER, "rh", NULL},
-                 {ACC_COLL_ALLGATHER, "rd", NULL}};
+                 {ACC_COLL_ALLGATHER, "rd", NULL},
+                 /* Trees: a class per head, per local index on the chains, per chain part. */
+                 {ACC_COLL_ALLREDUCE, "tree", NULL},
+                 {ACC_COLL_BROADCAST, "tree", NULL},
+                 {ACC_COLL_BROADCAST, "ring", NULL},
+                 {ACC_COLL_REDUCE, "tree", NULL},
+                 {ACC_COLL_REDUCE, "ring", NULL}};
     int checked = 0;
     for (size_t t = 0; t < sizeof(topos) / sizeof(topos[0]); t++) {
         acc_topo_t *topo = load(topos[t]);
@@ -216,7 +223,7 @@ ACC_TEST(class_forms)
         acc_topo_destroy(topo);
     }
     printf("%d class forms checked\n", checked);
-    CHECK(checked >= 34);
+    CHECK(checked >= 54);
 }
 
 /* A damaged head or program is refused, naming the plan; never a crash or a wrong view. */
