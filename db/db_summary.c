@@ -228,7 +228,7 @@ static acc_status_t summarize(acc_db_t *db, void *ctx)
 {
     summary_t *sm = ctx;
     acc_buf_t *b = sm->out;
-    int64_t plans, profiles, recorded, networks, runs, optima, measured;
+    int64_t plans, by_class = 0, profiles, recorded, networks, runs, optima, measured;
     acc_status_t s;
 
     b->len = sm->start;
@@ -236,6 +236,12 @@ static acc_status_t summarize(acc_db_t *db, void *ctx)
         b->data[b->len] = '\0';
     acc_buf_printf(b, "database %s: acc schema version %d\n", db->path, db->version);
     if ((s = summarize_topologies(db, b)) != ACC_OK || (s = count(db, "plans", &plans)) != ACC_OK ||
+        /* Plans stored in class form alone (tables built by class, schema 11 on) have no row
+         * in plans. */
+        (db->version >= 11 && (s = db_query_int(db,
+                                                "SELECT count(*) FROM plan_heads WHERE hash NOT IN "
+                                                "(SELECT hash FROM plans)",
+                                                &by_class)) != ACC_OK) ||
         (s = count(db, "model_profiles", &profiles)) != ACC_OK ||
         (s = count(db, "recorded_profiles", &recorded)) != ACC_OK ||
         (s = count(db, "networks", &networks)) != ACC_OK ||
@@ -243,7 +249,9 @@ static acc_status_t summarize(acc_db_t *db, void *ctx)
         (s = count(db, "optima", &optima)) != ACC_OK ||
         (s = count(db, "measurements", &measured)) != ACC_OK)
         return s;
-    acc_buf_printf(b, "plans: %lld, ", (long long)plans);
+    acc_buf_printf(b, "plans: %lld, ", (long long)(plans + by_class));
+    if (by_class)
+        acc_buf_printf(b, "%lld of them in class form alone, ", (long long)by_class);
     if ((s = summarize_kernels(db, b)) != ACC_OK)
         return s;
     acc_buf_printf(b, "measured times: %lld\n", (long long)measured);

@@ -332,6 +332,15 @@ ACC_TEST(selection_needs_its_topology_and_plans)
                     memcpy(t->entries[i].plan_hash, h, sizeof(h));
             CHECK_OK(acc_db_put_selection(db, t));
             CHECK_INT(tu_sql_int(path, "SELECT count(*) FROM plans"), 2);
+            /* acc-info counts it with the others, and says how it is stored. */
+            {
+                acc_buf_t sum;
+                acc_buf_init(&sum);
+                CHECK_OK(acc_db_summary(db, &sum));
+                CHECK_MSG(strstr(sum.data, "plans: 3, 1 of them in class form alone, ") != NULL,
+                          "%s", sum.data);
+                acc_buf_free(&sum);
+            }
             /* The text reader says where the plan is, and a rank's view reads it. */
             {
                 acc_plan_t *back = NULL;
