@@ -239,6 +239,12 @@ typedef struct {
     uint32_t total, scratch;
 } rooted_t;
 
+/* Its parameters as both forms record them. */
+static void rooted_params(const rooted_t *r, char *text, size_t cap)
+{
+    snprintf(text, cap, "lanes=%d chunks=%d root=%d", r->pr.lanes, r->pr.chunks, r->pr.root);
+}
+
 static acc_status_t rooted_setup(const algo_spec_t *spec, acc_coll_t coll, int which,
                                  const acc_topo_t *topo, const acc_algo_args_t *args, rooted_t *r)
 {
@@ -262,6 +268,7 @@ acc_status_t algo_rooted_plan(const algo_spec_t *spec, acc_coll_t coll, const ch
 {
     rooted_t r;
     acc_plan_t *p = NULL;
+    char params[ACC_PLAN_PARAMS_MAX];
     int n = acc_topo_ranks(topo), lane, rank;
     acc_status_t st;
 
@@ -272,7 +279,8 @@ acc_status_t algo_rooted_plan(const algo_spec_t *spec, acc_coll_t coll, const ch
         goto out;
     p->root = r.pr.root;
     p->inplace = 1;
-    st = acc_plan_set_params(p, "lanes=%d chunks=%d root=%d", r.pr.lanes, r.pr.chunks, r.pr.root);
+    rooted_params(&r, params, sizeof(params));
+    st = acc_plan_set_params(p, "%s", params);
     for (lane = 0; lane < r.pr.lanes && st == ACC_OK; lane++) {
         for (rank = 0; rank < n && st == ACC_OK; rank++) {
             algo_tree_out_t o = algo_tree_out(p, lane, rank);
@@ -323,8 +331,7 @@ acc_status_t algo_rooted_cplan(const algo_spec_t *spec, acc_coll_t coll, const c
     cp->proto = args ? args->proto : ACC_PROTO_SIMPLE;
     cp->root = r.pr.root;
     cp->inplace = 1;
-    snprintf(cp->params, sizeof(cp->params), "lanes=%d chunks=%d root=%d", r.pr.lanes, r.pr.chunks,
-             r.pr.root);
+    rooted_params(&r, cp->params, sizeof(cp->params));
     if (which == 3) {
         /* The chain's order: from the root down. */
         if (!(seq = acc_mem_calloc((size_t)n, sizeof(int)))) {

@@ -11,26 +11,18 @@
  * 8,192 nodes of 8 GPUs is stored as 8,192 + 7 classes a lane, not 65,536.
  */
 #include "algo_util.h"
+#include "../ir/cplan_internal.h"
 
 #include <string.h>
-
-/* The coordinates of a point (row major index) of the grid. */
-static void coords(const acc_cplan_t *cp, uint32_t point, int32_t *x)
-{
-    for (int d = cp->ndims - 1; d >= 0; d--) {
-        x[d] = (int32_t)(point % (uint32_t)cp->dims[d]);
-        point /= (uint32_t)cp->dims[d];
-    }
-}
 
 /* The offset on lane's grid from rank a's point to rank b's. */
 static void offset(const acc_cplan_t *cp, int lane, int a, int b, int32_t *v)
 {
-    int32_t xa[ACC_CPLAN_MAX_DIMS], xb[ACC_CPLAN_MAX_DIMS];
-    coords(cp, acc_cplan_point(cp, lane, a), xa);
-    coords(cp, acc_cplan_point(cp, lane, b), xb);
+    cplan_at_t xa, xb;
+    cplan_at(cp, acc_cplan_point(cp, lane, a), &xa);
+    cplan_at(cp, acc_cplan_point(cp, lane, b), &xb);
     for (int d = 0; d < ACC_CPLAN_MAX_DIMS; d++)
-        v[d] = d < cp->ndims ? xb[d] - xa[d] : 0;
+        v[d] = d < cp->ndims ? xb.x[d] - xa.x[d] : 0;
 }
 
 static acc_cpeer_t peer_of(const algo_tree_out_t *o, int peer)
@@ -88,7 +80,8 @@ acc_status_t algo_tree_classes(acc_cplan_t *cp, int lane, const algo_tree_t *con
         int32_t first = 0;
         while (first < cp->dims[0] && st == ACC_OK) {
             int r0 = acc_cplan_rank(cp, lane, (uint32_t)first * stride + c), end = first + 1;
-            int32_t lo[ACC_CPLAN_MAX_DIMS], hi[ACC_CPLAN_MAX_DIMS];
+            int32_t hi[ACC_CPLAN_MAX_DIMS];
+            cplan_at_t lo;
             algo_tree_out_t o = {NULL, cp, lane, r0, 0};
             for (; end < cp->dims[0]; end++) {
                 int r = acc_cplan_rank(cp, lane, (uint32_t)end * stride + c), same = 1;
@@ -97,12 +90,12 @@ acc_status_t algo_tree_classes(acc_cplan_t *cp, int lane, const algo_tree_t *con
                 if (!same)
                     break;
             }
-            coords(cp, c, lo);
+            cplan_at(cp, c, &lo);
             for (int d = 1; d < cp->ndims; d++)
-                hi[d] = lo[d] + 1;
-            lo[0] = first;
+                hi[d] = lo.x[d] + 1;
+            lo.x[0] = first;
             hi[0] = end;
-            if ((st = acc_cplan_add_class(cp, lane, lo, hi, &o.cls)) == ACC_OK)
+            if ((st = acc_cplan_add_class(cp, lane, lo.x, hi, &o.cls)) == ACC_OK)
                 st = emit(ctx, &o);
             first = end;
         }

@@ -100,7 +100,6 @@ acc_status_t acc_algo_generate_within(const acc_algo_t *algo, const acc_topo_t *
                                       uint64_t max_locations, acc_plan_t **out)
 {
     acc_plan_t *plan = NULL;
-    uint64_t locations;
     acc_status_t st;
 
     *out = NULL;
@@ -112,27 +111,23 @@ acc_status_t acc_algo_generate_within(const acc_algo_t *algo, const acc_topo_t *
     plan_op_limit(0);
     if (st != ACC_OK)
         return acc_error_prefix(st, "%s %s: ", acc_coll_name(algo->coll), algo->name);
-    locations = (uint64_t)plan->nranks *
-                ((uint64_t)plan->in_chunks + plan->out_chunks + plan->scratch_chunks);
-    if (max_locations && locations > max_locations) {
+    if (plan_locations_within(plan->nranks, plan->in_chunks, plan->out_chunks, plan->scratch_chunks,
+                              max_locations) != ACC_OK) {
         /* Halving and doubling are proven on one rank's chunks (plan_verify_xor). */
         char why[256];
         int applies = 0;
         st = plan_verify_xor(plan, &applies, why, sizeof(why));
-        if (applies || st != ACC_OK) {
-            if (st == ACC_OK) {
-                *out = plan;
-                return ACC_OK;
-            }
-            acc_plan_destroy(plan);
-            return not_verified(algo, st);
+        if (applies && st == ACC_OK) {
+            *out = plan;
+            return ACC_OK;
         }
-        st = acc_error_set(ACC_ERR_RANGE,
-                           "%s %s: its proof rank by rank would track %d ranks x (%u + %u + %u) "
-                           "chunks, %.3g locations, more than the %.3g allowed here",
-                           acc_coll_name(algo->coll), algo->name, plan->nranks, plan->in_chunks,
-                           plan->out_chunks, plan->scratch_chunks, (double)locations,
-                           (double)max_locations);
+        if (st == ACC_OK) /* said again: the attempt may have replaced the message */
+            st = acc_error_prefix(plan_locations_within(plan->nranks, plan->in_chunks,
+                                                        plan->out_chunks, plan->scratch_chunks,
+                                                        max_locations),
+                                  "%s %s: ", acc_coll_name(algo->coll), algo->name);
+        else
+            st = not_verified(algo, st);
         acc_plan_destroy(plan);
         return st;
     }

@@ -558,9 +558,7 @@ static acc_status_t by_expansion(const acc_cplan_t *cp, uint64_t max_ops, uint64
                                  acc_cplan_proof_t *proof)
 {
     acc_plan_t *p = NULL;
-    uint64_t ops = acc_cplan_op_count(cp),
-             locations = (uint64_t)cp->nranks *
-                         ((uint64_t)cp->in_chunks + cp->out_chunks + cp->scratch_chunks);
+    uint64_t ops = acc_cplan_op_count(cp);
     acc_status_t st;
 
     if (max_ops && ops > max_ops)
@@ -568,12 +566,9 @@ static acc_status_t by_expansion(const acc_cplan_t *cp, uint64_t max_ops, uint64
                              "its proof rank by rank would list %.3g operations, more than the "
                              "%.3g allowed here",
                              (double)ops, (double)max_ops);
-    if (max_locations && locations > max_locations)
-        return acc_error_set(ACC_ERR_RANGE,
-                             "its proof rank by rank would track %d ranks x (%u + %u + %u) "
-                             "chunks, %.3g locations, more than the %.3g allowed here",
-                             cp->nranks, cp->in_chunks, cp->out_chunks, cp->scratch_chunks,
-                             (double)locations, (double)max_locations);
+    if ((st = plan_locations_within(cp->nranks, cp->in_chunks, cp->out_chunks, cp->scratch_chunks,
+                                    max_locations)) != ACC_OK)
+        return st;
     st = acc_cplan_expand(cp, &p);
     if (st == ACC_OK)
         st = acc_plan_verify(p);

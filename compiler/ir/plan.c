@@ -246,6 +246,19 @@ void plan_op_limit(uint64_t limit)
     op_count = 0;
 }
 
+acc_status_t plan_locations_within(int nranks, uint32_t in_chunks, uint32_t out_chunks,
+                                   uint32_t scratch_chunks, uint64_t max)
+{
+    uint64_t locations = (uint64_t)nranks * ((uint64_t)in_chunks + out_chunks + scratch_chunks);
+    if (!max || locations <= max)
+        return ACC_OK;
+    return acc_error_set(ACC_ERR_RANGE,
+                         "its proof rank by rank would track %d ranks x (%u + %u + %u) chunks, "
+                         "%.3g locations, more than the %.3g allowed here",
+                         nranks, in_chunks, out_chunks, scratch_chunks, (double)locations,
+                         (double)max);
+}
+
 acc_status_t acc_plan_add(acc_plan_t *plan, int rank, int lane, const acc_op_t *op, uint32_t *index)
 {
     acc_lane_prog_t *prog = acc_plan_prog(plan, rank, lane);

@@ -13,6 +13,10 @@ void plan_copy_header(acc_plan_t *dst, const acc_plan_t *src);
 /* Make acc_plan_add on this thread fail (ACC_ERR_RANGE) once it has added `limit` operations
  * from now on, so that a generator whose plan would be too large stops early; 0: no limit. */
 void plan_op_limit(uint64_t limit);
+/* ACC_ERR_RANGE, saying so, where a proof rank by rank of nranks ranks with these buffers would
+ * track more than max chunk locations (ranks x their chunks); 0: no limit. */
+acc_status_t plan_locations_within(int nranks, uint32_t in_chunks, uint32_t out_chunks,
+                                   uint32_t scratch_chunks, uint64_t max);
 
 /* Chunks of the message an operation sends (for explicit and class operations alike): its
  * source's for send and recv_reduce_send, else its destination's. */
